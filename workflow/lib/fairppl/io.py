@@ -1,0 +1,59 @@
+"""Atomic file output: nothing half-written survives a failure.
+
+Every writer writes to a temporary file in the destination's folder and renames it into place, so
+a killed job leaves either the old file, or none, never a truncated one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import polars as pl
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write UTF-8 text atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_lines(path: str | os.PathLike, lines) -> None:
+    """Write one line per item (UTF-8, '\\n'-terminated) atomically."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line)
+            handle.write("\n")
+
+
+def write_table(df: pl.DataFrame, parquet: str | os.PathLike | None = None,
+                csv: str | os.PathLike | None = None, tsv: str | os.PathLike | None = None) -> None:
+    """Write a polars table as Parquet, CSV and/or TSV, each atomically."""
+    if parquet is not None:
+        with atomic_path(parquet) as tmp:
+            df.write_parquet(tmp)
+    if csv is not None:
+        with atomic_path(csv) as tmp:
+            df.write_csv(tmp)
+    if tsv is not None:
+        with atomic_path(tsv) as tmp:
+            df.write_csv(tmp, separator="\t")

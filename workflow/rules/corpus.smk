@@ -1,0 +1,26 @@
+# Preparing aligned multi-text: read each language's units, normalise, drop placeholder units in
+# every language together, and assign the same train/dev/test split everywhere.
+
+
+rule prepare_corpus:
+    input:
+        source=corpus_source_file,
+        sheet=config["languages"],
+    output:
+        units="results/corpus/{corpus}/units.parquet",
+        dropped="results/corpus/{corpus}/dropped.tsv",
+    log:
+        "logs/prepare_corpus/{corpus}.log",
+    benchmark:
+        "benchmarks/prepare_corpus/{corpus}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    resources:
+        mem_mb=4000,
+    params:
+        spec=corpus_spec,
+        sources=corpus_sources,
+        english=english_language,
+        scheme=split_scheme(),
+    script:
+        "../scripts/prepare_corpus.py"

