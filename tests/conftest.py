@@ -54,10 +54,14 @@ def resources_ready() -> dict[str, Path]:
 
 
 def make_workdir(path: Path, config_dir: Path) -> Path:
-    """A working directory with config/ copied from ``config_dir`` and resources/ linked."""
+    """A working directory with config/ copied from ``config_dir`` and the repository's built
+    KenLM and installed packages linked under resources/ (downloads stay local)."""
     path.mkdir(parents=True, exist_ok=True)
     shutil.copytree(config_dir, path / "config", dirs_exist_ok=True)
-    (path / "resources").symlink_to(ROOT / "resources", target_is_directory=True)
+    (path / "resources").mkdir(exist_ok=True)
+    for name in ("kenlm", "packages"):
+        (ROOT / "resources" / name).mkdir(parents=True, exist_ok=True)
+        (path / "resources" / name).symlink_to(ROOT / "resources" / name, target_is_directory=True)
     return path
 
 

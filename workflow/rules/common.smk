@@ -20,18 +20,23 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 )
 
 from fairppl.errors import InputError
-from fairppl.sheet import check_against_config, read_language_sheet
+from fairppl.sheet import check_against_config, check_config, read_language_sheet
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
-validate(config, str(SCHEMAS / "config.schema.yaml"))
 try:
+    check_config(
+        config,
+        str(SCHEMAS / "config.schema.yaml"),
+        ", ".join(str(f) for f in workflow.configfiles) or "config",
+    )
     LANGUAGES = read_language_sheet(
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
+validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]

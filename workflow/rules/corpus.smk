@@ -5,7 +5,6 @@
 rule prepare_corpus:
     input:
         source=corpus_source_file,
-        sheet=config["languages"],
     output:
         units="results/corpus/{corpus}/units.parquet",
         dropped="results/corpus/{corpus}/dropped.tsv",

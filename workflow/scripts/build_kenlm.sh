@@ -54,7 +54,7 @@ workdir="$(mktemp -d "$parent/.build_kenlm.XXXXXX")"
 cleanup() {
     rm -rf "$workdir"
     # Temporary copies of binaries left by an interrupted install step.
-    rm -f "$outdir"/.*.part.* 2>/dev/null || true
+    rm -f "$outdir"/.*.part."$$" 2>/dev/null || true
 }
 trap cleanup EXIT
 

@@ -121,3 +121,16 @@ def check_against_config(rows: list[Language], corpora: dict, path: str) -> None
             raise InputError(
                 f"corpus '{corpus}' is enabled but `corpora.{corpus}.sha256` is null; expected "
                 f"the archive's sha256 (64 hex digits) so the download can be verified")
+
+
+def check_config(config: dict, schema_path: str, source: str) -> None:
+    """Validate the study config against its JSON schema; on failure raise InputError naming the
+    config file(s) ``source``, the dotted path of the offending key and what was expected."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if not errors:
+        return
+    err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+    field = where.lstrip(".") or "(top level)"
+    raise InputError(f"field '{field}': {err.message}", path=source)

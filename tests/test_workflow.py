@@ -1,0 +1,103 @@
+"""The workflow itself: lint, formatting, dry runs, bad configuration caught at start-up."""
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import ROOT, SNAKEMAKE, VENV_BIN, make_workdir, snakemake
+
+
+def test_snakemake_lint_is_clean():
+    proc = subprocess.run([SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Congratulations" in out
+
+
+def test_snakefmt_check_is_clean():
+    proc = subprocess.run([str(VENV_BIN / "snakefmt"), "--check", "Snakefile", "workflow/rules"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _job_counts(stdout: str) -> dict[str, int]:
+    counts, inside = {}, False
+    for line in stdout.splitlines():
+        if line.startswith("job ") and "count" in line:
+            inside = True
+            continue
+        if inside:
+            parts = line.split()
+            if len(parts) == 2 and parts[1].isdigit():
+                counts[parts[0]] = int(parts[1])
+            elif parts and parts[0] == "total":
+                break
+    return counts
+
+
+def test_dry_run_default_config(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    proc = snakemake(wd, "--dry-run", "--forceall")
+    assert proc.returncode == 0, proc.stderr
+    counts = _job_counts(proc.stdout)
+    # 22 Bible languages + the same 22 in the UDHR, one character 5-gram each.
+    assert counts["score_char_ngram"] == 44
+    assert counts["prepare_corpus"] == 2
+    assert counts["all"] == 1
+
+
+def test_dry_run_test_config(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    proc = snakemake(wd, "--dry-run", "--forceall")
+    assert proc.returncode == 0, proc.stderr
+    counts = _job_counts(proc.stdout)
+    # 3 languages x 2 corpora x orders {3, 5}; one training text per (corpus, language).
+    assert counts["score_char_ngram"] == 12
+    assert counts["char_training_text"] == 6
+
+
+def _edit_config(wd, edit):
+    path = wd / "config" / "config.yaml"
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    edit(cfg)
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda c: c["char_ngram"].update(orders=[9]), "9 is greater than the maximum of 7"),
+        (lambda c: c["split"].update(dev=[1]), "[1] is too short"),
+        (lambda c: c["corpora"]["bible"].update(type="wiki"), "'wiki' is not one of"),
+        (lambda c: c.update(colour="blue"), "'colour' was unexpected"),
+    ],
+)
+def test_config_schema_violation_is_reported(tmp_path, edit, expected):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    _edit_config(wd, edit)
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "config/config.yaml: field '" in out and expected in out, out[-3000:]
+
+
+def test_language_listed_twice_is_reported(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    sheet = wd / "config" / "languages.tsv"
+    with sheet.open("a", encoding="utf-8") as handle:
+        handle.write("bible\ttur\ttur\tTurkish\tLatn\t2\tfalse\n")
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode != 0
+    assert "config/languages.tsv, line 8: language 'tur' is listed twice for corpus 'bible' " \
+           "(first on line 3)" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+
+
+def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    _edit_config(wd, lambda c: c["corpora"]["flores200"].update(enabled=True))
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode != 0
+    assert "`corpora.flores200.sha256` is null" in proc.stdout + proc.stderr, proc.stderr[-3000:]
