@@ -36,6 +36,9 @@ setup: system-packages $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	# KenLM's Python module, compiled for n-grams up to order 7 (no cache: a cached order-6 build
+	# would be reused silently).
+	MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
 	touch $@
 

@@ -131,11 +131,6 @@ def dropped_tables():
     return expand("results/corpus/{corpus}/dropped.tsv", corpus=ENABLED)
 
 
-def discount_fallback_flag():
-    """lmplz's --discount_fallback when the config asks for it."""
-    return "--discount_fallback" if config["char_ngram"]["discount_fallback"] else ""
-
-
 def lmplz_memory(wildcards, attempt):
     """Memory (MB) of lmplz's sort buffers, growing with each retry."""
     return 2000 * attempt

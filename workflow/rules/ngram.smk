@@ -25,15 +25,14 @@ rule train_char_ngram:
         "logs/train_char_ngram/{corpus}/{language}.o{order}.log",
     benchmark:
         "benchmarks/train_char_ngram/{corpus}/{language}.o{order}.tsv"
-    conda:
-        "../../envs/fairppl.yaml"
+    params:
+        discount_fallback=config["char_ngram"]["discount_fallback"],
     resources:
         mem_mb=lmplz_memory,
-    params:
-        fallback=discount_fallback_flag(),
-    shell:
-        "{input.lmplz} -o {wildcards.order} -S {resources.mem_mb}M -T {resources.tmpdir}"
-        " {params.fallback} --text {input.text} --arpa {output.arpa} > {log} 2>&1"
+    conda:
+        "../../envs/fairppl.yaml"
+    script:
+        "../scripts/train_char_ngram.py"
 
 
 rule binarize_char_ngram:

