@@ -150,3 +150,24 @@ def test_adding_a_language_is_one_sheet_row(study, tmp_path):
     b0 = before.filter(corpus="bible").sort(key)
     b1 = after.filter(corpus="bible").sort(key)
     assert b0.equals(b1)
+
+
+@pytest.mark.parametrize(
+    "row, expected",
+    [
+        ("bible\tdeu\tdeu\tGerman\tLatn\tQ\tfalse\n",
+         "unknown Bible translation code(s) deu: 'Q': expected one of"),
+        ("udhr\tdeu\tdeu\tGerman\tLatn\tdeu_2000\tfalse\n",
+         "unknown UDHR declaration code 'deu_2000' (language deu)"),
+    ],
+)
+def test_unknown_source_code_is_reported(tmp_path, resources_ready, row, expected):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
+        handle.write(row)
+    corpus = row.split("\t")[0]
+    proc = snakemake(wd, f"results/corpus/{corpus}/units.parquet")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert expected in out, out[-3000:]
+    assert not (wd / "results" / "corpus" / corpus / "units.parquet").exists()

@@ -19,6 +19,7 @@ os.environ[_PATH_VAR] = os.pathsep.join(
     p for p in [LIB_DIR, os.environ.get(_PATH_VAR, "")] if p
 )
 
+from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.errors import InputError
 from fairppl.sheet import check_against_config, check_config, read_language_sheet
 
@@ -50,9 +51,17 @@ wildcard_constraints:
     split="train|dev|test",
 
 
+def resolved_spec(corpus):
+    """The config block of ``corpus`` with `placeholder_patterns: default` spelled out."""
+    spec = dict(config["corpora"][corpus])
+    if spec.get("placeholder_patterns") == "default":
+        spec["placeholder_patterns"] = list(DEFAULT_PLACEHOLDER_PATTERNS)
+    return spec
+
+
 def corpus_spec(wildcards):
-    """The config block of the corpus in ``wildcards``."""
-    return config["corpora"][wildcards.corpus]
+    """The (resolved) config block of the corpus in ``wildcards``."""
+    return resolved_spec(wildcards.corpus)
 
 
 def corpus_sources(wildcards):
@@ -147,7 +156,7 @@ def installed_resources():
 def report_settings():
     """The settings the report states beside the numbers."""
     return {
-        "corpora": {c: config["corpora"][c] for c in ENABLED},
+        "corpora": {c: resolved_spec(c) for c in ENABLED},
         "split": config["split"],
         "char_ngram": config["char_ngram"],
         "kenlm": config["kenlm"],

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import unicodedata
 
 from .errors import InputError
@@ -14,6 +16,18 @@ _WHITESPACE = re.compile(r"\s+", flags=re.UNICODE)
 _KEEP_FORMAT = {"\u200c", "\u200d"}
 
 
+@functools.cache
+def _invisible() -> re.Pattern:
+    """A regex matching every control (Cc) or format (Cf) character except ZWJ/ZWNJ; built once,
+    on first use (a scan of the code space, ~0.3 s)."""
+    chars = [
+        chr(i) for i in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(i)) in ("Cc", "Cf") and chr(i) not in _KEEP_FORMAT
+        and not chr(i).isspace()
+    ]
+    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
+
+
 def normalize(text: str) -> str:
     """Normalise one unit of text: Unicode NFC, invisible control/format characters removed
     (ZWJ and ZWNJ kept: they are spelling in Devanagari, Bengali and Persian), every run of
@@ -21,11 +35,7 @@ def normalize(text: str) -> str:
 
     The result is what every model is charged for, character by character.
     """
-    text = unicodedata.normalize("NFC", text)
-    text = "".join(
-        ch for ch in text
-        if ch in _KEEP_FORMAT or ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cf")
-    )
+    text = _invisible().sub("", unicodedata.normalize("NFC", text))
     return _WHITESPACE.sub(" ", text).strip()
 
 
