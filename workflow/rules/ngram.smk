@@ -25,12 +25,12 @@ rule train_char_ngram:
         "logs/train_char_ngram/{corpus}/{language}.o{order}.log",
     benchmark:
         "benchmarks/train_char_ngram/{corpus}/{language}.o{order}.tsv"
-    params:
-        discount_fallback=config["char_ngram"]["discount_fallback"],
-    resources:
-        mem_mb=lmplz_memory,
     conda:
         "../../envs/fairppl.yaml"
+    resources:
+        mem_mb=lmplz_memory,
+    params:
+        discount_fallback=config["char_ngram"]["discount_fallback"],
     script:
         "../scripts/train_char_ngram.py"
 

@@ -478,7 +478,11 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                          f"unit ids of {ref}")
 
     n_units = len(ref_ids)
-    normalized = {lang: [normalize(text) for _, text in texts[lang]] for lang in languages}
+    normalized = {
+        lang: [normalize(text) for _, text in texts[lang]]
+        for lang in tqdm(languages, desc=f"{corpus}: normalising", unit="language",
+                         disable=n_units * len(languages) < 100_000)
+    }
 
     def is_placeholder(text: str) -> bool:
         return text == "" or any(rx.fullmatch(text) for rx in compiled)

@@ -20,12 +20,20 @@ _KEEP_FORMAT = {"\u200c", "\u200d"}
 def _invisible() -> re.Pattern:
     """A regex matching every control (Cc) or format (Cf) character except ZWJ/ZWNJ; built once,
     on first use (a scan of the code space, ~0.3 s)."""
-    chars = [
-        chr(i) for i in range(sys.maxunicode + 1)
+    codes = [
+        i for i in range(sys.maxunicode + 1)
         if unicodedata.category(chr(i)) in ("Cc", "Cf") and chr(i) not in _KEEP_FORMAT
         and not chr(i).isspace()
     ]
-    return re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
+    ranges: list[list[int]] = []
+    for i in codes:  # runs of consecutive code points as ranges: a short, fast character class
+        if ranges and ranges[-1][1] == i - 1:
+            ranges[-1][1] = i
+        else:
+            ranges.append([i, i])
+    body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                   for a, b in ranges)
+    return re.compile(f"[{body}]")
 
 
 def normalize(text: str) -> str:
