@@ -29,7 +29,7 @@ def test_table_has_every_corpus_language_model(study):
     keys = set(bpu.select("corpus", "language", "model").iter_rows())
     expected = {(c, lang, f"kenlm-char-o{o}") for c, langs in
                 {"bible": ("eng", "tur", "kor"), "udhr": ("eng", "rus", "kor")}.items()
-                for lang in langs for o in (3, 5)}
+                for lang in langs for o in (5, 7)}
     assert keys == expected
     assert set(bpu["tokenizer"]) == {"char"} and set(bpu["split"]) == {"test"}
     csv = pl.read_csv(study[0] / "results" / "tables" / "bpu.csv")
@@ -46,6 +46,14 @@ def test_numbers_are_finite_and_plausible(study):
         assert 1.0 < row["bpec"] < 8.0, row
         assert row["bits_per_byte"] < row["bits_per_char"] or row["language"] == "eng", row
         assert row["bits_per_utterance"] == pytest.approx(row["bits_total"] / row["n_units"])
+
+
+def test_order_7_uses_longer_contexts(study):
+    """The Python module loads order-7 models (built with MAX_ORDER=7); on real text, more context
+    never hurts much and usually helps on the Bible's longer train split."""
+    _, bpu = study
+    wide = bpu.filter(corpus="bible").pivot(on="model", index="language", values="bits_total")
+    assert (wide["kenlm-char-o7"] < 1.1 * wide["kenlm-char-o5"]).all()
 
 
 def test_identities_between_columns(study):

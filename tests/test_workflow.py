@@ -53,7 +53,7 @@ def test_dry_run_test_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # 3 languages x 2 corpora x orders {3, 5}; one training text per (corpus, language).
+    # 3 languages x 2 corpora x orders {5, 7}; one training text per (corpus, language).
     assert counts["score_char_ngram"] == 12
     assert counts["char_training_text"] == 6
 
@@ -72,6 +72,7 @@ def _edit_config(wd, edit):
         (lambda c: c["split"].update(dev=[1]), "[1] is too short"),
         (lambda c: c["corpora"]["bible"].update(type="wiki"), "'wiki' is not one of"),
         (lambda c: c.update(colour="blue"), "'colour' was unexpected"),
+        (lambda c: c["kenlm"].update(max_order=6), "order 7 exceeds kenlm.max_order 6"),
     ],
 )
 def test_config_schema_violation_is_reported(tmp_path, edit, expected):

@@ -41,14 +41,12 @@ validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's d
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
-ID = "[a-z0-9_-]+"
 
 
 wildcard_constraints:
     corpus="|".join(sorted(config["corpora"])),
     language="|".join(sorted({row.language for row in LANGUAGES})),
     order=r"\d+",
-    split="train|dev|test",
 
 
 def resolved_spec(corpus):

@@ -129,7 +129,9 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if not errors:
-        orders, max_order = config["char_ngram"]["orders"], config["kenlm"]["max_order"]
+        kenlm_default = schema["properties"]["kenlm"]["properties"]["max_order"]["default"]
+        orders = config["char_ngram"]["orders"]
+        max_order = config["kenlm"].get("max_order", kenlm_default)
         if max(orders) > max_order:
             raise InputError(
                 f"field 'char_ngram.orders': order {max(orders)} exceeds kenlm.max_order "
