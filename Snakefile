@@ -14,7 +14,10 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/setup.smk"
 include: "workflow/rules/corpus.smk"
+include: "workflow/rules/tokenizers.smk"
 include: "workflow/rules/ngram.smk"
+include: "workflow/rules/neural.smk"
+include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/metrics.smk"
 
 

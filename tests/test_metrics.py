@@ -5,7 +5,13 @@ import math
 import polars as pl
 import pytest
 
-from fairppl.metrics import SCORE_COLUMNS, bits_per_utterance, log10_to_bits, nats_to_bits
+from fairppl.metrics import (
+    bits_per_utterance,
+    log10_to_bits,
+    nats_to_bits,
+    on_common_units,
+    score_frame,
+)
 
 
 def test_bit_conversions_exact():
@@ -24,11 +30,10 @@ def _units():
 
 
 def _scores(lang, bits, chars, nbytes):
-    return pl.DataFrame(
-        dict(corpus="c", language=lang, model="m", tokenizer="char", split="test",
-             unit_id=["u0", "u1"], n_chars=chars, n_bytes=nbytes, n_tokens=[c + 1 for c in chars],
-             n_unseen=[0, 1], bits=bits),
-        schema=SCORE_COLUMNS)
+    return score_frame(corpus="c", language=lang, model="m", tokenizer="char", vocab_size=50,
+                       open_vocabulary=True, split="test", unit_ids=["u0", "u1"], n_chars=chars,
+                       n_bytes=nbytes, n_tokens=[c + 1 for c in chars], bits=bits,
+                       n_unseen=[0, 1])
 
 
 def test_bits_per_utterance_is_ratio_of_sums():
@@ -51,3 +56,28 @@ def test_unaligned_scores_are_rejected():
     scores = _scores("deu", [1.0, 1.0], [1, 1], [1, 1]).with_columns(unit_id=pl.lit("zz"))
     with pytest.raises(ValueError, match="unit 'zz'.*not aligned"):
         bits_per_utterance(scores, _units())
+
+
+def test_closed_vocabulary_perplexities():
+    # Two units of 3 words each (+ </s>): 8 tokens, 2 of them <unk>, 4 distinct OOV types.
+    scores = score_frame(corpus="c", language="eng", model="w", tokenizer="word-v2", vocab_size=2,
+                         open_vocabulary=False, split="test", unit_ids=["u0", "u1"],
+                         n_chars=[4, 2], n_bytes=[4, 2], n_tokens=[4, 4], bits=[8.0, 8.0],
+                         n_oov=[1, 1], bits_unk_corrected=[10.0, 10.0])
+    row = bits_per_utterance(scores, _units()).row(0, named=True)
+    assert row["ppl_naive"] == pytest.approx(2 ** (16 / 8))
+    assert row["ppl_unk_corrected"] == pytest.approx(2 ** (20 / 8))
+    assert row["oov_rate"] == pytest.approx(2 / 6)
+    open_row = bits_per_utterance(_scores("eng", [3.0, 9.0], [4, 2], [4, 2]), _units()).row(0, named=True)
+    assert open_row["ppl_naive"] is None and open_row["oov_rate"] is None
+
+
+def test_models_are_compared_on_common_units():
+    a = _scores("deu", [10.0, 5.0], [8, 1], [8, 2])
+    b = score_frame(corpus="c", language="deu", model="lm", tokenizer="native", vocab_size=9,
+                    open_vocabulary=True, split="test", unit_ids=["u1"], n_chars=[1],
+                    n_bytes=[2], n_tokens=[2], bits=[4.0])
+    common = on_common_units(pl.concat([a, b]))
+    assert sorted(common.select("model", "unit_id").rows()) == [("lm", "u1"), ("m", "u1")]
+    table = bits_per_utterance(common, _units())
+    assert dict(table.select("model", "bits_total").rows()) == {"lm": 4.0, "m": 5.0}

@@ -41,8 +41,8 @@ def test_good_sheet(tmp_path):
         ("bible\tdeu\tdeu\tGerman\tlatin\ts\tfalse\n", r"line 3: field 'script'"),
         ("bible\tdeu\tdeu\tGerman\tLatn\ts\tmaybe\n", r"line 3: field 'english_reference'"),
         ("bible\tdeu\tdeu\tGerman\tLatn\n", r"line 3: 5 fields, expected 7"),
-        ("bible\teng\teng\tEnglish\tLatn\t2\tfalse\n", r"line 3: language 'eng' is listed twice .*line 2"),
-        ("bible\tdeu\tdeu\tGerman\tLatn\tk\tfalse\n", r"line 3: source_id 'k' .* already used on line 2"),
+        ("bible\teng\teng\tEnglish\tLatn\t2\tfalse\n", r"line 3: corpus/language bible/eng is listed twice \(first on line 2\)"),
+        ("bible\tdeu\tdeu\tGerman\tLatn\tk\tfalse\n", r"line 3: corpus/source_id bible/k is listed twice \(first on line 2\)"),
     ],
 )
 def test_bad_rows(tmp_path, bad_row, expected):

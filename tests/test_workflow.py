@@ -91,7 +91,7 @@ def test_language_listed_twice_is_reported(tmp_path):
         handle.write("bible\ttur\ttur\tTurkish\tLatn\t2\tfalse\n")
     proc = snakemake(wd, "--dry-run")
     assert proc.returncode != 0
-    assert "config/languages.tsv, line 8: language 'tur' is listed twice for corpus 'bible' " \
+    assert "config/languages.tsv, line 8: corpus/language bible/tur is listed twice " \
            "(first on line 3)" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 

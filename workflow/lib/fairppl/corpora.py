@@ -534,3 +534,18 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                 "n_dropped": pl.Int64, "n_kept": pl.Int64},
     )
     return units, dropped
+
+
+def read_split(units_path: str, language: str, split: str, max_units: int | None = None) -> pl.DataFrame:
+    """The units of one language and split from a prepared units table, in aligned order
+    (``position``); ``max_units`` keeps the first N. Raises InputError if there are none."""
+    frame = (
+        pl.scan_parquet(units_path)
+        .filter(pl.col("language") == language, pl.col("split") == split)
+        .sort("position")
+        .collect()
+    )
+    if frame.height == 0:
+        raise InputError(f"no {split} units for language {language!r}: expected the language in "
+                         f"the prepared corpus", path=units_path)
+    return frame.head(max_units) if max_units is not None else frame

@@ -16,3 +16,9 @@ class InputError(ValueError):
         super().__init__(where + message)
         self.path = path
         self.line = line
+
+
+class ScoringError(RuntimeError):
+    """A model produced an unusable score (NaN or infinite log-probability) or cannot score a
+    tokenizer's ids (vocabulary mismatch): the message names the unit and token position, or
+    both sizes."""

@@ -14,11 +14,16 @@ import polars as pl
 LN2 = math.log(2.0)
 LOG2_10 = math.log2(10.0)
 
-#: Columns of a per-unit score table (one row per scored unit).
+#: Columns of a per-unit score table (one row per scored unit). ``bits`` is the unit's code
+#: length under the model (every token and the end of the unit); for closed-vocabulary models it
+#: is the naive score with p(<unk>) as is, and ``bits_unk_corrected`` divides every p(<unk>) by
+#: the number of distinct OOV types of the evaluated text (null for open-vocabulary models).
 SCORE_COLUMNS = {
     "corpus": pl.String, "language": pl.String, "model": pl.String, "tokenizer": pl.String,
+    "vocab_size": pl.Int64, "open_vocabulary": pl.Boolean,
     "split": pl.String, "unit_id": pl.String, "n_chars": pl.Int64, "n_bytes": pl.Int64,
-    "n_tokens": pl.Int64, "n_unseen": pl.Int64, "bits": pl.Float64,
+    "n_tokens": pl.Int64, "n_unseen": pl.Int64, "n_oov": pl.Int64, "bits": pl.Float64,
+    "bits_unk_corrected": pl.Float64,
 }
 
 #: Columns of the bits-per-utterance table, with their units.
@@ -27,17 +32,24 @@ BPU_COLUMNS = {
     "language": "language id",
     "model": "model id",
     "tokenizer": "tokenizer id",
+    "vocab_size": "tokenizer/model vocabulary (types)",
+    "open_vocabulary": "every character charged (true) or OOV words merged into <unk> (false)",
     "split": "scored split",
     "n_units": "aligned units scored (count)",
     "n_chars": "characters of the language's text (count)",
     "n_bytes": "UTF-8 bytes of the language's text (count)",
     "n_english_chars": "characters of the English text of the same units (count)",
-    "n_unseen": "characters unseen in training (count)",
+    "n_tokens": "tokens scored, end-of-unit included (count)",
+    "n_unseen": "tokens unseen in training, charged p(<unk>) plus a spell-out (count)",
     "bits_total": "total code length (bits)",
     "bits_per_utterance": "bits per unit (bits/utterance)",
     "bpec": "bits per English character (bits/char of English)",
     "bits_per_char": "bits per character of the language itself (bits/char)",
     "bits_per_byte": "bits per UTF-8 byte of the language itself (bits/byte)",
+    "bits_unk_corrected": "closed vocabulary: total bits with every p(<unk>) / #OOV types",
+    "ppl_naive": "closed vocabulary: per-token perplexity with p(<unk>) as is",
+    "ppl_unk_corrected": "closed vocabulary: per-token perplexity, p(<unk>) / #OOV types",
+    "oov_rate": "closed vocabulary: <unk> tokens / words (fraction)",
 }
 
 
@@ -51,9 +63,32 @@ def log10_to_bits(log10_prob: float) -> float:
     return -log10_prob * LOG2_10
 
 
-def empty_scores() -> pl.DataFrame:
-    """An empty per-unit score table with the canonical schema."""
-    return pl.DataFrame(schema=SCORE_COLUMNS)
+def score_frame(*, corpus: str, language: str, model: str, tokenizer: str, vocab_size: int | None,
+                open_vocabulary: bool, split: str, unit_ids: list[str], n_chars: list[int],
+                n_bytes: list[int], n_tokens: list[int], bits: list[float],
+                n_unseen: list[int] | None = None, n_oov: list[int] | None = None,
+                bits_unk_corrected: list[float] | None = None,
+                extra: dict | None = None) -> pl.DataFrame:
+    """A per-unit score table with the canonical columns (``SCORE_COLUMNS``), constants broadcast
+    and absent counts set to 0 (``bits_unk_corrected`` to null); ``extra`` adds columns (e.g.
+    per-token ids and nats) after the canonical ones."""
+    n = len(unit_ids)
+    if not (len(n_chars) == len(n_bytes) == len(n_tokens) == len(bits) == n):
+        raise ValueError("score_frame: per-unit lists of different lengths")
+    data = {
+        "corpus": [corpus] * n, "language": [language] * n, "model": [model] * n,
+        "tokenizer": [tokenizer] * n, "vocab_size": [vocab_size] * n,
+        "open_vocabulary": [open_vocabulary] * n, "split": [split] * n, "unit_id": unit_ids,
+        "n_chars": n_chars, "n_bytes": n_bytes, "n_tokens": n_tokens,
+        "n_unseen": n_unseen if n_unseen is not None else [0] * n,
+        "n_oov": n_oov if n_oov is not None else [0] * n,
+        "bits": bits,
+        "bits_unk_corrected": bits_unk_corrected if bits_unk_corrected is not None else [None] * n,
+    }
+    frame = pl.DataFrame(data, schema=SCORE_COLUMNS)
+    if extra:
+        frame = frame.with_columns(**{k: pl.Series(k, v) for k, v in extra.items()})
+    return frame
 
 
 def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFrame:
@@ -74,7 +109,8 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             f"{missing.height} scored units have no English reference text, e.g. corpus "
             f"'{first['corpus']}' unit '{first['unit_id']}' ({first['language']}): the corpus "
             f"is not aligned")
-    keys = ["corpus", "language", "model", "tokenizer", "split"]
+    keys = ["corpus", "language", "model", "tokenizer", "vocab_size", "open_vocabulary", "split"]
+    closed = ~pl.col("open_vocabulary")
     out = (
         joined.group_by(keys, maintain_order=True)
         .agg(
@@ -82,14 +118,25 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             pl.col("n_chars").sum(),
             pl.col("n_bytes").sum(),
             pl.col("n_english_chars").sum(),
+            pl.col("n_tokens").sum(),
             pl.col("n_unseen").sum(),
+            pl.col("n_oov").sum(),
             pl.col("bits").sum().alias("bits_total"),
+            pl.when(closed.all()).then(pl.col("bits_unk_corrected").sum())
+            .alias("bits_unk_corrected"),
         )
         .with_columns(
             (pl.col("bits_total") / pl.col("n_units")).alias("bits_per_utterance"),
             (pl.col("bits_total") / pl.col("n_english_chars")).alias("bpec"),
             (pl.col("bits_total") / pl.col("n_chars")).alias("bits_per_char"),
             (pl.col("bits_total") / pl.col("n_bytes")).alias("bits_per_byte"),
+            pl.when(closed).then(2 ** (pl.col("bits_total") / pl.col("n_tokens")))
+            .alias("ppl_naive"),
+            pl.when(closed).then(2 ** (pl.col("bits_unk_corrected") / pl.col("n_tokens")))
+            .alias("ppl_unk_corrected"),
+            # Words = tokens minus one end-of-unit symbol per unit.
+            pl.when(closed).then(pl.col("n_oov") / (pl.col("n_tokens") - pl.col("n_units")))
+            .alias("oov_rate"),
         )
         .sort(keys)
     )
@@ -108,3 +155,15 @@ def english_char_counts(units: pl.DataFrame) -> pl.DataFrame:
         raise ValueError("expected exactly one English reference language per corpus")
     return ref.select(
         "corpus", "unit_id", pl.col("text").str.len_chars().cast(pl.Int64).alias("n_english_chars"))
+
+
+def on_common_units(scores: pl.DataFrame) -> pl.DataFrame:
+    """Restrict per-unit ``scores`` to the units that every (model, tokenizer) of the same
+    (corpus, language, split) scored, so that models are compared on identical text."""
+    keys = ["corpus", "language", "split"]
+    n_models = scores.group_by(keys).agg(
+        pl.struct("model", "tokenizer").n_unique().alias("n_models"))
+    per_unit = scores.group_by(keys + ["unit_id"]).agg(
+        pl.struct("model", "tokenizer").n_unique().alias("n_scored"))
+    common = per_unit.join(n_models, on=keys).filter(pl.col("n_scored") == pl.col("n_models"))
+    return scores.join(common.select(keys + ["unit_id"]), on=keys + ["unit_id"], how="semi")

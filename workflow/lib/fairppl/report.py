@@ -51,9 +51,17 @@ _DROPPED_HEADERS = {
 }
 
 
-def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict) -> str:
-    """The summary page: per (corpus, model) a table of bits per utterance, BPEC, bits per
-    character and per byte; the units dropped as placeholders; the settings used."""
+_COMPARE = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_units", "n_tokens",
+            "bits_per_utterance", "bpec", "bits_per_char", "bits_per_byte"]
+_UNK = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_tokens", "oov_rate",
+        "ppl_naive", "ppl_unk_corrected", "bits_per_utterance"]
+
+
+def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict,
+                 models: pl.DataFrame | None = None, tokenizers: pl.DataFrame | None = None) -> str:
+    """The summary page: the model comparison per language (every model on the same units), per
+    (corpus, model) a table of bits per utterance, BPEC, bits per character and per byte, the
+    UNK sweep, the tokenizers, the units dropped as placeholders, and the settings used."""
     parts = ["<html><head><meta charset='utf-8'><title>fairppl summary</title>", _STYLE,
              "</head><body><h1>fairppl: bits per utterance on multi-text</h1>",
              "<p>All numbers are code lengths in bits of the evaluation split, every character "
@@ -61,8 +69,28 @@ def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict) -> st
              "bits / number of aligned units; <b>bpec</b> = total bits / characters of the "
              "English text of the same units; <b>bits_per_char</b> and <b>bits_per_byte</b> divide "
              "by the language's own characters and UTF-8 bytes.</p>"]
-    for (corpus, model), part in bpu.sort("bpec").group_by(["corpus", "model"], maintain_order=True):
-        parts.append(html_table(part, BPU_COLUMNS, caption=f"{corpus} — {model} (hardest last)"))
+    if models is not None and models.height:
+        parts.append("<h2>Models compared on the same units</h2><p>Per language, every model on "
+                     "the units all of its models scored (open-vocabulary rows only).</p>")
+        compare = models.filter(pl.col("open_vocabulary")).sort("corpus", "language", "bpec")
+        for (corpus, language), part in compare.group_by(["corpus", "language"], maintain_order=True):
+            parts.append(html_table(part.select(_COMPARE), BPU_COLUMNS,
+                                    caption=f"{corpus} — {language}"))
+    parts.append("<h2>Bits per utterance, per model (each on all the units it scored)</h2>")
+    open_rows = bpu.filter(pl.col("open_vocabulary")).sort("bpec")
+    for (corpus, model, tok), part in open_rows.group_by(["corpus", "model", "tokenizer"],
+                                                         maintain_order=True):
+        parts.append(html_table(part, BPU_COLUMNS,
+                                caption=f"{corpus} — {model} / {tok} (hardest last)"))
+    closed = bpu.filter(~pl.col("open_vocabulary"))
+    if closed.height:
+        parts.append("<h2>Closed vocabulary: naive vs UNK-corrected perplexity</h2>")
+        parts.append(html_table(closed.sort("corpus", "language", "vocab_size").select(_UNK),
+                                BPU_COLUMNS))
+    if tokenizers is not None and tokenizers.height:
+        parts.append("<h2>Tokenizers</h2>")
+        parts.append(html_table(tokenizers, {"vocab_size": "trained (pieces)",
+                                             "vocab_size_requested": "asked for (pieces)"}))
     parts.append("<h2>Placeholder units dropped</h2>")
     parts.append(html_table(dropped, _DROPPED_HEADERS))
     parts.append("<h2>Settings</h2><pre>")

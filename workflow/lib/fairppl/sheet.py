@@ -1,4 +1,5 @@
-"""The language sheet (config/languages.tsv): reading, validation, cross-checks with the config.
+"""The sheets (config/languages.tsv, config/models.tsv) and the config: reading, validation,
+cross-checks.
 
 Every error names the sheet, the line (1-based, header = line 1), the field and what was expected.
 """
@@ -31,19 +32,20 @@ class Language:
     line: int
 
 
-def read_language_sheet(path: str, schema_path: str) -> list[Language]:
-    """Read and validate the sheet at ``path`` against the row schema at ``schema_path``.
-
-    Checks each row's fields, then that no (corpus, language) appears twice and that no
-    (corpus, source_id) appears twice (the same text under two names).
-    """
+def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
+                   unique: list[tuple[str, ...]]) -> list[dict]:
+    """Read a tab-separated sheet with a header and validate each row against the JSON schema
+    at ``schema_path`` (booleans written true/false/yes/no/1/0, lists comma-separated where the
+    schema says array). ``unique`` lists field tuples that must not repeat. Returns the rows as
+    dicts with their 1-based ``line``."""
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     fields = list(schema["properties"])
+    required = set(schema.get("required", fields))
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
-        raise InputError("language sheet not found (config key `languages`)", path=path) from None
+        raise InputError(f"{what} not found (config key `{config_key}`)", path=path) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -53,15 +55,14 @@ def read_language_sheet(path: str, schema_path: str) -> list[Language]:
     if not lines:
         raise InputError(f"empty sheet: expected a header with columns {fields}", path=path, line=1)
     header = lines[0].split("\t")
-    missing = [f for f in fields if f not in header]
+    missing = [f for f in fields if f in required and f not in header]
     extra = [h for h in header if h not in fields]
     if missing or extra:
         raise InputError(
             f"header has missing columns {missing} and unknown columns {extra}; "
             f"expected the tab-separated columns {fields}", path=path, line=1)
-    rows: list[Language] = []
-    seen: dict[tuple[str, str], int] = {}
-    seen_source: dict[tuple[str, str], int] = {}
+    rows: list[dict] = []
+    seen: dict[tuple, dict[tuple, int]] = {key: {} for key in unique}
     for lineno, values in enumerate(csv.reader(lines[1:], delimiter="\t"), start=2):
         if not values or all(not v.strip() for v in values):
             continue
@@ -70,28 +71,55 @@ def read_language_sheet(path: str, schema_path: str) -> list[Language]:
                 f"{len(values)} fields, expected {len(header)} tab-separated fields ({header})",
                 path=path, line=lineno)
         record: dict = dict(zip(header, (v.strip() for v in values)))
-        flag = record["english_reference"].lower()
-        if flag in _BOOL:
-            record["english_reference"] = _BOOL[flag]
+        for name, value in list(record.items()):
+            kind = schema["properties"][name].get("type")
+            if kind == "boolean" and value.lower() in _BOOL:
+                record[name] = _BOOL[value.lower()]
+            elif kind == "array":
+                record[name] = [v.strip() for v in value.split(",") if v.strip()]
         errors = sorted(validator.iter_errors(record), key=lambda e: list(e.path))
         if errors:
             err = errors[0]
             field = err.path[0] if err.path else "(row)"
             raise InputError(f"field '{field}': {err.message}", path=path, line=lineno)
-        key = (record["corpus"], record["language"])
-        if key in seen:
-            raise InputError(
-                f"language '{key[1]}' is listed twice for corpus '{key[0]}' (first on line "
-                f"{seen[key]}); expected one row per corpus and language", path=path, line=lineno)
-        seen[key] = lineno
-        skey = (record["corpus"], record["source_id"])
-        if skey in seen_source:
-            raise InputError(
-                f"source_id '{skey[1]}' of corpus '{skey[0]}' is already used on line "
-                f"{seen_source[skey]}; expected each text once", path=path, line=lineno)
-        seen_source[skey] = lineno
-        rows.append(Language(line=lineno, **record))
+        for key in unique:
+            value = tuple(record[k] for k in key)
+            if value in seen[key]:
+                raise InputError(
+                    f"{'/'.join(key)} {'/'.join(map(str, value))} is listed twice (first on line "
+                    f"{seen[key][value]}); expected each {'/'.join(key)} once",
+                    path=path, line=lineno)
+            seen[key][value] = lineno
+        record["line"] = lineno
+        rows.append(record)
     return rows
+
+
+def read_language_sheet(path: str, schema_path: str) -> list[Language]:
+    """Read and validate the language sheet: each row's fields, no (corpus, language) twice and
+    no (corpus, source_id) twice (the same text under two names)."""
+    rows = read_tsv_sheet(path, schema_path, "language sheet", "languages",
+                          unique=[("corpus", "language"), ("corpus", "source_id")])
+    return [Language(**row) for row in rows]
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One row of the model sheet (config/models.tsv)."""
+
+    model: str
+    source: str
+    spec: str
+    corpora: list
+    languages: list
+    description: str
+    line: int
+
+
+def read_model_sheet(path: str, schema_path: str) -> list[ModelRow]:
+    """Read and validate the model sheet: each row's fields, and no model id twice."""
+    rows = read_tsv_sheet(path, schema_path, "model sheet", "models", unique=[("model",)])
+    return [ModelRow(**{"description": "", **row}) for row in rows]
 
 
 def check_against_config(rows: list[Language], corpora: dict, path: str) -> None:
@@ -141,3 +169,43 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
     field = where.lstrip(".") or "(top level)"
     raise InputError(f"field '{field}': {err.message}", path=source)
+
+
+def check_models(models: list[ModelRow], languages: list[Language], config: dict,
+                 path: str) -> None:
+    """Cross-check the model sheet and the model subsets of the config with the language sheet:
+    every corpus and language a model or the neural block names exists; every tokenizer id that
+    the subword n-grams or the neural LMs use is one the `tokenizers` block trains."""
+    known = {(row.corpus, row.language) for row in languages}
+    for model in models:
+        for corpus in model.corpora:
+            if corpus not in config["corpora"]:
+                raise InputError(f"model '{model.model}': unknown corpus '{corpus}'; expected one "
+                                 f"of {sorted(config['corpora'])}", path=path, line=model.line)
+            missing = [lang for lang in model.languages
+                       if lang != "all" and (corpus, lang) not in known]
+            if missing:
+                raise InputError(f"model '{model.model}': languages {missing} have no row for "
+                                 f"corpus '{corpus}' in the language sheet", path=path,
+                                 line=model.line)
+    neural = config.get("neural", {})
+    for corpus in neural.get("corpora", []):
+        missing = [lang for lang in neural.get("languages", []) if (corpus, lang) not in known]
+        if missing:
+            raise InputError(f"field 'neural.languages': {missing} have no row for corpus "
+                             f"'{corpus}' in the language sheet")
+    tok = config.get("tokenizers", {})
+    for field in ("subword_ngram", "neural"):
+        untrained = [c for c in config.get(field, {}).get("corpora", [])
+                     if c not in tok.get("corpora", [])
+                     and any(t != "char" for t in config[field].get("tokenizers", []))]
+        if untrained:
+            raise InputError(f"field '{field}.corpora': {untrained} get no tokenizers; expected "
+                             f"them in tokenizers.corpora too")
+    trained = {f"spm-{t}-{s}" for t in tok.get("types", []) for s in tok.get("vocab_sizes", [])}
+    for field, ids in (("subword_ngram.tokenizers", config.get("subword_ngram", {}).get("tokenizers", [])),
+                       ("neural.tokenizers", neural.get("tokenizers", []))):
+        unknown = [t for t in ids if t != "char" and t not in trained]
+        if unknown:
+            raise InputError(f"field '{field}': {unknown} are not trained; expected ids among "
+                             f"{sorted(trained)} (tokenizers.types x tokenizers.vocab_sizes)")

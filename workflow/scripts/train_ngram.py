@@ -1,4 +1,4 @@
-"""Train one character n-gram with lmplz (modified Kneser-Ney)."""
+"""Train one n-gram (characters, words or pieces) with lmplz (modified Kneser-Ney)."""
 
 import subprocess
 

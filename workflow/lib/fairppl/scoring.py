@@ -1,0 +1,419 @@
+"""The one canonical way to score texts with a causal (token-level) language model.
+
+Every pretrained or neural token LM in the study is scored here, so every number in the tables
+follows the same conventions (also returned by :func:`conventions`, for tables and the report):
+
+* **Units.** Each ``token_nats`` entry is the natural-log *negative* log-probability of one token
+  given everything before it in its window, in **nats** (convert with
+  :func:`fairppl.metrics.nats_to_bits`). A unit's score is the sum over its scored tokens.
+* **Every character is charged.** The text is encoded *without* the tokenizer's automatic special
+  tokens (``add_special_tokens=False``) and with ``split_special_tokens=True``, so a literal
+  ``"</s>"`` in the text is spelled out with ordinary tokens, never read as a control token. The
+  scorer prepends the start-of-text token itself -- the tokenizer's BOS, or, if it has none, its
+  EOS used as the start-of-text context (recorded as such) -- so the **first** real token is
+  scored. With ``add_eos`` (default) the EOS token is appended and scored too: the end of the unit
+  is charged, like the n-gram model's ``</s>``. The start token is context only, never scored.
+  Every real token (and the EOS) is scored exactly once. (``add_bos=False`` makes the first text
+  token context only; its cost is then missing from the unit: use it only to compare with tools
+  that do that.)
+* **Round trip.** ``tokenizer.decode(ids) == text`` is checked per unit (no special tokens skipped,
+  no clean-up of spaces). A unit that fails (an ``<unk>``, a normaliser that rewrote characters)
+  gets ``lossless=False``: its score is not a code length for the text; the caller must report or
+  refuse it. Nothing is dropped silently.
+* **Numerics.** ``model.eval()`` and ``torch.inference_mode()``; log-probabilities are computed in
+  float32 as ``logsumexp(logits) - logits[target]`` (= ``-log_softmax`` at the target), whatever
+  the model's dtype. A NaN or infinite value raises :class:`fairppl.errors.ScoringError` naming
+  the unit (its index in ``texts``) and the token position.
+* **Batching.** Rows are sorted by length (longest first: an out-of-memory shows up at once) to
+  cut padding, right-padded with the pad token (or EOS, or 0 -- padded positions are masked out
+  by ``attention_mask`` and never scored), and results come back in the original order. Right
+  padding leaves every real token's position id unchanged, so batched and one-at-a-time scores
+  agree up to float rounding.
+* **Long units.** A unit whose input (start token + tokens) is longer than ``max_length`` (default:
+  the model's ``max_position_embeddings``) is scored in windows of at most ``max_length`` input
+  positions. The first window is the unit's start. Each later window is the start token followed
+  by the ``stride`` tokens just before the window's first scored token (its left context, which is
+  not scored again) and then new tokens up to ``max_length`` positions; so every token is scored
+  exactly once, and every token outside the first window sees at least ``stride`` tokens of left
+  context (plus the start token). Default ``stride`` = ``max_length // 2``.
+* **Vocabulary.** Before any work, the tokenizer's largest id (and the start, end and pad ids) must
+  be below the model's number of output rows, else ScoringError names both sizes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from .errors import ScoringError
+
+#: Floats in one chunk of logits turned into log-probabilities at a time (64 MiB in float32).
+_CHUNK_FLOATS = 1 << 24
+#: Default padded tokens per batch: logits of a batch stay near 1 GiB in float32.
+_BATCH_LOGIT_FLOATS = 1 << 28
+
+
+@dataclass
+class UnitTokens:
+    """The scored tokens of one unit.
+
+    ``token_ids``: the ids that were scored, in order (the text's tokens, then EOS if charged);
+    ``token_nats``: their negative log-probabilities in nats; ``lossless``: whether decoding the
+    text's ids gives back the text exactly (see the module docstring).
+    """
+
+    token_ids: list[int]
+    token_nats: list[float]
+    lossless: bool = True
+    n_windows: int = field(default=1)
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of scored tokens (EOS included when charged)."""
+        return len(self.token_ids)
+
+    @property
+    def nats(self) -> float:
+        """Total negative log-probability of the unit, in nats (an exact float sum)."""
+        return math.fsum(self.token_nats)
+
+    @property
+    def bits(self) -> float:
+        """Total code length of the unit, in bits."""
+        return self.nats / math.log(2.0)
+
+
+@dataclass
+class _Row:
+    unit: int           # index of the unit in ``texts``
+    inputs: list[int]   # model input ids (at most max_length)
+    targets: list[int]  # the next token after each input position
+    n_skip: int         # leading targets that are context only (scored in an earlier window)
+    first: int          # index, among the unit's scored tokens, of this row's first scored one
+
+
+# ---------------------------------------------------------------------------------------------
+# Conventions
+# ---------------------------------------------------------------------------------------------
+
+def _start_token(tokenizer) -> tuple[int, str]:
+    if tokenizer.bos_token_id is not None:
+        return int(tokenizer.bos_token_id), "bos"
+    if tokenizer.eos_token_id is not None:
+        return int(tokenizer.eos_token_id), "eos"
+    raise ScoringError("the tokenizer has neither a BOS nor an EOS token: there is no "
+                       "start-of-text context to score the first token from")
+
+
+def model_max_length(model) -> int | None:
+    """The model's positional limit (``max_position_embeddings`` or ``n_positions``), or None."""
+    config = model.config
+    if hasattr(config, "get_text_config"):
+        config = config.get_text_config()
+    for name in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def model_vocab_rows(model) -> int:
+    """Rows of the model's output distribution (output embedding rows, else config.vocab_size)."""
+    out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(out, "weight", None)
+    if weight is not None:
+        return int(weight.shape[0])
+    config = model.config
+    if hasattr(config, "get_text_config"):
+        config = config.get_text_config()
+    return int(config.vocab_size)
+
+
+def _window_params(model, max_length, stride, add_bos) -> tuple[int | None, int | None]:
+    if max_length is None:
+        max_length = model_max_length(model) if model is not None else None
+    if max_length is None:
+        return None, None
+    max_length = int(max_length)
+    if max_length < 2:
+        raise ValueError(f"max_length={max_length}: expected at least 2")
+    if stride is None:
+        stride = max_length // 2
+    stride = int(stride)
+    prefix = 1 if add_bos else 0
+    if not 1 <= stride <= max_length - prefix:
+        raise ValueError(f"stride={stride}: expected 1 <= stride <= max_length - {prefix} "
+                         f"= {max_length - prefix} (tokens of left context kept per window)")
+    return max_length, stride
+
+
+def conventions(tokenizer, model=None, *, max_length: int | None = None,
+                stride: int | None = None, add_bos: bool = True,
+                add_eos: bool = True) -> dict[str, object]:
+    """The scoring conventions for this tokenizer (and model) as a flat dict of plain values,
+    for a table column or the report. Same arguments as :func:`score_texts`."""
+    start_id, start_kind = _start_token(tokenizer)
+    max_length, stride = _window_params(model, max_length, stride, add_bos)
+    if not add_bos:
+        start = "none: the first text token is context only (not charged)"
+    elif start_kind == "bos":
+        start = "BOS prepended as context; the first text token is charged"
+    else:
+        start = "no BOS in this tokenizer: EOS prepended as start-of-text context"
+    return {
+        "log_base": "e",
+        "score_unit": "nats (negative log-probability per scored token; sum per unit)",
+        "text_encoding": "add_special_tokens=False, split_special_tokens=True",
+        "start_token": tokenizer.convert_ids_to_tokens(start_id) if add_bos else None,
+        "start_token_id": start_id if add_bos else None,
+        "start_token_role": start,
+        "end_token": tokenizer.eos_token if add_eos else None,
+        "end_token_id": tokenizer.eos_token_id if add_eos else None,
+        "end_charged": bool(add_eos),
+        "max_length": max_length,
+        "stride": stride,
+        "windowing": ("none (no positional limit)" if max_length is None else
+                      f"windows of <= {max_length} input positions; each later window = start "
+                      f"token + {stride} tokens of left context + new tokens; every token "
+                      f"scored once"),
+        "precision": "float32 log-softmax (logsumexp - target logit)",
+        "padding": "right, masked; rows sorted by length",
+        "lossless_check": "decode(ids, skip_special_tokens=False) == text",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring
+# ---------------------------------------------------------------------------------------------
+
+def token_nats_from_logits(logits: torch.Tensor, targets: torch.Tensor,
+                           index: torch.Tensor | None = None) -> torch.Tensor:
+    """Negative log-probability (nats, float32) of ``targets`` under ``logits``:
+    ``logsumexp(logits) - logits[target]`` (= ``-log_softmax`` at the target).
+
+    ``logits`` has shape ``[..., V]``; it is viewed as ``[N, V]`` rows. With ``index`` (1-D, row
+    numbers) only those rows are scored and ``targets`` holds one id per indexed row; otherwise
+    ``targets`` holds one id per row. Computed in float32 in chunks of rows, so the temporary
+    memory stays near 64 MiB whatever the batch and vocabulary."""
+    vocab = logits.shape[-1]
+    flat = logits.reshape(-1, vocab)
+    if index is None:
+        index = torch.arange(flat.shape[0], device=flat.device)
+    targets = targets.reshape(-1)
+    n = index.shape[0]
+    if targets.shape[0] != n:
+        raise ValueError(f"{targets.shape[0]} targets for {n} rows of logits")
+    out = torch.empty(n, dtype=torch.float32, device=logits.device)
+    step = max(1, _CHUNK_FLOATS // max(1, vocab))
+    for lo in range(0, n, step):
+        chunk = flat.index_select(0, index[lo:lo + step]).float()
+        out[lo:lo + step] = (torch.logsumexp(chunk, dim=-1)
+                             - chunk.gather(1, targets[lo:lo + step, None]).squeeze(1))
+    return out
+
+
+def check_vocab(model, tokenizer) -> int:
+    """Raise ScoringError unless every id the tokenizer can produce (and its BOS/EOS/pad ids) is
+    a row of the model's output layer; return the number of rows."""
+    rows = model_vocab_rows(model)
+    vocab = tokenizer.get_vocab()
+    tok_max = max(vocab.values()) if vocab else -1
+    if tok_max >= rows:
+        raise ScoringError(
+            f"vocabulary mismatch: the tokenizer has ids up to {tok_max} ({len(vocab)} tokens) "
+            f"but the model's output layer has only {rows} rows (vocab_size "
+            f"{getattr(model.config, 'vocab_size', '?')}): they do not belong together")
+    for name in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        value = getattr(tokenizer, name, None)
+        if value is not None and value >= rows:
+            raise ScoringError(f"vocabulary mismatch: the tokenizer's {name} is {value} but "
+                               f"the model's output layer has only {rows} rows")
+    return rows
+
+
+def _unit_rows(unit: int, full: list[int], prefix: list[int], max_length: int | None,
+               stride: int | None) -> list[_Row]:
+    """Rows (windows) scoring ``full[1:]`` given ``full[0]``: see the module docstring."""
+    n = len(full) - 1  # tokens to score: full[1..n]
+    if n <= 0:
+        return []
+    if max_length is None or n <= max_length:
+        return [_Row(unit, full[:-1], full[1:], 0, 0)]
+    rows = []
+    p = 1  # full index of the next token to score
+    while p <= n:
+        if p == 1:
+            c0, pre = 0, []
+        else:
+            c0, pre = p - stride, prefix
+        e = min(c0 + max_length - len(pre), n)  # last full index scored in this window
+        seq = pre + full[c0:e + 1]
+        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 - 1 + len(pre), p - 1))
+        p = e + 1
+    return rows
+
+
+def _batches(rows: list[_Row], batch_size: int, max_batch_tokens: int) -> list[list[_Row]]:
+    order = sorted(rows, key=lambda r: len(r.inputs), reverse=True)
+    batches, current = [], []
+    for row in order:
+        if current and (len(current) >= batch_size
+                        or len(current[0].inputs) * (len(current) + 1) > max_batch_tokens):
+            batches.append(current)
+            current = []
+        current.append(row)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _pad_batch(batch: list[_Row], pad_id: int, device) -> tuple[torch.Tensor, ...]:
+    width = len(batch[0].inputs)
+    inputs = torch.full((len(batch), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(batch), width), dtype=torch.long)
+    targets = torch.zeros((len(batch), width), dtype=torch.long)
+    scored = torch.zeros((len(batch), width), dtype=torch.bool)
+    for i, row in enumerate(batch):
+        m = len(row.inputs)
+        inputs[i, :m] = torch.tensor(row.inputs, dtype=torch.long)
+        targets[i, :m] = torch.tensor(row.targets, dtype=torch.long)
+        mask[i, :m] = 1
+        scored[i, row.n_skip:m] = True
+    return inputs.to(device), mask.to(device), targets.to(device), scored.to(device)
+
+
+def prepare_batches(tokenizer, texts: Sequence[str], *, model=None, batch_size: int = 16,
+                    max_length: int | None = None, stride: int | None = None,
+                    add_bos: bool = True, add_eos: bool = True,
+                    max_batch_tokens: int | None = None):
+    """Tokenise ``texts`` and lay them out as the scorer does: returns ``(encoded, batches)``
+    where ``encoded[i]`` is unit i's text ids and ``batches`` a list of lists of rows, each row
+    with ``inputs``, ``targets``, ``n_skip`` (leading context-only targets), ``unit``, ``first``.
+    Used by :func:`score_texts` and by the benchmark (to time a bare forward loop on the very
+    same batches)."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] is {type(text).__name__}: expected str")
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size}: expected at least 1")
+    max_length, stride = _window_params(model, max_length, stride, add_bos)
+    start_id, _ = _start_token(tokenizer)
+    eos_id = tokenizer.eos_token_id
+    if add_eos and eos_id is None:
+        raise ScoringError("add_eos=True but the tokenizer has no EOS token: pass add_eos=False "
+                           "(and record that the end of each unit is not charged)")
+    if max_batch_tokens is None:
+        vocab = model_vocab_rows(model) if model is not None else len(tokenizer)
+        max_batch_tokens = max(1, _BATCH_LOGIT_FLOATS // max(1, vocab))
+    encoded = (tokenizer(texts, add_special_tokens=False, split_special_tokens=True,
+                         return_attention_mask=False)["input_ids"] if texts else [])
+    prefix = [start_id] if add_bos else []
+    rows = []
+    for i, ids in enumerate(encoded):
+        full = prefix + list(ids) + ([eos_id] if add_eos else [])
+        rows.extend(_unit_rows(i, full, prefix, max_length, stride))
+    return encoded, _batches(rows, batch_size, max_batch_tokens)
+
+
+def _raise_not_finite(batch: list[_Row], k: int, value: float, full_ids) -> None:
+    for row in batch:
+        count = len(row.inputs) - row.n_skip
+        if k < count:
+            pos = row.first + k
+            raise ScoringError(
+                f"unit {row.unit}: token {pos} (counting from 0 over the unit's scored tokens, "
+                f"id {full_ids[row.unit][pos]}) has negative log-probability {value}: the "
+                f"model produced NaN/inf (broken weights or overflow)")
+        k -= count
+    raise AssertionError("unreachable")
+
+
+def _model_device(model):
+    try:
+        return next(model.parameters()).device
+    except StopIteration:
+        return torch.device("cpu")
+
+
+@torch.inference_mode()
+def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
+                max_length: int | None = None, stride: int | None = None, add_bos: bool = True,
+                add_eos: bool = True, device=None, progress: bool = True,
+                max_batch_tokens: int | None = None) -> list[UnitTokens]:
+    """Score every unit of ``texts`` with a causal LM; return one :class:`UnitTokens` per unit,
+    in the order of ``texts``. Conventions (start/end tokens, windows, precision, checks): see
+    the module docstring and :func:`conventions`.
+
+    ``batch_size``: rows per forward pass; ``max_batch_tokens``: padded tokens per forward pass
+    (default: 2**28 / vocabulary size, about 1 GiB of float32 logits); ``max_length`` and
+    ``stride``: window size and left context for long units; ``device``: where to run (default:
+    where the model is; the model is moved if another is given).
+
+    Raises ScoringError on a vocabulary mismatch (before any work) and on a NaN/infinite
+    log-probability (naming the unit index and token position).
+    """
+    check_vocab(model, tokenizer)
+    if device is not None:
+        model.to(device)
+    device = _model_device(model)
+    model.eval()
+    encoded, batches = prepare_batches(
+        tokenizer, texts, model=model, batch_size=batch_size, max_length=max_length,
+        stride=stride, add_bos=add_bos, add_eos=add_eos, max_batch_tokens=max_batch_tokens)
+    pad_id = tokenizer.pad_token_id
+    if pad_id is None:
+        pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+
+    texts = list(texts)
+    n_units = len(texts)
+    full_ids: list[list[int]] = []
+    for ids in encoded:  # the scored tokens: (start + text + end)[1:]
+        full = ([0] if add_bos else []) + list(ids) + ([int(tokenizer.eos_token_id)]
+                                                      if add_eos else [])
+        full_ids.append(full[1:])
+    nats: list[list[float]] = [[math.nan] * len(ids) for ids in full_ids]
+    windows = [0] * n_units
+
+    total = sum(len(ids) for ids in full_ids)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=total, unit="tok", desc="scoring", mininterval=2.0)
+    try:
+        for batch in batches:
+            inputs, mask, targets, scored = _pad_batch(batch, pad_id, device)
+            logits = model(input_ids=inputs, attention_mask=mask, use_cache=False).logits
+            where = scored.reshape(-1).nonzero().squeeze(1)
+            flat_nats = token_nats_from_logits(logits, targets.reshape(-1)[where], where)
+            values = flat_nats.cpu().tolist()
+            bad = [k for k, v in enumerate(values) if not math.isfinite(v)]
+            if bad:
+                _raise_not_finite(batch, bad[0], values[bad[0]], full_ids)
+            offset = 0
+            for row in batch:
+                count = len(row.inputs) - row.n_skip
+                nats[row.unit][row.first:row.first + count] = values[offset:offset + count]
+                offset += count
+                windows[row.unit] += 1
+            if bar is not None:
+                bar.update(offset)
+            del logits
+    finally:
+        if bar is not None:
+            bar.close()
+
+    decoded = tokenizer.batch_decode([list(ids) for ids in encoded], skip_special_tokens=False,
+                                     clean_up_tokenization_spaces=False) if encoded else []
+    out = []
+    for i in range(n_units):
+        if any(math.isnan(v) for v in nats[i]):  # a bug in the windowing, never user input
+            raise AssertionError(f"unit {i}: some tokens were not scored")
+        out.append(UnitTokens(token_ids=full_ids[i], token_nats=nats[i],
+                              lossless=decoded[i] == texts[i], n_windows=windows[i]))
+    return out

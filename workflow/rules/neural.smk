@@ -1,0 +1,50 @@
+# Small decoder-only Transformers trained per language with torch (CUDA when present, CPU
+# otherwise), saved so that AutoModelForCausalLM/AutoTokenizer load them, and scored by the one
+# canonical scoring path.
+
+
+rule train_neural:
+    input:
+        unpack(neural_inputs),
+    output:
+        model=directory("results/neural/{corpus}/{language}/{tokenizer}/model"),
+        stats="results/neural/{corpus}/{language}/{tokenizer}/train_stats.json",
+    log:
+        "logs/train_neural/{corpus}/{language}.{tokenizer}.log",
+    benchmark:
+        "benchmarks/train_neural/{corpus}/{language}.{tokenizer}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=4000,
+    params:
+        hyper=neural_hyperparameters(),
+        workdir="results/neural/{corpus}/{language}/{tokenizer}",
+    script:
+        "../scripts/train_neural.py"
+
+
+rule score_neural:
+    input:
+        model="results/neural/{corpus}/{language}/{tokenizer}/model",
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        scores="results/scores/{corpus}/{language}/transformer.{tokenizer}.parquet",
+    log:
+        "logs/score_neural/{corpus}/{language}.{tokenizer}.log",
+    benchmark:
+        "benchmarks/score_neural/{corpus}/{language}.{tokenizer}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=4000,
+    params:
+        split=config["char_ngram"]["eval_split"],
+        scoring=config["scoring"],
+        parts="results/scores/{corpus}/{language}/.transformer.{tokenizer}.parts",
+    script:
+        "../scripts/score_lm.py"

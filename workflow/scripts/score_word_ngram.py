@@ -1,0 +1,44 @@
+"""Score one language's evaluation split with a closed-vocabulary word n-gram: naive and
+UNK-corrected bits per unit."""
+
+import json
+import logging
+
+from fairppl.corpora import read_split
+from fairppl.io import write_table
+from fairppl.metrics import score_frame
+from fairppl.wordlm import count_oov_types, score_word_units, unk_corrected_bits
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    wc = snakemake.wildcards
+    units = read_split(snakemake.input.units, wc.language, snakemake.params.split)
+    with open(snakemake.input.vocab, encoding="utf-8") as handle:
+        record = json.load(handle)
+    texts = units["text"].to_list()
+    scores = score_word_units(snakemake.input.model, texts, record["words"])
+    n_types = count_oov_types(scores)
+    table = score_frame(
+        corpus=wc.corpus,
+        language=wc.language,
+        model=f"kenlm-word-o{wc.order}",
+        tokenizer=f"word-v{wc.vocab}",
+        vocab_size=record["actual"],
+        open_vocabulary=False,
+        split=snakemake.params.split,
+        unit_ids=units["unit_id"].to_list(),
+        n_chars=[len(t) for t in texts],
+        n_bytes=[len(t.encode("utf-8")) for t in texts],
+        n_tokens=[s.n_tokens for s in scores],
+        bits=[s.bits for s in scores],
+        n_oov=[s.n_oov for s in scores],
+        bits_unk_corrected=[unk_corrected_bits(s.bits, s.n_oov, n_types) for s in scores],
+    )
+    logging.info("%d units, %d tokens, %d <unk> tokens of %d OOV types", table.height,
+                 table["n_tokens"].sum(), table["n_oov"].sum(), n_types)
+    write_table(table, parquet=snakemake.output.scores)
+
+
+if "snakemake" in globals():
+    main(snakemake)
