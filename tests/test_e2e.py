@@ -16,29 +16,56 @@ from conftest import ROOT, VENV_BIN, assert_ok, make_workdir, snakemake
 pytestmark = pytest.mark.e2e
 
 
+TINY_VOCAB_TEXT = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ.,;:!?'-"
+
+
+def tiny_random_lm(folder):
+    """A tiny randomly initialised Llama (fixed seed) with a character tokenizer, saved where
+    AutoModelForCausalLM/AutoTokenizer load it: a stand-in pretrained model for the sheet."""
+    from fairppl.neural import NeuralConfig, build_model, save_lm, special_ids_of
+    from fairppl.tokenizers import char_tokenizer, vocab_size
+
+    tokenizer = char_tokenizer([TINY_VOCAB_TEXT])
+    special = special_ids_of(tokenizer)
+    cfg = NeuralConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, context=512, seed=7)
+    model = build_model(cfg, vocab_size(tokenizer), special["bos"], special["eos"], special["pad"])
+    save_lm(model, tokenizer, folder)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, resources_ready):
     """The finished test study: its working directory and bits-per-utterance table."""
-    wd = make_workdir(tmp_path_factory.mktemp("e2e") / "wd", ROOT / "tests" / "config")
+    base = tmp_path_factory.mktemp("e2e")
+    wd = make_workdir(base / "wd", ROOT / "tests" / "config")
+    model = tiny_random_lm(base / "tiny-random")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(f"tiny-random\tpath\t{model}\tbible\teng,tur,kor\ttiny random Llama\n")
     assert_ok(snakemake(wd))
     return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")
 
 
 def test_table_has_every_corpus_language_model(study):
     _, bpu = study
-    keys = set(bpu.select("corpus", "language", "model").iter_rows())
-    expected = {(c, lang, f"kenlm-char-o{o}") for c, langs in
+    keys = set(bpu.select("corpus", "language", "model", "tokenizer").iter_rows())
+    expected = {(c, lang, f"kenlm-char-o{o}", "char") for c, langs in
                 {"bible": ("eng", "tur", "kor"), "udhr": ("eng", "rus", "kor")}.items()
                 for lang in langs for o in (5, 7)}
+    for lang in ("eng", "tur", "kor"):
+        expected |= {("bible", lang, "kenlm-word-o3", f"word-v{v}") for v in (100, 500, "all")}
+        expected |= {("bible", lang, "kenlm-subword-o3", "spm-unigram-3000"),
+                     ("bible", lang, "tiny-random", "native")}
+    for lang in ("eng", "kor"):
+        expected |= {("bible", lang, "transformer", tok) for tok in ("char", "spm-unigram-3000")}
     assert keys == expected
-    assert set(bpu["tokenizer"]) == {"char"} and set(bpu["split"]) == {"test"}
+    assert set(bpu["split"]) == {"test"}
     csv = pl.read_csv(study[0] / "results" / "tables" / "bpu.csv")
     assert csv.columns == bpu.columns and csv.height == bpu.height
 
 
 def test_numbers_are_finite_and_plausible(study):
     _, bpu = study
-    for row in bpu.iter_rows(named=True):
+    for row in bpu.filter(pl.col("model").str.starts_with("kenlm-char")).iter_rows(named=True):
         for col in ("bits_total", "bits_per_utterance", "bpec", "bits_per_char", "bits_per_byte"):
             assert math.isfinite(row[col]) and row[col] > 0, (row, col)
         # A character model trained on a few thousand characters: between 1 and 8 bits per
@@ -52,7 +79,8 @@ def test_order_7_uses_longer_contexts(study):
     """The Python module loads order-7 models (built with MAX_ORDER=7); on real text, more context
     never hurts much and usually helps on the Bible's longer train split."""
     _, bpu = study
-    wide = bpu.filter(corpus="bible").pivot(on="model", index="language", values="bits_total")
+    chars = bpu.filter(corpus="bible", tokenizer="char").filter(pl.col("model").str.starts_with("kenlm"))
+    wide = chars.pivot(on="model", index="language", values="bits_total")
     assert (wide["kenlm-char-o7"] < 1.1 * wide["kenlm-char-o5"]).all()
 
 
@@ -61,11 +89,15 @@ def test_identities_between_columns(study):
     eng = bpu.filter(language="eng")
     # For the English reference, BPEC is its own bits per character, and chars == bytes (ASCII).
     assert (eng["bpec"] - eng["bits_per_char"]).abs().max() < 1e-12
-    # Every language of a corpus is scored on the same units with the same English length.
-    per_corpus = bpu.group_by("corpus").agg(pl.col("n_units").n_unique(),
-                                            pl.col("n_english_chars").n_unique())
+    # The n-grams score every test unit: the same units, the same English length, everywhere;
+    # the neural and pretrained models score the first scoring.max_units = 20 of them.
+    ngrams = bpu.filter(pl.col("model").str.starts_with("kenlm"))
+    per_corpus = ngrams.group_by("corpus").agg(pl.col("n_units").n_unique(),
+                                               pl.col("n_english_chars").n_unique())
     assert per_corpus["n_units"].to_list() == [1, 1]
     assert per_corpus["n_english_chars"].to_list() == [1, 1]
+    lms = bpu.filter(pl.col("model").is_in(["transformer", "tiny-random"]))
+    assert set(lms["n_units"]) == {20}
     udhr = bpu.filter(corpus="udhr")
     assert set(udhr["n_units"]) == {5}  # units 6-10 of 31 (preamble = unit 1)
 
@@ -108,6 +140,84 @@ def test_shuffled_characters_score_clearly_worse(study):
         row = bpu.filter(corpus=corpus, language=language, model="kenlm-char-o5").row(0, named=True)
         assert real_bits == pytest.approx(row["bits_total"], rel=1e-9)
         assert shuf_bits > 1.25 * real_bits, (corpus, language, real_bits, shuf_bits)
+
+
+def test_unk_sweep_shows_the_pathology_and_its_correction(study):
+    """Naive per-token perplexity of the closed-vocabulary word models rises with the vocabulary
+    (smaller vocabularies look better); the correction charges log2(#OOV types) bits per <unk>."""
+    wd, bpu = study
+    words = bpu.filter(model="kenlm-word-o3")
+    for language in ("eng", "tur", "kor"):
+        rows = {r["tokenizer"]: r for r in words.filter(language=language).iter_rows(named=True)}
+        naive = [rows[f"word-v{v}"]["ppl_naive"] for v in (100, 500, "all")]
+        oov = [rows[f"word-v{v}"]["oov_rate"] for v in (100, 500, "all")]
+        assert naive[0] < naive[1] < naive[2], (language, naive)
+        assert oov[0] > oov[1] > oov[2] > 0, (language, oov)
+        # Corrected = naive + n_unk * log2(K), K the distinct OOV types of the test text.
+        scores = pl.read_parquet(wd / "results" / "scores" / "bible" / language /
+                                 "kenlm-word-o3.word-v100.parquet")
+        texts = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet").filter(
+            language=language, split="test")
+        vocab = set(__import__("json").loads((wd / "results" / "ngram" / "bible" / language /
+                                             "word-v100.vocab.json").read_text())["words"])
+        oov_types = {w for t in texts["text"] for w in t.split(" ") if w not in vocab}
+        expected = scores["bits"].sum() + scores["n_oov"].sum() * math.log2(len(oov_types))
+        assert scores["bits_unk_corrected"].sum() == pytest.approx(expected, rel=1e-12)
+        assert rows["word-v100"]["ppl_unk_corrected"] > rows["word-v100"]["ppl_naive"]
+
+
+def test_tokenizers_record_reductions(study):
+    wd, _ = study
+    tokenizers = pl.read_csv(wd / "results" / "tables" / "tokenizers.csv")
+    assert tokenizers.height == 6
+    unigram = tokenizers.filter(model_type="unigram")
+    # The four short books cannot support 3000 unigram pieces: reduced, recorded, reported.
+    assert unigram["reduced"].all() and (unigram["vocab_size"] < 3000).all()
+    assert (unigram["vocab_size"] > 260).all()
+    summary = (wd / "results" / "tables" / "summary.html").read_text(encoding="utf-8")
+    assert "vocab_size_requested" in summary and "reduced" in summary
+
+
+def test_random_model_costs_about_log2_vocab_per_token(study):
+    """A randomly initialised model is close to uniform: about log2(V) bits per token, through the
+    same scoring path as every other model."""
+    _, bpu = study
+    for row in bpu.filter(model="tiny-random").iter_rows(named=True):
+        per_token = row["bits_total"] / row["n_tokens"]
+        assert abs(per_token - math.log2(row["vocab_size"])) < 0.1 * math.log2(row["vocab_size"])
+
+
+def test_every_trained_model_prefers_real_text(study):
+    """Real test text costs fewer bits than the same text with its characters (words, for the
+    closed-vocabulary word model) shuffled, for every model the pipeline trained."""
+    from fairppl.pretrained import load_lm
+    from fairppl.scoring import score_texts
+    from fairppl.subwordlm import score_piece_units
+    from fairppl.wordlm import score_word_units
+
+    wd, _ = study
+    rng = random.Random(1)
+    for language in ("eng", "kor"):
+        texts = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet").filter(
+            language=language, split="test").sort("position")["text"].to_list()[:20]
+        shuffled = ["".join(rng.sample(t, len(t))) for t in texts]
+        word_shuffled = [" ".join(rng.sample(t.split(" "), len(t.split(" ")))) for t in texts]
+        ngram = wd / "results" / "ngram" / "bible" / language
+        costs = {}
+        tok = wd / "results" / "tokenizers" / "bible" / language / "spm-unigram-3000.model"
+        costs["subword"] = [sum(s.bits for s in score_piece_units(ngram / "spm-unigram-3000.o3.kenlm",
+                                                                    tok, x, progress=False))
+                            for x in (texts, shuffled)]
+        vocab = __import__("json").loads((ngram / "word-v500.vocab.json").read_text())["words"]
+        costs["word"] = [sum(s.bits for s in score_word_units(ngram / "word-v500.o3.kenlm", x, vocab))
+                         for x in (texts, word_shuffled)]
+        for tokenizer in ("char", "spm-unigram-3000"):
+            model, tk = load_lm(wd / "results" / "neural" / "bible" / language / tokenizer / "model")
+            costs[f"transformer/{tokenizer}"] = [
+                sum(u.bits for u in score_texts(model, tk, x, progress=False))
+                for x in (texts, shuffled)]
+        for name, (real, fake) in costs.items():
+            assert real < fake, (language, name, real, fake)
 
 
 def test_cli_agrees_with_pipeline(study):

@@ -173,7 +173,8 @@ def test_sigkill_leaves_a_whole_checkpoint_and_resume_matches(tmp_path, root):
     kw = dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, context=32, batch_size=8, steps=400,
               lr=3e-3, warmup=4, checkpoint_every=1, seed=5)
     out = tmp_path / "killed"
-    env = dict(os.environ, PYTHONPATH=str(root / "workflow" / "lib"))
+    path = [str(root / "workflow" / "lib"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     child = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(out), repr(units),
                               repr(kw)], env=env, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE)

@@ -152,40 +152,34 @@ def test_windows_score_each_token_once_with_its_window_context(model, tok, texts
         full = prefix + ids + [eos]
         n = len(full) - 1
         assert unit.token_ids == full[1:]  # each token exactly once, in order
-        contexts = {}  # full index j -> the context its probability must be computed from
+        contexts, windows = {}, {}  # full index j -> its context; window number -> [j, ...]
         for j in range(1, n + 1):
             if n <= max_length or j <= max_length:
-                context = full[:j]  # the first window: the unit's own start
+                w, context = 0, full[:j]  # the first window: the unit's own start
             else:
                 # later windows score full[first .. first + n_new], first = L + 1 + k (n_new + 1)
                 k = (j - max_length - 1) // (n_new + 1)
                 first = max_length + 1 + k * (n_new + 1)
-                context = prefix + full[first - stride:j]
+                w, context = k + 1, prefix + full[first - stride:j]
                 assert len(context) - len(prefix) >= stride
             assert len(context) <= max_length
             contexts[j] = context
-        # brute force: one plain forward per distinct window (a causal model's logits at a
-        # position depend on that position's prefix only); the longest context of each window
-        # is the window itself
-        windows = {}
-        for j, context in contexts.items():
-            key = tuple(context[:len(prefix) + 1]) if j > max_length else ()
-            key = (key, j > max_length and (j - max_length - 1) // (n_new + 1))
-            windows.setdefault(key, []).append(j)
+            windows.setdefault(w, []).append(j)
+        # brute force: one plain forward per window (a causal model's logits at a position
+        # depend on that position's prefix only); each token is read at its own context's end
         for js in windows.values():
-            window = contexts[js[-1]] + [full[js[-1]]]
+            window = contexts[js[-1]]
             with torch.no_grad():
-                logits = model(input_ids=torch.tensor([window[:-1]])).logits[0]
+                logits = model(input_ids=torch.tensor([window])).logits[0]
             logp = torch.log_softmax(logits.double(), dim=-1)
             for j in js:
                 context = contexts[j]
                 assert window[:len(context)] == context  # same prefix: same logits
                 expected = float(-logp[len(context) - 1, full[j]])
                 assert unit.token_nats[j - 1] == pytest.approx(expected, abs=1e-4), (text, j)
+        assert len(windows) == unit.n_windows
         if n > max_length:
             assert unit.n_windows == 1 + math.ceil((n - max_length) / (n_new + 1))
-        else:
-            assert unit.n_windows == (1 if n else 0)
 
 
 def test_windows_default_to_model_positions(tok):

@@ -380,13 +380,20 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 @contextlib.contextmanager
-def _deterministic() -> Iterator[None]:
+def _deterministic(device: torch.device) -> Iterator[None]:
+    """Deterministic kernels for the duration. On CUDA also the math attention kernel: in
+    float32 PyTorch would pick the memory-efficient one, whose backward is not deterministic."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     was_on = torch.are_deterministic_algorithms_enabled()
     was_warn = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
-        yield
+        if device.type == "cuda":
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            with sdpa_kernel(SDPBackend.MATH):
+                yield
+        else:
+            yield
     finally:
         torch.use_deterministic_algorithms(was_on, warn_only=was_warn)
 
@@ -593,7 +600,7 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
     vocab_info = {"vocab_size": vocab_size, **special}
     n_blocks = packed.blocks.size(0)
 
-    with _deterministic(), _num_threads(threads):
+    with _deterministic(dev), _num_threads(threads):
         model = build_model(cfg, vocab_size, special["bos"], special["eos"], special["pad"])
         model.to(dev)
         model.train()
