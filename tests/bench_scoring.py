@@ -68,8 +68,9 @@ def sync(device) -> None:
 @torch.inference_mode()
 def bare_loop(model, batches, pad_id, device) -> None:
     for batch in batches:
-        inputs, mask, _, _ = scoring._pad_batch(batch, pad_id, device)
-        model(input_ids=inputs, attention_mask=mask, use_cache=False)
+        inputs, mask, _, _ = scoring.pad_batch(batch, pad_id, device)
+        model(input_ids=inputs, attention_mask=mask if scoring._PASS_ATTENTION_MASK else None,
+              use_cache=False)
     sync(device)
 
 
@@ -89,7 +90,7 @@ def main(argv=None) -> None:
 
     texts = read_texts(args)
     model, tok = load(args)
-    device = scoring._model_device(model)
+    device = scoring.model_device(model)
     _, batches = scoring.prepare_batches(tok, texts, model=model, batch_size=args.batch_size)
     n_tokens = sum(len(r.inputs) - r.n_skip for b in batches for r in b)
     n_padded = sum(len(b[0].inputs) * len(b) for b in batches)

@@ -62,6 +62,15 @@ def make_texts(n: int = 40, seed: int = 1) -> list[str]:
     return texts
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """The models here are tiny: one thread is faster than two busy ones (and restored after)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def tok():
     return make_tokenizer()
@@ -142,12 +151,13 @@ def test_text_without_eos_and_without_bos(model, tok):
 @pytest.mark.parametrize("max_length,stride", [(8, 3), (9, 1), (6, 5)])
 def test_windows_score_each_token_once_with_its_window_context(model, tok, texts, max_length,
                                                                 stride, add_bos):
-    scored = score_texts(model, tok, texts[:25], max_length=max_length, stride=stride,
+    texts = texts[:20]
+    scored = score_texts(model, tok, texts, max_length=max_length, stride=stride,
                          add_bos=add_bos, batch_size=5, progress=False)
     bos, eos = tok.bos_token_id, tok.eos_token_id
     prefix = [bos] if add_bos else []
     n_new = max_length - stride - len(prefix)  # tokens scored per later window, minus one
-    for text, unit in zip(texts[:25], scored):
+    for text, unit in zip(texts, scored):
         ids = tok(text, add_special_tokens=False)["input_ids"]
         full = prefix + ids + [eos]
         n = len(full) - 1
@@ -250,3 +260,16 @@ def test_no_bos_tokenizer_uses_eos_as_start(model):
 def test_rejects_a_single_string(model, tok):
     with pytest.raises(TypeError):
         score_texts(model, tok, "abc", progress=False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_scores_equal_cpu_scores(tok, texts):
+    model = make_model(len(tok))
+    cpu = score_texts(model, tok, texts, progress=False)
+    windows_cpu = score_texts(model, tok, texts, max_length=8, stride=3, progress=False)
+    gpu = score_texts(model, tok, texts, device="cuda", progress=False)
+    windows_gpu = score_texts(model, tok, texts, max_length=8, stride=3, progress=False)
+    assert next(model.parameters()).device.type == "cuda"
+    for a, b in zip(cpu + windows_cpu, gpu + windows_gpu):
+        assert a.token_ids == b.token_ids
+        assert a.token_nats == pytest.approx(b.token_nats, abs=1e-4)

@@ -64,15 +64,20 @@ def log10_to_bits(log10_prob: float) -> float:
 
 
 def score_frame(*, corpus: str, language: str, model: str, tokenizer: str, vocab_size: int | None,
-                open_vocabulary: bool, split: str, unit_ids: list[str], n_chars: list[int],
-                n_bytes: list[int], n_tokens: list[int], bits: list[float],
+                open_vocabulary: bool, split: str, unit_ids: list[str],
+                n_tokens: list[int], bits: list[float], texts: list[str] | None = None,
+                n_chars: list[int] | None = None, n_bytes: list[int] | None = None,
                 n_unseen: list[int] | None = None, n_oov: list[int] | None = None,
                 bits_unk_corrected: list[float] | None = None,
                 extra: dict | None = None) -> pl.DataFrame:
     """A per-unit score table with the canonical columns (``SCORE_COLUMNS``), constants broadcast
-    and absent counts set to 0 (``bits_unk_corrected`` to null); ``extra`` adds columns (e.g.
-    per-token ids and nats) after the canonical ones."""
+    and absent counts set to 0 (``bits_unk_corrected`` to null); ``n_chars`` and ``n_bytes``
+    are counted from ``texts`` when given; ``extra`` adds columns (e.g. per-token ids and nats)
+    after the canonical ones."""
     n = len(unit_ids)
+    if texts is not None:
+        n_chars = [len(t) for t in texts]
+        n_bytes = [len(t.encode("utf-8")) for t in texts]
     if not (len(n_chars) == len(n_bytes) == len(n_tokens) == len(bits) == n):
         raise ValueError("score_frame: per-unit lists of different lengths")
     data = {

@@ -322,6 +322,11 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
         try:
             model.save_pretrained(str(tmp))
             tokenizer.save_pretrained(str(tmp))
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700: give the usual modes
+            for item in tmp.iterdir():
+                os.chmod(item, 0o666 & ~umask)
             provenance = {"gguf_file": gguf_file, "gguf_bytes": gguf_path.stat().st_size,
                           "gguf_sha256": _sha256(gguf_path), "dtype": "float32",
                           "note": "weights dequantised from the GGUF file by transformers"}
