@@ -17,7 +17,7 @@ def main(snakemake):
     with open(snakemake.input.vocab, encoding="utf-8") as handle:
         record = json.load(handle)
     texts = units["text"].to_list()
-    scores = score_word_units(snakemake.input.model, texts, record["words"])
+    scores = score_word_units(snakemake.input.model, texts, frozenset(record["words"]))
     n_types = count_oov_types(scores)
     table = score_frame(
         corpus=wc.corpus,

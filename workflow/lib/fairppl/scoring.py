@@ -257,7 +257,7 @@ def _unit_rows(unit: int, full: list[int], prefix: list[int], max_length: int | 
             c0, pre = p - stride, prefix
         e = min(c0 + max_length - len(pre), n)  # last full index scored in this window
         seq = pre + full[c0:e + 1]
-        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 - 1 + len(pre), p - 1))
+        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 + len(pre), p))
         p = e + 1
     return rows
 
