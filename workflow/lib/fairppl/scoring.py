@@ -192,7 +192,8 @@ def conventions(tokenizer, model=None, *, max_length: int | None = None,
                       f"token + {stride} tokens of left context + new tokens; every token "
                       f"scored once"),
         "precision": "float32 -log_softmax at the target (fused cross-entropy)",
-        "padding": "right padding (causal attention: pads unseen, no mask passed); rows sorted by length",
+        "padding": ("right padding, rows sorted by length; no padding mask passed (causal "
+                    "attention: no real token sees a pad)"),
         "lossless_check": "decode(ids, skip_special_tokens=False) == text",
     }
 
@@ -257,7 +258,7 @@ def _unit_rows(unit: int, full: list[int], prefix: list[int], max_length: int | 
             c0, pre = p - stride, prefix
         e = min(c0 + max_length - len(pre), n)  # last full index scored in this window
         seq = pre + full[c0:e + 1]
-        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 + len(pre), p))
+        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 - 1 + len(pre), p - 1))
         p = e + 1
     return rows
 
@@ -333,7 +334,8 @@ def prepare_batches(tokenizer, texts: Sequence[str], *, model=None, batch_size: 
     return encoded, _batches(rows, batch_size, max_batch_tokens)
 
 
-def model_device(model):
+def model_device(model) -> torch.device:
+    """The device of the model's (first) parameters; CPU for a model without parameters."""
     try:
         return next(model.parameters()).device
     except StopIteration:
@@ -357,6 +359,9 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     Raises ScoringError on a vocabulary mismatch (before any work) and on a NaN/infinite
     log-probability (naming the unit index and token position).
     """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string")
+    texts = list(texts)
     check_vocab(model, tokenizer)
     if device is not None:
         model.to(device)
@@ -369,7 +374,6 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
 
-    texts = list(texts)
     n_units = len(texts)
     full_ids: list[list[int]] = []
     for ids in encoded:  # the scored tokens: (start + text + end)[1:]
@@ -418,8 +422,8 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
                            use_cache=False).logits
             # all positions of the batch in a few large chunks (padding included: a few %),
             # then the scored ones: far fewer kernel launches than one call per row
-            all_nats = token_nats_from_logits(logits.view(-1, logits.shape[-1]),
-                                              targets.view(-1))
+            all_nats = token_nats_from_logits(logits.reshape(-1, logits.shape[-1]),
+                                              targets.reshape(-1))
             pending.append((batch, all_nats[scored]))
             # round-trip check of the units that start in this batch, while the device works
             starts = [row.unit for row in batch if row.first == 0]
