@@ -10,7 +10,7 @@ def main(snakemake):
     bpu = pl.read_parquet(snakemake.input.bpu)
     dropped = pl.concat([pl.read_csv(p, separator="\t") for p in snakemake.input.dropped])
     models = pl.read_parquet(snakemake.input.models)
-    tokenizers = pl.read_csv(snakemake.input.tokenizers) if snakemake.input.tokenizers else None
+    tokenizers = pl.read_csv(snakemake.input.tokenizers)
     html = summary_html(bpu, dropped, snakemake.params.settings, models, tokenizers)
     write_text(snakemake.output.html, html)
 
