@@ -20,7 +20,7 @@ help:
 	@echo "make bench   benchmark the scoring path (tokens/s vs a bare forward loop)"
 
 study: setup
-	$(SNAKEMAKE) --cores $(CORES) --printshellcmds
+	$(SNAKEMAKE) --cores $(CORES) --printshellcmds --rerun-incomplete
 	$(SNAKEMAKE) --cores $(CORES) --report results/report.html
 	@echo "Report written to results/report.html"
 

@@ -130,11 +130,6 @@ def kenlm_binary(name):
     return f"resources/kenlm/{kenlm['version']}-o{kenlm['max_order']}/bin/{name}"
 
 
-def char_ngram_models():
-    """Model ids of the character n-grams, e.g. 'kenlm-char-o5'."""
-    return [f"kenlm-char-o{order}" for order in config["char_ngram"]["orders"]]
-
-
 def spm_tokenizers():
     """Ids of the SentencePiece tokenizers trained per language, e.g. 'spm-unigram-4000'."""
     tok = config["tokenizers"]
