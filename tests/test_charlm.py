@@ -23,6 +23,7 @@ from fairppl.charlm import (  # noqa: E402
     score_units,
     to_char_tokens,
     unseen_char_bits,
+    build_kenlm,
     write_training_text,
 )
 from fairppl.errors import InputError  # noqa: E402
@@ -330,3 +331,36 @@ def test_discount_fallback_needed_on_tiny_corpus(tmp_path):
                         capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert score_unit(load_model(tmp_path / "b.arpa"), "abc").bits > 0
+
+
+@needs_lmplz
+def test_build_kenlm_binary_matches_arpa(real_model, tmp_path):
+    """build_kenlm (lmplz + build_binary in one step, the ARPA kept in tmpdir) gives a binary that
+    scores exactly as the ARPA file trained the same way, and leaves no intermediate files."""
+    train, arpa = real_model
+    text = tmp_path / "train.txt"
+    write_training_text(train, text)
+    work = tmp_path / "tmp"
+    work.mkdir()
+    binary = tmp_path / "char.o4.kenlm"
+    build_kenlm(text, binary, order=4, lmplz=Path(KENLM_BIN) / "lmplz",
+                build_binary=Path(KENLM_BIN) / "build_binary", tmpdir=work, memory="64M")
+    assert list(work.iterdir()) == []
+    heldout = _corpus(seed=4, n=30) + ["zq é"]
+    from_arpa = score_units(arpa, heldout, progress=False)
+    from_binary = score_units(binary, heldout, progress=False)
+    assert [s.bits for s in from_binary] == pytest.approx([s.bits for s in from_arpa], abs=1e-9)
+
+
+@needs_lmplz
+def test_build_kenlm_failure_leaves_nothing(tmp_path):
+    """lmplz refuses order 9 beyond its KENLM_MAX_ORDER (7): the error surfaces and neither the
+    model nor a partial file is left."""
+    text = tmp_path / "train.txt"
+    write_training_text(_corpus(seed=1, n=20), text)
+    binary = tmp_path / "out" / "char.o9.kenlm"
+    with pytest.raises(subprocess.CalledProcessError):
+        build_kenlm(text, binary, order=9, lmplz=Path(KENLM_BIN) / "lmplz",
+                    build_binary=Path(KENLM_BIN) / "build_binary", tmpdir=tmp_path, memory="64M")
+    assert not binary.exists()
+    assert list(binary.parent.iterdir()) == []

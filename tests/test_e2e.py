@@ -159,7 +159,7 @@ def test_unk_sweep_shows_the_pathology_and_its_correction(study):
         texts = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet").filter(
             language=language, split="test")
         vocab = set(__import__("json").loads((wd / "results" / "ngram" / "bible" / language /
-                                             "word-v100.vocab.json").read_text())["words"])
+                                             "word-v100.o3.json").read_text())["words"])
         oov_types = {w for t in texts["text"] for w in t.split(" ") if w not in vocab}
         expected = scores["bits"].sum() + scores["n_oov"].sum() * math.log2(len(oov_types))
         assert scores["bits_unk_corrected"].sum() == pytest.approx(expected, rel=1e-12)
@@ -208,7 +208,7 @@ def test_every_trained_model_prefers_real_text(study):
         costs["subword"] = [sum(s.bits for s in score_piece_units(ngram / "spm-unigram-3000.o3.kenlm",
                                                                     tok, x, progress=False))
                             for x in (texts, shuffled)]
-        vocab = __import__("json").loads((ngram / "word-v500.vocab.json").read_text())["words"]
+        vocab = __import__("json").loads((ngram / "word-v500.o3.json").read_text())["words"]
         costs["word"] = [sum(s.bits for s in score_word_units(ngram / "word-v500.o3.kenlm", x, vocab))
                          for x in (texts, word_shuffled)]
         for tokenizer in ("char", "spm-unigram-3000"):

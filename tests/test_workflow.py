@@ -53,9 +53,12 @@ def test_dry_run_test_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # 3 languages x 2 corpora x orders {5, 7}; one training text per (corpus, language).
+    # 3 languages x 2 corpora x orders {5, 7}.
     assert counts["score_char_ngram"] == 12
-    assert counts["char_training_text"] == 6
+    # One job per n-gram model: 12 character models, 3 languages x 3 word vocabularies, and one
+    # subword model per Bible language.
+    assert counts["train_ngram"] == 12 + 9 + 3
+    assert counts["score_word_ngram"] == 9
 
 
 def _edit_config(wd, edit):

@@ -256,6 +256,21 @@ def dropped_tables():
     return expand("results/corpus/{corpus}/dropped.tsv", corpus=ENABLED)
 
 
+def ngram_training_inputs(wildcards):
+    """What train_ngram reads: the units, the KenLM programs and, for a piece stream, its
+    tokenizer."""
+    inputs = {
+        "units": f"results/corpus/{wildcards.corpus}/units.parquet",
+        "lmplz": kenlm_binary("lmplz"),
+        "build_binary": kenlm_binary("build_binary"),
+    }
+    if wildcards.stream.startswith("spm-"):
+        inputs["tokenizer"] = (
+            f"results/tokenizers/{wildcards.corpus}/{wildcards.language}/{wildcards.stream}.model"
+        )
+    return inputs
+
+
 def lmplz_memory(wildcards, attempt):
     """Memory (MB) of lmplz's sort buffers, growing with each retry."""
     return 2000 * attempt

@@ -1,55 +1,16 @@
 # KenLM n-gram models over three token streams of each language's train split: characters (open
 # vocabulary, the baseline), words with a closed vocabulary and <unk> (the UNK-correction sweep),
-# and SentencePiece pieces (subword n-grams, scored on the default tokenization).
-
-
-rule char_training_text:
-    input:
-        units="results/corpus/{corpus}/units.parquet",
-    output:
-        text=temp("results/ngram/{corpus}/{language}/char.train.txt"),
-    log:
-        "logs/char_training_text/{corpus}/{language}.log",
-    conda:
-        "../../envs/fairppl.yaml"
-    script:
-        "../scripts/char_training_text.py"
-
-
-rule word_training_text:
-    input:
-        units="results/corpus/{corpus}/units.parquet",
-    output:
-        text=temp("results/ngram/{corpus}/{language}/word-v{vocab}.train.txt"),
-        vocab="results/ngram/{corpus}/{language}/word-v{vocab}.vocab.json",
-    log:
-        "logs/word_training_text/{corpus}/{language}.v{vocab}.log",
-    conda:
-        "../../envs/fairppl.yaml"
-    script:
-        "../scripts/word_training_text.py"
-
-
-rule subword_training_text:
-    input:
-        units="results/corpus/{corpus}/units.parquet",
-        tokenizer="results/tokenizers/{corpus}/{language}/{tokenizer}.model",
-    output:
-        text=temp("results/ngram/{corpus}/{language}/{tokenizer}.train.txt"),
-    log:
-        "logs/subword_training_text/{corpus}/{language}.{tokenizer}.log",
-    conda:
-        "../../envs/fairppl.yaml"
-    script:
-        "../scripts/subword_training_text.py"
+# and SentencePiece pieces (subword n-grams, scored on the default tokenization). One job per
+# model: it writes the stream's training text and the ARPA file in its tmpdir and keeps only the
+# binary model, so a study of 22 languages is ~200 jobs here rather than ~600.
 
 
 rule train_ngram:
     input:
-        text="results/ngram/{corpus}/{language}/{stream}.train.txt",
-        lmplz=kenlm_binary("lmplz"),
+        unpack(ngram_training_inputs),
     output:
-        arpa=temp("results/ngram/{corpus}/{language}/{stream}.o{order}.arpa"),
+        model="results/ngram/{corpus}/{language}/{stream}.o{order}.kenlm",
+        record="results/ngram/{corpus}/{language}/{stream}.o{order}.json",
     log:
         "logs/train_ngram/{corpus}/{language}/{stream}.o{order}.log",
     benchmark:
@@ -62,20 +23,6 @@ rule train_ngram:
         discount_fallback=config["char_ngram"]["discount_fallback"],
     script:
         "../scripts/train_ngram.py"
-
-
-rule binarize_ngram:
-    input:
-        arpa="results/ngram/{corpus}/{language}/{stream}.o{order}.arpa",
-        build_binary=kenlm_binary("build_binary"),
-    output:
-        model="results/ngram/{corpus}/{language}/{stream}.o{order}.kenlm",
-    log:
-        "logs/binarize_ngram/{corpus}/{language}/{stream}.o{order}.log",
-    conda:
-        "../../envs/fairppl.yaml"
-    shell:
-        "{input.build_binary} -S 1G {input.arpa} {output.model} > {log} 2>&1"
 
 
 rule score_char_ngram:
@@ -99,7 +46,7 @@ rule score_char_ngram:
 rule score_word_ngram:
     input:
         model="results/ngram/{corpus}/{language}/word-v{vocab}.o{order}.kenlm",
-        vocab="results/ngram/{corpus}/{language}/word-v{vocab}.vocab.json",
+        record="results/ngram/{corpus}/{language}/word-v{vocab}.o{order}.json",
         units="results/corpus/{corpus}/units.parquet",
     output:
         scores="results/scores/{corpus}/{language}/kenlm-word-o{order}.word-v{vocab}.parquet",

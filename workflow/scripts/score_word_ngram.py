@@ -14,7 +14,7 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     wc = snakemake.wildcards
     units = read_split(snakemake.input.units, wc.language, snakemake.params.split)
-    with open(snakemake.input.vocab, encoding="utf-8") as handle:
+    with open(snakemake.input.record, encoding="utf-8") as handle:
         record = json.load(handle)
     texts = units["text"].to_list()
     scores = score_word_units(snakemake.input.model, texts, frozenset(record["words"]))

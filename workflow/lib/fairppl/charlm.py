@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import tempfile
 import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -140,6 +142,30 @@ def lmplz_command(lmplz: str | os.PathLike, order: int, text: str | os.PathLike,
         argv += ["--discount_fallback", *(repr(d) for d in values)]
     argv += ["--text", str(text), "--arpa", str(arpa)]
     return argv
+
+
+def build_kenlm(text: str | os.PathLike, model: str | os.PathLike, *, order: int,
+                lmplz: str | os.PathLike, build_binary: str | os.PathLike,
+                tmpdir: str | os.PathLike, memory: str = "20%",
+                discount_fallback: bool | Sequence[float] = True, log=None) -> None:
+    """Train an order-``order`` model on ``text`` (lmplz) and write KenLM's binary form to
+    ``model`` (build_binary), atomically: the ARPA file lives in a private folder under ``tmpdir``
+    and is removed afterwards, and ``model`` appears only if both programs succeed.
+
+    ``log``: an open text file that receives the commands and the programs' output (stderr is
+    merged); None discards them. A failing program raises ``subprocess.CalledProcessError``.
+    """
+    with tempfile.TemporaryDirectory(prefix="kenlm-", dir=tmpdir) as work:
+        arpa = os.path.join(work, "model.arpa")
+        train = lmplz_command(lmplz, order, text, arpa, work, memory=memory,
+                              discount_fallback=discount_fallback)
+        with atomic_path(model) as tmp:
+            binarize = [str(build_binary), "-S", "1G", arpa, str(tmp)]
+            for argv in (train, binarize):
+                if log is not None:
+                    print("+", " ".join(argv), file=log, flush=True)
+                subprocess.run(argv, check=True, stdout=log if log is not None else subprocess.DEVNULL,
+                               stderr=subprocess.STDOUT)
 
 
 def unseen_char_bits(ch: str) -> float:
