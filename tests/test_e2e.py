@@ -250,6 +250,32 @@ def test_report_builds(study):
         assert needle in report, needle
     summary = (wd / "results" / "tables" / "summary.html").read_text(encoding="utf-8")
     assert "bits per English character" in summary and "placeholder" in summary
+    assert "Scoring conventions of the token LMs" in summary
+
+
+def test_scoring_conventions_are_recorded(study):
+    """Every token-LM scoring job records its conventions beside its scores; the summary page
+    groups them per model."""
+    wd, _ = study
+    import json
+
+    from fairppl.report import conventions_table
+
+    records = [json.loads(p.read_text(encoding="utf-8"))
+               for p in sorted((wd / "results" / "scores").glob("*/*/*.conventions.json"))]
+    runs = {(r["model"], r["tokenizer"], r["language"]) for r in records}
+    # tiny-random on 3 Bible languages; transformers over 2 tokenizers on eng and kor.
+    assert runs == ({("tiny-random", "native", lang) for lang in ("eng", "tur", "kor")}
+                    | {("transformer", tok, lang) for tok in ("char", "spm-unigram-3000")
+                       for lang in ("eng", "kor")})
+    for r in records:
+        assert r["start_token"] == "<s>" and r["end_token"] == "</s>" and r["end_charged"]
+        assert r["start_token_role"].startswith("BOS prepended as context")
+        assert r["weights"] == "as saved (float32)"
+    table = conventions_table(records)
+    assert table.height == 3  # one row per (model, tokenizer): conventions agree across languages
+    row = table.filter(model="tiny-random").row(0, named=True)
+    assert sorted(row["languages"].split()) == ["eng", "kor", "tur"]
 
 
 def test_adding_a_language_is_one_sheet_row(study, tmp_path):

@@ -114,6 +114,19 @@ def test_batched_equals_one_at_a_time(model, tok, texts):
         assert abs(a.nats - b.nats) <= 1e-4
 
 
+def test_padding_mask_changes_no_scored_token(model, tok, texts, monkeypatch):
+    """The scorer passes no padding mask (see scoring._PASS_ATTENTION_MASK): with right padding
+    and causal attention no scored position can see a pad. Passing the mask must therefore change
+    no token's score, in padded batches of very different lengths."""
+    without = score_texts(model, tok, texts, batch_size=16, progress=False)
+    monkeypatch.setattr(scoring, "_PASS_ATTENTION_MASK", True)
+    with_mask = score_texts(model, tok, texts, batch_size=16, progress=False)
+    assert max(len(t) for t in texts) > 5 * min(len(t) for t in texts if t)  # real padding
+    for a, b in zip(without, with_mask):
+        assert a.token_ids == b.token_ids
+        assert a.token_nats == pytest.approx(b.token_nats, abs=1e-5)
+
+
 def test_every_token_equals_brute_force(model, tok, texts, monkeypatch):
     # tiny chunks: the chunked log-softmax path runs many times per batch
     monkeypatch.setattr(scoring, "_CHUNK_FLOATS", 3 * len(tok))

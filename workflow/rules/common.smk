@@ -154,6 +154,14 @@ def pretrained_models(corpus, language):
     ]
 
 
+def token_lm_runs(row):
+    """(model, tokenizer) of every token LM (trained Transformer or pretrained) scored on a
+    (corpus, language) row."""
+    runs = [("transformer", tok) for tok in neural_tokenizers(row.corpus, row.language)]
+    runs += [(model, "native") for model in pretrained_models(row.corpus, row.language)]
+    return runs
+
+
 def score_files():
     """Per-unit score tables of every (corpus, language, model, tokenizer) in the study."""
     files = []
@@ -174,15 +182,17 @@ def score_files():
                 f"{prefix}/kenlm-subword-o{subword['order']}.{tok}.parquet"
                 for tok in subword["tokenizers"]
             ]
-        files += [
-            f"{prefix}/transformer.{tok}.parquet"
-            for tok in neural_tokenizers(row.corpus, row.language)
-        ]
-        files += [
-            f"{prefix}/{model}.native.parquet"
-            for model in pretrained_models(row.corpus, row.language)
-        ]
+        files += [f"{prefix}/{m}.{tok}.parquet" for m, tok in token_lm_runs(row)]
     return files
+
+
+def convention_files():
+    """The scoring conventions recorded by every token-LM scoring job."""
+    return [
+        f"results/scores/{row.corpus}/{row.language}/{m}.{tok}.conventions.json"
+        for row in STUDY_LANGUAGES
+        for m, tok in token_lm_runs(row)
+    ]
 
 
 def tokenizer_records():

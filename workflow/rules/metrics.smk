@@ -99,6 +99,7 @@ rule summary_page:
         models="results/tables/models.parquet",
         tokenizers="results/tables/tokenizers.csv",
         dropped=dropped_tables(),
+        conventions=convention_files(),
     output:
         html=report(
             "results/tables/summary.html",

@@ -32,6 +32,7 @@ rule score_neural:
         units="results/corpus/{corpus}/units.parquet",
     output:
         scores="results/scores/{corpus}/{language}/transformer.{tokenizer}.parquet",
+        conventions="results/scores/{corpus}/{language}/transformer.{tokenizer}.conventions.json",
     log:
         "logs/score_neural/{corpus}/{language}.{tokenizer}.log",
     benchmark:

@@ -41,6 +41,7 @@ rule score_pretrained:
         unpack(pretrained_inputs),
     output:
         scores="results/scores/{corpus}/{language}/{model}.native.parquet",
+        conventions="results/scores/{corpus}/{language}/{model}.native.conventions.json",
     log:
         "logs/score_pretrained/{corpus}/{language}.{model}.log",
     benchmark:

@@ -1,6 +1,7 @@
 """Score one language's evaluation split with a token LM (a trained Transformer or a pretrained
 model) through the canonical scoring path, in resumable chunks."""
 
+import json
 import logging
 from pathlib import Path
 
@@ -9,9 +10,9 @@ import torch
 
 from fairppl.corpora import read_split
 from fairppl.errors import ScoringError
-from fairppl.io import write_table
+from fairppl.io import write_table, write_text
 from fairppl.metrics import nats_to_bits, score_frame
-from fairppl.pretrained import load_lm
+from fairppl.pretrained import PROVENANCE_FILE, load_lm
 from fairppl.resume import clear_parts, fingerprint, run_chunked
 from fairppl.scoring import conventions, score_texts
 
@@ -22,6 +23,15 @@ def model_identity(load_from):
     if not folder.is_dir():
         return load_from
     return sorted((p.name, p.stat().st_size, p.stat().st_mtime) for p in folder.iterdir())
+
+
+def weights_note(load_from):
+    """Where the weights came from, for the report (e.g. dequantised from a GGUF file)."""
+    source = Path(load_from) / PROVENANCE_FILE
+    if not source.is_file():
+        return "as saved (float32)" if Path(load_from).is_dir() else f"hub: {load_from}"
+    info = json.loads(source.read_text(encoding="utf-8"))
+    return f"{info['dtype']}, {info['note']} {info['gguf_file']} (sha256 {info['gguf_sha256'][:12]}…)"
 
 
 def main(snakemake):
@@ -76,6 +86,10 @@ def main(snakemake):
     )
     logging.info("%d units, %d tokens, %.1f bits", table.height, table["n_tokens"].sum(),
                  table["bits"].sum())
+    record = {"corpus": wc.corpus, "language": wc.language, "model": model_id,
+              "tokenizer": tokenizer_id, "loaded_from": str(load_from),
+              "weights": weights_note(load_from), **conv}
+    write_text(snakemake.output.conventions, json.dumps(record, ensure_ascii=False, indent=1))
     write_table(table, parquet=snakemake.output.scores)
     clear_parts(snakemake.params.parts)
 

@@ -57,11 +57,34 @@ _UNK = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_tokens", "o
         "ppl_naive", "ppl_unk_corrected", "bits_per_utterance"]
 
 
+#: The scoring conventions shown per token LM (fairppl.scoring.conventions + where the weights
+#: came from), in this order.
+_CONVENTIONS = ["model", "tokenizer", "languages", "start_token", "start_token_role", "end_token",
+                "end_charged", "windowing", "padding", "weights"]
+
+
+def conventions_table(records: list[dict]) -> pl.DataFrame:
+    """One row per (model, tokenizer, conventions): the scoring conventions of the token LMs,
+    with the languages they were scored on (conventions that differ between languages of one
+    model, which should not happen, show up as separate rows)."""
+    if not records:
+        return pl.DataFrame({name: [] for name in _CONVENTIONS}, schema={n: pl.String for n in _CONVENTIONS})
+    frame = pl.DataFrame([{k: (None if r.get(k) is None else str(r.get(k)))
+                           for k in [*_CONVENTIONS, "language"] if k != "languages"}
+                          for r in records])
+    keys = [c for c in _CONVENTIONS if c != "languages"]
+    return (frame.group_by(keys, maintain_order=True)
+            .agg(pl.col("language").unique(maintain_order=True).str.join(" ").alias("languages"))
+            .select(_CONVENTIONS).sort("model", "tokenizer"))
+
+
 def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict,
-                 models: pl.DataFrame | None = None, tokenizers: pl.DataFrame | None = None) -> str:
+                 models: pl.DataFrame | None = None, tokenizers: pl.DataFrame | None = None,
+                 conventions: pl.DataFrame | None = None) -> str:
     """The summary page: the model comparison per language (every model on the same units), per
     (corpus, model) a table of bits per utterance, BPEC, bits per character and per byte, the
-    UNK sweep, the tokenizers, the units dropped as placeholders, and the settings used."""
+    UNK sweep, the tokenizers, the token LMs' scoring conventions, the units dropped as
+    placeholders, and the settings used."""
     parts = ["<html><head><meta charset='utf-8'><title>fairppl summary</title>", _STYLE,
              "</head><body><h1>fairppl: bits per utterance on multi-text</h1>",
              "<p>All numbers are code lengths in bits of the evaluation split, every character "
@@ -91,6 +114,11 @@ def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict,
         parts.append("<h2>Tokenizers</h2>")
         parts.append(html_table(tokenizers, {"vocab_size": "trained (pieces)",
                                              "vocab_size_requested": "asked for (pieces)"}))
+    if conventions is not None and conventions.height:
+        parts.append("<h2>Scoring conventions of the token LMs</h2><p>Every token LM is scored by "
+                     "one path (fairppl.scoring): the start token is context only, every text "
+                     "token and the end token are charged, in nats converted to bits.</p>")
+        parts.append(html_table(conventions, {}))
     parts.append("<h2>Placeholder units dropped</h2>")
     parts.append(html_table(dropped, _DROPPED_HEADERS))
     parts.append("<h2>Settings</h2><pre>")
