@@ -57,6 +57,29 @@ _UNK = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_tokens", "o
         "ppl_naive", "ppl_unk_corrected", "bits_per_utterance"]
 
 
+_UNK_EXTRA = {
+    "bits_per_utterance": "p(<unk>) as is (bits/utterance)",
+    "unk_corrected_bits_per_utterance": "every p(<unk>) / #OOV types (bits/utterance)",
+    "char_model": "open-vocabulary character n-gram",
+    "char_bits_per_utterance": "character n-gram, same language (bits/utterance)",
+}
+
+
+def unk_table(bpu: pl.DataFrame) -> pl.DataFrame:
+    """The closed-vocabulary rows with their UNK-corrected bits per utterance and, beside them,
+    the bits per utterance of each character n-gram of the same (corpus, language)."""
+    closed = bpu.filter(~pl.col("open_vocabulary")).with_columns(
+        (pl.col("bits_unk_corrected") / pl.col("n_units")).alias("unk_corrected_bits_per_utterance"))
+    char = (bpu.filter(pl.col("open_vocabulary") & (pl.col("tokenizer") == "char")
+                       & pl.col("model").str.starts_with("kenlm-char"))
+            .select("corpus", "language", pl.col("model").alias("char_model"),
+                    pl.col("bits_per_utterance").alias("char_bits_per_utterance")))
+    return (closed.join(char, on=["corpus", "language"], how="left")
+            .sort("corpus", "language", "char_model", "vocab_size")
+            .select(*_UNK, "unk_corrected_bits_per_utterance", "char_model",
+                    "char_bits_per_utterance"))
+
+
 #: The scoring conventions shown per token LM (fairppl.scoring.conventions + where the weights
 #: came from), in this order.
 _CONVENTIONS = ["model", "tokenizer", "languages", "start_token", "start_token_role", "end_token",
@@ -108,8 +131,11 @@ def summary_html(bpu: pl.DataFrame, dropped: pl.DataFrame, settings: dict,
     closed = bpu.filter(~pl.col("open_vocabulary"))
     if closed.height:
         parts.append("<h2>Closed vocabulary: naive vs UNK-corrected perplexity</h2>")
-        parts.append(html_table(closed.sort("corpus", "language", "vocab_size").select(_UNK),
-                                BPU_COLUMNS))
+        parts.append("<p>Beside each closed-vocabulary word model: its bits per utterance with "
+                     "p(&lt;unk&gt;) as is and UNK-corrected, and the open-vocabulary character "
+                     "n-gram's bits per utterance on the same language (which charges every "
+                     "character).</p>")
+        parts.append(html_table(unk_table(bpu), {**BPU_COLUMNS, **_UNK_EXTRA}))
     if tokenizers is not None and tokenizers.height:
         parts.append("<h2>Tokenizers</h2>")
         parts.append(html_table(tokenizers, {"vocab_size": "trained (pieces)",

@@ -1,0 +1,59 @@
+"""The report's tables (fairppl.report): values carried to the right rows, units in headers."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from fairppl.report import conventions_table, summary_html, unk_table
+
+
+def _row(model, tokenizer, open_vocabulary, bpu, language="eng", **extra):
+    base = dict(corpus="bible", language=language, model=model, tokenizer=tokenizer,
+                vocab_size=None, open_vocabulary=open_vocabulary, n_units=4, n_tokens=40,
+                oov_rate=None, ppl_naive=None, ppl_unk_corrected=None, bits_per_utterance=bpu,
+                bits_unk_corrected=None)
+    base.update(extra)
+    return base
+
+
+@pytest.fixture
+def bpu():
+    return pl.DataFrame([
+        _row("kenlm-char-o5", "char", True, 200.0),
+        _row("kenlm-char-o7", "char", True, 190.0),
+        _row("kenlm-char-o5", "char", True, 300.0, language="deu"),
+        _row("transformer", "char", True, 150.0),  # a char-level LM, but not the n-gram
+        _row("kenlm-word-o3", "word-v1000", False, 120.0, vocab_size=1000, oov_rate=0.1,
+             ppl_naive=50.0, ppl_unk_corrected=80.0, bits_unk_corrected=600.0),
+        _row("kenlm-word-o3", "word-v1000", False, 140.0, language="deu", vocab_size=1000,
+             oov_rate=0.2, ppl_naive=60.0, ppl_unk_corrected=90.0, bits_unk_corrected=1000.0),
+    ], infer_schema_length=None)
+
+
+def test_unk_table_puts_the_char_model_beside_each_word_model(bpu):
+    table = unk_table(bpu)
+    eng = table.filter(language="eng").sort("char_model")
+    assert eng["char_model"].to_list() == ["kenlm-char-o5", "kenlm-char-o7"]
+    assert eng["char_bits_per_utterance"].to_list() == [200.0, 190.0]
+    assert eng["unk_corrected_bits_per_utterance"].to_list() == [150.0, 150.0]  # 600 bits / 4
+    deu = table.filter(language="deu")
+    assert deu.height == 1
+    assert deu.row(0, named=True)["char_bits_per_utterance"] == 300.0
+    assert deu.row(0, named=True)["unk_corrected_bits_per_utterance"] == 250.0
+
+
+def test_summary_headers_carry_units(bpu):
+    dropped = pl.DataFrame({"corpus": ["bible"], "language": ["eng"], "n_placeholder": [0],
+                            "n_dropped": [0], "n_kept": [4]})
+    records = [dict(model="m", tokenizer="native", language=lang, start_token="<s>",
+                    start_token_role="BOS", end_token="</s>", end_charged=True, windowing="none",
+                    padding="right", weights="float32") for lang in ("eng", "deu")]
+    html = summary_html(bpu.with_columns(
+        pl.lit(None, dtype=pl.Float64).alias(c) for c in
+        ("bpec", "bits_per_char", "bits_per_byte", "n_chars", "n_bytes", "n_english_chars",
+         "n_unseen", "bits_total") if c not in bpu.columns).with_columns(split=pl.lit("test")),
+        dropped, {"seed": 0}, conventions=conventions_table(records))
+    assert "every p(&lt;unk&gt;) / #OOV types (bits/utterance)" in html
+    assert "character n-gram, same language (bits/utterance)" in html
+    assert "Scoring conventions of the token LMs" in html and "eng deu" in html
