@@ -39,7 +39,8 @@ rule score_neural:
         "benchmarks/score_neural/{corpus}/{language}.{tokenizer}.tsv"
     conda:
         "../../envs/fairppl.yaml"
-    threads: 2
+    # One thread: as for score_pretrained, two jobs side by side beat one job on two threads.
+    threads: 1
     resources:
         gpu=1,
         mem_mb=4000,

@@ -64,11 +64,8 @@ rule build_kenlm:
     conda:
         "../../envs/kenlm.yaml"
     threads: 2
-    params:
-        script=workflow.source_path("../scripts/build_kenlm.sh"),
-    shell:
-        "bash {params.script} resources/kenlm/{wildcards.version}-o{wildcards.max_order}/bin"
-        " {wildcards.max_order} {threads} {wildcards.version} > {log} 2>&1"
+    script:
+        "../scripts/build_kenlm.sh"
 
 
 rule setup_resources:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build KenLM's command-line tools (lmplz, build_binary, query) from the PyPI sdist kenlm==0.3.0 (by default).
 #
-# usage: build_kenlm.sh <outdir> <max_order> <threads> [version]
+# usage: build_kenlm.sh <outdir> <max_order> <threads> [version]   (or as a Snakemake script)
 #
 #   outdir     where the three binaries end up (created if missing)
 #   max_order  largest n-gram order the binaries accept (KenLM's compile-time KENLM_MAX_ORDER)
@@ -27,6 +27,15 @@ die() {
     echo "build_kenlm.sh: error: $*" >&2
     exit 1
 }
+
+# Run by Snakemake's `script:` directive (rule build_kenlm): the arguments come from the rule.
+# (Not a params entry holding this script's path: that path is a per-run cache location, so the
+# rule, and every n-gram after it, would rerun on every invocation.)
+if declare -p snakemake_wildcards >/dev/null 2>&1; then
+    exec >"${snakemake_log[0]}" 2>&1
+    set -- "$(dirname "${snakemake_output[lmplz]}")" "${snakemake_wildcards[max_order]}" \
+        "${snakemake[threads]}" "${snakemake_wildcards[version]}"
+fi
 
 if [[ $# -lt 3 || $# -gt 4 ]]; then
     echo "usage: build_kenlm.sh <outdir> <max_order> <threads> [version]" >&2

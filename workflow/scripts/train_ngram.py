@@ -51,7 +51,7 @@ def main(snakemake):
         with open(snakemake.log[0], "a") as log:
             build_kenlm(text, snakemake.output.model, order=int(wc.order),
                         lmplz=snakemake.input.lmplz, build_binary=snakemake.input.build_binary,
-                        tmpdir=tmpdir, memory=f"{snakemake.resources.mem_mb}M",
+                        tmpdir=tmpdir, memory=f"{snakemake.resources.mem_mb // 2}M",
                         discount_fallback=snakemake.params.discount_fallback, log=log)
     record = {"stream": wc.stream, "order": int(wc.order), "n_train_units": len(texts), **fields}
     write_text(snakemake.output.record, json.dumps(record, ensure_ascii=False))
