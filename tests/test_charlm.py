@@ -364,3 +364,19 @@ def test_build_kenlm_failure_leaves_nothing(tmp_path):
                     build_binary=Path(KENLM_BIN) / "build_binary", tmpdir=tmp_path, memory="64M")
     assert not binary.exists()
     assert list(binary.parent.iterdir()) == []
+
+
+def test_write_stream_records_what_was_trained_on(tmp_path):
+    from fairppl.ngramtext import write_stream
+
+    texts = ["ab c", "a b b", ""]
+    char = write_stream("char", texts, tmp_path / "c.txt")
+    assert char == {"n_tokens": 9}
+    assert (tmp_path / "c.txt").read_text(encoding="utf-8").splitlines() == ["a b ▁ c", "a ▁ b ▁ b", ""]
+    word = write_stream("word-v1", texts, tmp_path / "w.txt")
+    assert word["n_tokens"] == 5 and word["requested"] == 1 and word["words"] == ["b"]
+    assert word["n_train_types"] == 4  # ab, c, a, b
+    with pytest.raises(InputError, match="unknown n-gram stream 'bytes'"):
+        write_stream("bytes", texts, tmp_path / "x.txt")
+    with pytest.raises(InputError, match="needs its SentencePiece model"):
+        write_stream("spm-unigram-10", texts, tmp_path / "x.txt")

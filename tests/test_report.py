@@ -57,3 +57,17 @@ def test_summary_headers_carry_units(bpu):
     assert "every p(&lt;unk&gt;) / #OOV types (bits/utterance)" in html
     assert "character n-gram, same language (bits/utterance)" in html
     assert "Scoring conventions of the token LMs" in html and "eng deu" in html
+
+
+def test_weights_note_names_the_source(tmp_path):
+    import json
+
+    from fairppl.pretrained import PROVENANCE_FILE, weights_note
+
+    assert weights_note("org/model") == "hub: org/model"
+    assert weights_note(tmp_path) == "as saved (float32)"
+    (tmp_path / PROVENANCE_FILE).write_text(json.dumps(
+        {"dtype": "float32", "note": "weights dequantised from the GGUF file by transformers",
+         "gguf_file": "m.Q4_1.gguf", "gguf_sha256": "ab" * 32}), encoding="utf-8")
+    assert weights_note(tmp_path) == ("float32, weights dequantised from the GGUF file by "
+                                      "transformers m.Q4_1.gguf (sha256 abababababab…)")

@@ -12,7 +12,7 @@ from fairppl.corpora import read_split
 from fairppl.errors import ScoringError
 from fairppl.io import write_table, write_text
 from fairppl.metrics import nats_to_bits, score_frame
-from fairppl.pretrained import PROVENANCE_FILE, load_lm
+from fairppl.pretrained import load_lm, weights_note
 from fairppl.resume import clear_parts, fingerprint, run_chunked
 from fairppl.scoring import conventions, score_texts
 
@@ -23,15 +23,6 @@ def model_identity(load_from):
     if not folder.is_dir():
         return load_from
     return sorted((p.name, p.stat().st_size, p.stat().st_mtime) for p in folder.iterdir())
-
-
-def weights_note(load_from):
-    """Where the weights came from, for the report (e.g. dequantised from a GGUF file)."""
-    source = Path(load_from) / PROVENANCE_FILE
-    if not source.is_file():
-        return "as saved (float32)" if Path(load_from).is_dir() else f"hub: {load_from}"
-    info = json.loads(source.read_text(encoding="utf-8"))
-    return f"{info['dtype']}, {info['note']} {info['gguf_file']} (sha256 {info['gguf_sha256'][:12]}…)"
 
 
 def main(snakemake):

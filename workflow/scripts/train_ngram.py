@@ -11,32 +11,10 @@ import logging
 import os
 import tempfile
 
-from fairppl.charlm import build_kenlm, write_training_text
+from fairppl.charlm import build_kenlm
 from fairppl.corpora import read_split
-from fairppl.io import write_lines, write_text
-from fairppl.subwordlm import load_sentencepiece, pieces
-from fairppl.wordlm import build_vocabulary, write_unk_text
-
-
-def write_stream(stream: str, texts: list[str], path: str, tokenizer: str | None) -> dict:
-    """Write the training text of ``stream`` to ``path``; return the record's stream fields."""
-    if stream == "char":
-        write_training_text(texts, path)
-        return {"n_tokens": sum(len(t) for t in texts)}
-    if stream.startswith("word-v"):
-        requested = stream.removeprefix("word-v")
-        size = None if requested == "all" else int(requested)
-        vocab = build_vocabulary(texts, size)
-        write_unk_text(texts, vocab, path)
-        return {"n_tokens": sum(len(t.split(" ")) for t in texts if t),
-                "requested": size, "actual": vocab.actual, "n_train_types": vocab.n_train_types,
-                "words": list(vocab.words)}
-    if stream.startswith("spm-"):
-        sp = load_sentencepiece(tokenizer)
-        lines = [" ".join(pieces(sp, text)) for text in texts]
-        write_lines(path, lines)
-        return {"n_tokens": sum(len(line.split()) for line in lines)}
-    raise ValueError(f"unknown n-gram stream {stream!r}")
+from fairppl.io import write_text
+from fairppl.ngramtext import write_stream
 
 
 def main(snakemake):

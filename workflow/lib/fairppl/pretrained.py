@@ -370,3 +370,15 @@ def load_lm(folder: str | os.PathLike, device=None):
     model.to(device)
     model.eval()
     return model, tokenizer
+
+
+def weights_note(load_from: str | os.PathLike) -> str:
+    """Where a model's weights came from, in words for the report: the GGUF file they were
+    dequantised from (``PROVENANCE_FILE`` written by the cache step), a folder saved as is, or a
+    hub id."""
+    folder = Path(load_from)
+    source = folder / PROVENANCE_FILE
+    if not source.is_file():
+        return "as saved (float32)" if folder.is_dir() else f"hub: {load_from}"
+    info = json.loads(source.read_text(encoding="utf-8"))
+    return f"{info['dtype']}, {info['note']} {info['gguf_file']} (sha256 {info['gguf_sha256'][:12]}…)"

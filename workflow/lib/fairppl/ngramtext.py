@@ -1,0 +1,44 @@
+"""Training text for KenLM n-grams over the three token streams of the study.
+
+A stream id names what one KenLM "word" is: ``char`` (characters, ``fairppl.charlm``),
+``word-v{size|all}`` (words of a closed vocabulary, OOV words as the UNK class,
+``fairppl.wordlm``) or ``spm-{type}-{size}`` (SentencePiece pieces on the default tokenization,
+``fairppl.subwordlm``)."""
+
+from __future__ import annotations
+
+import os
+
+from .charlm import write_training_text
+from .errors import InputError
+from .io import write_lines
+from .subwordlm import load_sentencepiece, pieces
+from .wordlm import build_vocabulary, words, write_unk_text
+
+
+def write_stream(stream: str, texts: list[str], path: str | os.PathLike,
+                 tokenizer: str | os.PathLike | None = None) -> dict:
+    """Write the training text of ``stream`` for ``texts`` to ``path`` (one line per unit);
+    return what was trained on: ``n_tokens`` and, for words, the vocabulary (``requested``,
+    ``actual``, ``n_train_types``, ``words``). ``tokenizer``: the SentencePiece model file of a
+    ``spm-`` stream."""
+    if stream == "char":
+        write_training_text(texts, path)
+        return {"n_tokens": sum(len(t) for t in texts)}
+    if stream.startswith("word-v"):
+        requested = stream.removeprefix("word-v")
+        size = None if requested == "all" else int(requested)
+        vocab = build_vocabulary(texts, size)
+        write_unk_text(texts, vocab, path)
+        return {"n_tokens": sum(len(words(t)) for t in texts), "requested": size,
+                "actual": vocab.actual, "n_train_types": vocab.n_train_types,
+                "words": list(vocab.words)}
+    if stream.startswith("spm-"):
+        if tokenizer is None:
+            raise InputError(f"stream {stream!r} needs its SentencePiece model file")
+        sp = load_sentencepiece(tokenizer)
+        lines = [" ".join(pieces(sp, text)) for text in texts]
+        write_lines(path, lines)
+        return {"n_tokens": sum(len(line.split()) for line in lines)}
+    raise InputError(f"unknown n-gram stream {stream!r} (expected char, word-v<size|all> or "
+                     f"spm-<type>-<size>)")
