@@ -5,6 +5,10 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# Checks the YAML syntax of config/config.yaml first, so that an error names its file and line.
+include: "workflow/rules/config_syntax.smk"
+
+
 configfile: "config/config.yaml"
 
 

@@ -70,3 +70,40 @@ def test_enabled_url_corpus_needs_checksum(tmp_path):
     corpora = {"flores": {"enabled": True, "type": "url", "url": "http://x/y.tgz", "sha256": None}}
     with pytest.raises(InputError, match=r"`corpora.flores.sha256` is null"):
         check_against_config(rows, corpora, "languages.tsv")
+
+
+def test_stray_quote_merges_no_rows(tmp_path):
+    """A '"' opening a field used to start a CSV quoted field that swallowed the next rows (the
+    Turkish row took the Korean text and Korean vanished). Read as plain TSV, every line is one
+    row: a quote inside a free-text field is kept, and one in a name or source id is refused on
+    its own line."""
+    from fairppl.sheet import read_model_sheet
+
+    models_schema = str(ROOT / "workflow" / "schemas" / "models.schema.yaml")
+    path = tmp_path / "models.tsv"
+    path.write_text("model\tsource\tspec\tcorpora\tlanguages\tdescription\n"
+                    "a\tpath\t/m/a\tbible\teng\t\"quoted start\n"
+                    "b\tpath\t/m/b\tbible\teng\tends\"\n", encoding="utf-8")
+    rows = read_model_sheet(str(path), models_schema)
+    assert [(r.model, r.description, r.line) for r in rows] == [
+        ("a", '"quoted start', 2), ("b", 'ends"', 3)]
+    sheet = write(tmp_path, [GOOD[0], "bible\ttur\ttur\t\"Turkish\tLatn\tt\tfalse\n",
+                             "bible\tkor\tkor\tKorean\"\tKore\tn\tfalse\n"])
+    with pytest.raises(InputError, match=r"languages.tsv, line 3: field 'name': '\"Turkish' does "
+                                         r"not match"):
+        read_language_sheet(sheet, SCHEMA)
+    sheet = write(tmp_path, [GOOD[0], "bible\ttur\ttur\tTurkish\tLatn\t\"t\tfalse\n"])
+    with pytest.raises(InputError, match=r"line 3: field 'source_id': '\"t' does not match"):
+        read_language_sheet(sheet, SCHEMA)
+
+
+def test_field_count_names_the_line(tmp_path):
+    sheet = write(tmp_path, [GOOD[0], "bible\tdeu\tdeu\tGerman\tLatn\ts\tfalse\textra\n"])
+    with pytest.raises(InputError, match=r"languages.tsv, line 3: 8 fields, expected 7 "
+                                         r"tab-separated fields"):
+        read_language_sheet(sheet, SCHEMA)
+
+
+def test_blank_lines_are_skipped_and_lines_counted(tmp_path):
+    rows = read_language_sheet(write(tmp_path, [GOOD[0], "\n", "\t\t\n", GOOD[1]]), SCHEMA)
+    assert [(r.language, r.line) for r in rows] == [("eng", 2), ("deu", 5)]

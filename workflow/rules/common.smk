@@ -22,26 +22,24 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.errors import InputError
 from fairppl.pretrained import resolve_model
+from fairppl.settings import check_config, check_references
 from fairppl.sheet import (
     check_against_config,
-    check_config,
     check_models,
     read_language_sheet,
     read_model_sheet,
 )
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
-    check_config(
-        config,
-        str(SCHEMAS / "config.schema.yaml"),
-        ", ".join(str(f) for f in workflow.configfiles) or "config",
-    )
+    check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
     LANGUAGES = read_language_sheet(
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
+    check_references(config, LANGUAGES, CONFIG_SOURCE)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
     RESOLVED = {row.model: resolve_model(vars(row)) for row in MODELS}
@@ -302,6 +300,7 @@ def report_settings():
         "corpora": {c: resolved_spec(c) for c in ENABLED},
         "split": config["split"],
         "char_ngram": config["char_ngram"],
+        "evaluation": config["evaluation"],
         "kenlm": config["kenlm"],
         "tokenizers": config["tokenizers"],
         "word_ngram": config["word_ngram"],

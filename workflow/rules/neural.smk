@@ -45,7 +45,7 @@ rule score_neural:
         gpu=1,
         mem_mb=4000,
     params:
-        split=config["char_ngram"]["eval_split"],
+        split=config["evaluation"]["split"],
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.transformer.{tokenizer}.parts",
     script:

@@ -20,7 +20,7 @@ rule train_ngram:
     resources:
         mem_mb=lmplz_memory,
     params:
-        discount_fallback=config["char_ngram"]["discount_fallback"],
+        discount_fallback=config["kenlm"]["discount_fallback"],
     script:
         "../scripts/train_ngram.py"
 
@@ -38,7 +38,7 @@ rule score_char_ngram:
     conda:
         "../../envs/fairppl.yaml"
     params:
-        split=config["char_ngram"]["eval_split"],
+        split=config["evaluation"]["split"],
     script:
         "../scripts/score_char_ngram.py"
 
@@ -57,7 +57,7 @@ rule score_word_ngram:
     conda:
         "../../envs/fairppl.yaml"
     params:
-        split=config["char_ngram"]["eval_split"],
+        split=config["evaluation"]["split"],
     script:
         "../scripts/score_word_ngram.py"
 
@@ -76,6 +76,6 @@ rule score_subword_ngram:
     conda:
         "../../envs/fairppl.yaml"
     params:
-        split=config["char_ngram"]["eval_split"],
+        split=config["evaluation"]["split"],
     script:
         "../scripts/score_subword_ngram.py"

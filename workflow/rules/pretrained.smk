@@ -56,7 +56,7 @@ rule score_pretrained:
         mem_mb=8000,
     params:
         load_from=model_load_from,
-        split=config["char_ngram"]["eval_split"],
+        split=config["evaluation"]["split"],
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.{model}.native.parts",
     script:

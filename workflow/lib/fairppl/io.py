@@ -1,7 +1,9 @@
-"""Atomic file output: nothing half-written survives a failure.
+"""Atomic file output, and table input that names a broken file.
 
 Every writer writes to a temporary file in the destination's folder and renames it into place, so
-a killed job leaves either the old file, or none, never a truncated one.
+a killed job leaves either the old file, or none, never a truncated one. A Parquet file can still
+arrive broken from elsewhere (a copy cut short, a full disk on another machine): ``read_parquet``
+names it instead of failing with a decoder's message.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from pathlib import Path
 from typing import Iterator
 
 import polars as pl
+
+from .errors import InputError
 
 
 @contextlib.contextmanager
@@ -60,3 +64,26 @@ def write_table(df: pl.DataFrame, parquet: str | os.PathLike | None = None,
     if tsv is not None:
         with atomic_path(tsv) as tmp:
             df.write_csv(tmp, separator="\t")
+
+
+def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pl.DataFrame:
+    """Read a Parquet table (optionally only ``columns``). A missing, truncated or otherwise
+    unreadable file raises InputError naming the file and what was expected; a missing column
+    names the columns the file has."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file: expected a Parquet table", path=str(path))
+    try:
+        frame = pl.read_parquet(path)
+    except Exception as err:  # polars raises several error types for a damaged file
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise InputError(f"not a readable Parquet table ({path.stat().st_size} bytes; {detail}); "
+                         f"expected a complete Parquet file: truncated or damaged? Delete it and "
+                         f"rerun the job that writes it", path=str(path)) from None
+    if columns is not None:
+        missing = [c for c in columns if c not in frame.columns]
+        if missing:
+            raise InputError(f"missing columns {missing}; the table has {frame.columns}",
+                             path=str(path))
+        frame = frame.select(columns)
+    return frame

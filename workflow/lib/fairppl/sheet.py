@@ -6,7 +6,6 @@ Every error names the sheet, the line (1-based, header = line 1), the field and 
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,8 +62,11 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
             f"expected the tab-separated columns {fields}", path=path, line=1)
     rows: list[dict] = []
     seen: dict[tuple, dict[tuple, int]] = {key: {} for key in unique}
-    for lineno, values in enumerate(csv.reader(lines[1:], delimiter="\t"), start=2):
-        if not values or all(not v.strip() for v in values):
+    for lineno, line in enumerate(lines[1:], start=2):
+        # No quote processing: a stray '"' is a character of its field, never the start of a
+        # quoted field that would swallow the next rows.
+        values = line.split("\t")
+        if all(not v.strip() for v in values):
             continue
         if len(values) != len(header):
             raise InputError(
@@ -114,6 +116,8 @@ class ModelRow:
     languages: list
     description: str
     line: int
+    bos: str = ""
+    eos: str = ""
 
 
 def read_model_sheet(path: str, schema_path: str) -> list[ModelRow]:
@@ -151,31 +155,10 @@ def check_against_config(rows: list[Language], corpora: dict, path: str) -> None
                 f"the archive's sha256 (64 hex digits) so the download can be verified")
 
 
-def check_config(config: dict, schema_path: str, source: str) -> None:
-    """Validate the study config against its JSON schema; on failure raise InputError naming the
-    config file(s) ``source``, the dotted path of the offending key and what was expected."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
-    if not errors:
-        kenlm_default = schema["properties"]["kenlm"]["properties"]["max_order"]["default"]
-        orders = config["char_ngram"]["orders"]
-        max_order = config["kenlm"].get("max_order", kenlm_default)
-        if max(orders) > max_order:
-            raise InputError(
-                f"field 'char_ngram.orders': order {max(orders)} exceeds kenlm.max_order "
-                f"{max_order}; expected orders <= kenlm.max_order (or raise max_order)", path=source)
-        return
-    err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
-    field = where.lstrip(".") or "(top level)"
-    raise InputError(f"field '{field}': {err.message}", path=source)
-
-
 def check_models(models: list[ModelRow], languages: list[Language], config: dict,
                  path: str) -> None:
-    """Cross-check the model sheet and the model subsets of the config with the language sheet:
-    every corpus and language a model or the neural block names exists; every tokenizer id that
-    the subword n-grams or the neural LMs use is one the `tokenizers` block trains."""
+    """Cross-check the model sheet with the config and the language sheet: every corpus and
+    language a model names exists."""
     known = {(row.corpus, row.language) for row in languages}
     for model in models:
         for corpus in model.corpora:
@@ -188,24 +171,3 @@ def check_models(models: list[ModelRow], languages: list[Language], config: dict
                 raise InputError(f"model '{model.model}': languages {missing} have no row for "
                                  f"corpus '{corpus}' in the language sheet", path=path,
                                  line=model.line)
-    neural = config.get("neural", {})
-    for corpus in neural.get("corpora", []):
-        missing = [lang for lang in neural.get("languages", []) if (corpus, lang) not in known]
-        if missing:
-            raise InputError(f"field 'neural.languages': {missing} have no row for corpus "
-                             f"'{corpus}' in the language sheet")
-    tok = config.get("tokenizers", {})
-    for field in ("subword_ngram", "neural"):
-        untrained = [c for c in config.get(field, {}).get("corpora", [])
-                     if c not in tok.get("corpora", [])
-                     and any(t != "char" for t in config[field].get("tokenizers", []))]
-        if untrained:
-            raise InputError(f"field '{field}.corpora': {untrained} get no tokenizers; expected "
-                             f"them in tokenizers.corpora too")
-    trained = {f"spm-{t}-{s}" for t in tok.get("types", []) for s in tok.get("vocab_sizes", [])}
-    for field, ids in (("subword_ngram.tokenizers", config.get("subword_ngram", {}).get("tokenizers", [])),
-                       ("neural.tokenizers", neural.get("tokenizers", []))):
-        unknown = [t for t in ids if t != "char" and t not in trained]
-        if unknown:
-            raise InputError(f"field '{field}': {unknown} are not trained; expected ids among "
-                             f"{sorted(trained)} (tokenizers.types x tokenizers.vocab_sizes)")
