@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Iterator
@@ -87,3 +88,37 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> p
                              path=str(path))
         frame = frame.select(columns)
     return frame
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a new, empty temporary folder beside ``path``; if the block succeeds, swap it into
+    place as ``path``, else remove it.
+
+    The temporary folder is ``.<name>.<random>.part`` in ``path``'s parent (so the rename stays
+    on one file system); on success it gets the usual mode (0777 less the umask; ``mkdtemp``
+    makes 0700). An existing ``path`` (folder or file) is first renamed into a
+    ``.<name>.<random>.old`` folder, the new folder renamed onto ``path``, then the old one
+    deleted: a reader finds the old folder or the new one (or, between the two renames, none),
+    never a mix of the two. A kill between the renames leaves no ``path`` but the ``.old`` and
+    ``.part`` siblings, which a caller may sweep on its next run. An exception in the block
+    leaves ``path`` untouched and no sibling behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent))
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
+        if path.exists() or path.is_symlink():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / path.name)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
