@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from fairppl import neural
 from fairppl.errors import InputError
-from fairppl.neural import NeuralConfig, build_model, pack_sequences, save_lm, train
+from fairppl.neural import NeuralConfig, build_model, pack_sequences, save_lm, special_ids_of, train
+from fairppl.neural.checkpoint import _load_checkpoint
+from fairppl.neural.data import _pack
 
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
 
@@ -109,7 +110,7 @@ def test_isolated_units_see_what_scoring_sees():
     not targets. Plain packing does not have this property."""
     cfg = tiny_cfg(context=16, n_layers=2)
     units = [[5, 6, 7], [8, 9, 10, 11, 12], [5] * 13]
-    packed = neural._pack(units, 1, 2, 16, 3, True)
+    packed = _pack(units, 1, 2, 16, 3, True)
     assert packed.positions[0].tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3]
     assert packed.positions[1, :11].tolist() == list(range(4, 15))  # the cut unit keeps its positions
     assert packed.targets.int().tolist() == [[0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1],
@@ -192,7 +193,7 @@ def test_sigkill_leaves_a_whole_checkpoint_and_resume_matches(tmp_path, root):
             child.kill()
             child.wait()
     assert child.returncode == -signal.SIGKILL
-    state = neural._load_checkpoint(out / "checkpoint.pt")  # whole, loadable
+    state = _load_checkpoint(out / "checkpoint.pt")  # whole, loadable
     assert 1 <= state["step"] < 400, "the child finished before the kill: test inconclusive"
     leftovers = no_temp_files(out)  # the SIGKILL may hit a checkpoint write: a stale temp file
     cfg = NeuralConfig(**kw)
@@ -202,8 +203,8 @@ def test_sigkill_leaves_a_whole_checkpoint_and_resume_matches(tmp_path, root):
     assert resumed["resumed_from"] == state["step"]
     assert no_temp_files(out) == [], leftovers  # stale temp files are cleaned on resume
     fresh = train(units, 20, SPEC, cfg, tmp_path / "fresh", progress=False, stop_after=k)
-    s1 = neural._load_checkpoint(out / "checkpoint.pt")
-    s2 = neural._load_checkpoint(tmp_path / "fresh" / "checkpoint.pt")
+    s1 = _load_checkpoint(out / "checkpoint.pt")
+    s2 = _load_checkpoint(tmp_path / "fresh" / "checkpoint.pt")
     assert s1["step"] == s2["step"] == k
     for name in s2["model"]:
         assert torch.equal(s1["model"][name], s2["model"][name]), name
@@ -276,7 +277,7 @@ def test_training_learns_real_text(tmp_path):
                        steps=120, lr=1e-2, warmup=10, checkpoint_every=60, seed=0)
     dev = [t for t in held_out if len(t) + 2 <= cfg.context]  # units that fit one block whole
     assert len(dev) >= 2
-    stats = train(encode(tok, train_texts), len(tok), neural.special_ids_of(tok), cfg,
+    stats = train(encode(tok, train_texts), len(tok), special_ids_of(tok), cfg,
                   tmp_path, dev_token_ids=encode(tok, dev), tokenizer=tok, progress=False)
     log = [line.split("\t") for line in (tmp_path / "train_log.tsv").read_text().splitlines()[1:]]
     first = sum(float(r[1]) for r in log[:5]) / 5
@@ -306,7 +307,7 @@ def test_save_lm_round_trip(tmp_path):
 
     texts = generated_sentences(20)
     tok = char_tokenizer(texts)
-    ids = neural.special_ids_of(tok)
+    ids = special_ids_of(tok)
     model = build_model(tiny_cfg(), len(tok), ids["bos"], ids["eos"], ids["pad"]).eval()
     folder = save_lm(model, tok, tmp_path / "lm")
     save_lm(model, tok, folder)  # replacing an existing folder works
