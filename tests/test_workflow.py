@@ -74,8 +74,21 @@ def _edit_config(wd, edit):
         (lambda c: c["char_ngram"].update(orders=[9]), "9 is greater than the maximum of 7"),
         (lambda c: c["split"].update(dev=[1]), "[1] is too short"),
         (lambda c: c["corpora"]["bible"].update(type="wiki"), "'wiki' is not one of"),
-        (lambda c: c.update(colour="blue"), "'colour' was unexpected"),
+        (lambda c: c.update(colour="blue"), "unknown key(s) ['colour'] in the top level"),
         (lambda c: c["kenlm"].update(max_order=6), "order 7 exceeds kenlm.max_order 6"),
+        # Used to pass silently (the study ran on the whole Bible / kept the placeholders).
+        (lambda c: c["corpora"]["bible"].update(book=[8]),
+         "unknown key(s) ['book'] in block 'corpora.bible'"),
+        (lambda c: c["corpora"]["bible"].update(placeholder_pattern="default"),
+         "unknown key(s) ['placeholder_pattern'] in block 'corpora.bible'"),
+        # Used to fail only when a job ran, or never.
+        (lambda c: c["split"].update(dev=[1, 15], test=[16, 30]), "leaving no train units"),
+        (lambda c: c["split"].update(dev=[1, 8]), "dev [1, 8] and test [6, 10] overlap"),
+        (lambda c: c["word_ngram"].update(corpora=["bibel"]), "['bibel'] name no corpus"),
+        (lambda c: c["neural"].update(languages=["eng", "fra"]),
+         "field 'neural.languages': ['fra'] have no row for corpus 'bible'"),
+        (lambda c: c["subword_ngram"].update(tokenizers=["spm-bpe-4000"]),
+         "field 'subword_ngram.tokenizers': ['spm-bpe-4000'] are not trained"),
     ],
 )
 def test_config_schema_violation_is_reported(tmp_path, edit, expected):
@@ -123,3 +136,31 @@ def test_bad_model_sheet_rows_fail_before_any_work(tmp_path, row, expected):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "invalid input" in out and expected in out, out[-3000:]
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    path = wd / "config" / "config.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if line.startswith("  dev: "))
+    lines[n] = "  dev: [1, 5"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (f"config/config.yaml, line {n + 2}: YAML syntax error (column 7): expected ',' or "
+            f"']', but got ':' (while parsing a flow sequence that starts on line {n + 1}") in out, \
+        out[-3000:]
+
+
+def test_stray_quote_in_sheet_is_reported_on_its_line(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    sheet = wd / "config" / "languages.tsv"
+    text = sheet.read_text(encoding="utf-8").replace("\tTurkish\t", "\t\"Turkish\t", 1)
+    sheet.write_text(text, encoding="utf-8")
+    line = text.splitlines().index(next(l for l in text.splitlines() if '"Turkish' in l)) + 1
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"config/languages.tsv, line {line}: field 'name': '\"Turkish' does not match" in out, \
+        out[-3000:]

@@ -13,8 +13,9 @@ rule prepare_corpus:
     benchmark:
         "benchmarks/prepare_corpus/{corpus}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/corpus.yaml"
     resources:
+        runtime=30,  # minutes; the Bible's 22 languages took 28 s
         mem_mb=4000,
     params:
         spec=corpus_spec,

@@ -24,7 +24,7 @@ rule bpu_table:
         "logs/bpu_table.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/report.yaml"
     script:
         "../scripts/bpu_table.py"
 
@@ -43,7 +43,7 @@ rule plot_bpec:
         "logs/plot_bpec.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/report.yaml"
     script:
         "../scripts/plot_bpec.py"
 
@@ -62,7 +62,7 @@ rule tokenizer_table:
         "logs/tokenizer_table.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/report.yaml"
     script:
         "../scripts/tokenizer_table.py"
 
@@ -88,7 +88,7 @@ rule plot_models:
         "logs/plot_models.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/report.yaml"
     script:
         "../scripts/plot_models.py"
 
@@ -111,7 +111,7 @@ rule summary_page:
         "logs/summary_page.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/report.yaml"
     params:
         settings=report_settings(),
     script:

@@ -14,9 +14,12 @@ rule train_neural:
     benchmark:
         "benchmarks/train_neural/{corpus}/{language}.{tokenizer}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     threads: 2
     resources:
+        # Minutes: the default study's 12 models (250 steps) took ~9 min together on 2 CPU
+        # cores; scale with neural.steps and the model size.
+        runtime=60,
         gpu=1,
         mem_mb=4000,
     params:
@@ -38,10 +41,11 @@ rule score_neural:
     benchmark:
         "benchmarks/score_neural/{corpus}/{language}.{tokenizer}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     # One thread: as for score_pretrained, two jobs side by side beat one job on two threads.
     threads: 1
     resources:
+        runtime=30,  # minutes; a small Transformer scores 200 units in seconds
         gpu=1,
         mem_mb=4000,
     params:

@@ -9,7 +9,7 @@ rule install_pretrained:
         "logs/install_pretrained/{model}.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     params:
         spec=model_spec,
     script:
@@ -26,9 +26,10 @@ rule cache_pretrained:
     benchmark:
         "benchmarks/cache_pretrained/{model}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     threads: 2
     resources:
+        runtime=30,  # minutes; dequantising a 270M-parameter GGUF takes about a minute
         mem_mb=8000,
     params:
         gguf_file=model_gguf_file,
@@ -47,11 +48,14 @@ rule score_pretrained:
     benchmark:
         "benchmarks/score_pretrained/{corpus}/{language}.{model}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     # One thread: two scoring jobs side by side on 2 cores score ~1.4x as many tokens per second
     # as one job on 2 threads (SmolLM2: 200 vs 287 tokens/s; Gemma-3: 64 vs 92).
     threads: 1
     resources:
+        # Minutes: Gemma-3-270M scores ~64 tokens/s on one CPU thread, ~2 min for 200 verses;
+        # scoring.max_units: null (the whole test split) needs about 25 times that.
+        runtime=120,
         gpu=1,
         mem_mb=8000,
     params:

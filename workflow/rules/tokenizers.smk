@@ -14,8 +14,12 @@ rule train_tokenizer:
     benchmark:
         "benchmarks/train_tokenizer/{corpus}/{language}.{type}-{size}.tsv"
     conda:
-        "../../envs/fairppl.yaml"
+        "../../envs/torch.yaml"
     threads: 2
+    # Minutes, with margin: SentencePiece trains on one language's train split (Bible: ~24k
+    # verses) in well under a minute.
+    resources:
+        runtime=30,
     params:
         allow_reduction=config["tokenizers"]["allow_vocab_reduction"],
     script:

