@@ -270,6 +270,46 @@ def test_no_bos_tokenizer_uses_eos_as_start(model):
     assert conv["end_charged"] is True and conv["log_base"] == "e"
 
 
+def test_given_start_and_end_tokens_replace_bos_and_eos(model, tok):
+    """A pretrained model's document separator instead of its BOS/EOS: the start token is the
+    context of the first text token, the end token is appended and charged; cross-checked
+    against brute force and against a tokenizer whose own BOS/EOS are those tokens."""
+    text = "God said"
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    pad, unk = tok.convert_tokens_to_ids("<pad>"), tok.convert_tokens_to_ids("<unk>")
+    (unit,) = score_texts(model, tok, [text], start_token="<pad>", end_token="<unk>",
+                          progress=False)
+    assert unit.token_ids == ids + [unk]
+    assert unit.token_nats[0] == pytest.approx(brute_force(model, [pad], ids[0]), abs=1e-4)
+    assert unit.token_nats[-1] == pytest.approx(brute_force(model, [pad] + ids, unk), abs=1e-4)
+    (default,) = score_texts(model, tok, [text], progress=False)
+    assert default.token_ids == ids + [tok.eos_token_id]
+    assert default.token_nats[0] != pytest.approx(unit.token_nats[0], abs=1e-3)
+    other = make_tokenizer()
+    other.bos_token, other.eos_token = "<pad>", "<unk>"
+    (same,) = score_texts(model, other, [text], progress=False)
+    assert same.token_ids == unit.token_ids
+    assert same.token_nats == pytest.approx(unit.token_nats, abs=1e-5)
+    conv = conventions(tok, model, start_token="<pad>", end_token="<unk>")
+    assert (conv["start_token"], conv["start_token_id"]) == ("<pad>", pad)
+    assert (conv["end_token"], conv["end_token_id"]) == ("<unk>", unk)
+    assert conv["start_token_role"].startswith("given start token")
+    assert conv["end_token_role"].startswith("given end token")
+    assert conventions(tok, model)["end_token_role"].startswith("the tokenizer's EOS")
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"start_token": "<|endoftext|>"}, "start token '<\\|endoftext\\|>' is not in"),
+    ({"end_token": "</S>"}, "end token '</S>' is not in the tokenizer's vocabulary"),
+])
+def test_unknown_start_or_end_token_is_an_error(model, tok, kwargs, message):
+    """An unknown token must not silently become <unk>."""
+    with pytest.raises(ScoringError, match=message):
+        score_texts(model, tok, ["ab"], progress=False, **kwargs)
+    with pytest.raises(ScoringError, match=message):
+        conventions(tok, model, **kwargs)
+
+
 def test_rejects_a_single_string(model, tok):
     with pytest.raises(TypeError):
         score_texts(model, tok, "abc", progress=False)

@@ -12,7 +12,11 @@ follows the same conventions (also returned by :func:`conventions`, for tables a
   scorer prepends the start-of-text token itself -- the tokenizer's BOS, or, if it has none, its
   EOS used as the start-of-text context (recorded as such) -- so the **first** real token is
   scored. With ``add_eos`` (default) the EOS token is appended and scored too: the end of the unit
-  is charged, like the n-gram model's ``</s>``. The start token is context only, never scored.
+  is charged, like the n-gram model's ``</s>``. ``start_token``/``end_token`` (vocabulary
+  entries, e.g. a pretrained model's document separator instead of its chat markers) replace the
+  BOS/EOS; a token not in the vocabulary is a ScoringError, never a silent ``<unk>``. The end
+  token's cost is the unit's last ``token_nats`` entry, so tables can show it apart. The start
+  token is context only, never scored.
   Every real token (and the EOS) is scored exactly once. (``add_bos=False`` makes the first text
   token context only; its cost is then missing from the unit: use it only to compare with tools
   that do that.)
@@ -111,7 +115,20 @@ class _Row:
 # Conventions
 # ---------------------------------------------------------------------------------------------
 
-def _start_token(tokenizer) -> tuple[int, str]:
+def token_id(tokenizer, token: str, what: str) -> int:
+    """The id of ``token`` (a vocabulary entry spelled as the tokenizer spells it); ScoringError
+    naming ``what`` if it is not one (an unknown token would silently map to ``<unk>``)."""
+    value = tokenizer.convert_tokens_to_ids(token)
+    if value is None or tokenizer.convert_ids_to_tokens(int(value)) != token:
+        raise ScoringError(f"{what} {token!r} is not in the tokenizer's vocabulary "
+                           f"({len(tokenizer)} tokens): expected one of its tokens, e.g. its BOS "
+                           f"{tokenizer.bos_token!r} or EOS {tokenizer.eos_token!r}")
+    return int(value)
+
+
+def _start_token(tokenizer, start_token: str | None = None) -> tuple[int, str]:
+    if start_token is not None:
+        return token_id(tokenizer, start_token, "start token"), "given"
     if tokenizer.bos_token_id is not None:
         return int(tokenizer.bos_token_id), "bos"
     if tokenizer.eos_token_id is not None:
@@ -162,15 +179,24 @@ def _window_params(model, max_length, stride, add_bos) -> tuple[int | None, int 
     return max_length, stride
 
 
+def _end_token(tokenizer, end_token: str | None = None) -> int | None:
+    if end_token is not None:
+        return token_id(tokenizer, end_token, "end token")
+    return None if tokenizer.eos_token_id is None else int(tokenizer.eos_token_id)
+
+
 def conventions(tokenizer, model=None, *, max_length: int | None = None,
-                stride: int | None = None, add_bos: bool = True,
-                add_eos: bool = True) -> dict[str, object]:
+                stride: int | None = None, add_bos: bool = True, add_eos: bool = True,
+                start_token: str | None = None, end_token: str | None = None) -> dict[str, object]:
     """The scoring conventions for this tokenizer (and model) as a flat dict of plain values,
     for a table column or the report. Same arguments as :func:`score_texts`."""
-    start_id, start_kind = _start_token(tokenizer)
+    start_id, start_kind = _start_token(tokenizer, start_token)
+    end_id = _end_token(tokenizer, end_token)
     max_length, stride = _window_params(model, max_length, stride, add_bos)
     if not add_bos:
         start = "none: the first text token is context only (not charged)"
+    elif start_kind == "given":
+        start = "given start token prepended as context; the first text token is charged"
     elif start_kind == "bos":
         start = "BOS prepended as context; the first text token is charged"
     else:
@@ -182,8 +208,11 @@ def conventions(tokenizer, model=None, *, max_length: int | None = None,
         "start_token": tokenizer.convert_ids_to_tokens(start_id) if add_bos else None,
         "start_token_id": start_id if add_bos else None,
         "start_token_role": start,
-        "end_token": tokenizer.eos_token if add_eos else None,
-        "end_token_id": tokenizer.eos_token_id if add_eos else None,
+        "end_token": tokenizer.convert_ids_to_tokens(end_id) if add_eos else None,
+        "end_token_id": end_id if add_eos else None,
+        "end_token_role": (("given end token" if end_token is not None else "the tokenizer's EOS")
+                           + ", appended and charged (its bits: the last scored token)"
+                           if add_eos else "none: the end of the unit is not charged"),
         "end_charged": bool(add_eos),
         "max_length": max_length,
         "stride": stride,
@@ -301,7 +330,8 @@ def pad_batch(batch: list[_Row], pad_id: int, device) -> tuple[torch.Tensor, ...
 def prepare_batches(tokenizer, texts: Sequence[str], *, model=None, batch_size: int = 16,
                     max_length: int | None = None, stride: int | None = None,
                     add_bos: bool = True, add_eos: bool = True,
-                    max_batch_tokens: int | None = None):
+                    max_batch_tokens: int | None = None, start_token: str | None = None,
+                    end_token: str | None = None):
     """Tokenise ``texts`` and lay them out as the scorer does: returns ``(encoded, batches)``
     where ``encoded[i]`` is unit i's text ids and ``batches`` a list of lists of rows, each row
     with ``inputs``, ``targets``, ``n_skip`` (leading context-only targets), ``unit``, ``first``.
@@ -316,8 +346,8 @@ def prepare_batches(tokenizer, texts: Sequence[str], *, model=None, batch_size: 
     if batch_size < 1:
         raise ValueError(f"batch_size={batch_size}: expected at least 1")
     max_length, stride = _window_params(model, max_length, stride, add_bos)
-    start_id, _ = _start_token(tokenizer)
-    eos_id = tokenizer.eos_token_id
+    start_id, _ = _start_token(tokenizer, start_token)
+    eos_id = _end_token(tokenizer, end_token)
     if add_eos and eos_id is None:
         raise ScoringError("add_eos=True but the tokenizer has no EOS token: pass add_eos=False "
                            "(and record that the end of each unit is not charged)")
@@ -346,7 +376,8 @@ def model_device(model) -> torch.device:
 def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
                 max_length: int | None = None, stride: int | None = None, add_bos: bool = True,
                 add_eos: bool = True, device=None, progress: bool = True,
-                max_batch_tokens: int | None = None) -> list[UnitTokens]:
+                max_batch_tokens: int | None = None, start_token: str | None = None,
+                end_token: str | None = None) -> list[UnitTokens]:
     """Score every unit of ``texts`` with a causal LM; return one :class:`UnitTokens` per unit,
     in the order of ``texts``. Conventions (start/end tokens, windows, precision, checks): see
     the module docstring and :func:`conventions`.
@@ -354,7 +385,9 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     ``batch_size``: rows per forward pass; ``max_batch_tokens``: padded tokens per forward pass
     (default: 2**28 / vocabulary size, about 1 GiB of float32 logits); ``max_length`` and
     ``stride``: window size and left context for long units; ``device``: where to run (default:
-    where the model is; the model is moved if another is given).
+    where the model is; the model is moved if another is given); ``start_token`` and
+    ``end_token``: the start context and the charged end of each unit (default: the tokenizer's
+    BOS, else EOS, and its EOS).
 
     Raises ScoringError on a vocabulary mismatch (before any work) and on a NaN/infinite
     log-probability (naming the unit index and token position).
@@ -369,16 +402,17 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     model.eval()
     encoded, batches = prepare_batches(
         tokenizer, texts, model=model, batch_size=batch_size, max_length=max_length,
-        stride=stride, add_bos=add_bos, add_eos=add_eos, max_batch_tokens=max_batch_tokens)
+        stride=stride, add_bos=add_bos, add_eos=add_eos, max_batch_tokens=max_batch_tokens,
+        start_token=start_token, end_token=end_token)
     pad_id = tokenizer.pad_token_id
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
 
+    end_id = _end_token(tokenizer, end_token)
     n_units = len(texts)
     full_ids: list[list[int]] = []
     for ids in encoded:  # the scored tokens: (start + text + end)[1:]
-        full = ([0] if add_bos else []) + list(ids) + ([int(tokenizer.eos_token_id)]
-                                                      if add_eos else [])
+        full = ([0] if add_bos else []) + list(ids) + ([end_id] if add_eos else [])
         full_ids.append(full[1:])
     nats: list[list[float]] = [[math.nan] * len(ids) for ids in full_ids]
     windows = [0] * n_units
