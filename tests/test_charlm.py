@@ -17,16 +17,14 @@ from fairppl.charlm import (  # noqa: E402
     SPACE,
     UnitScore,
     from_char_tokens,
-    lmplz_command,
-    load_model,
     score_unit,
     score_units,
     to_char_tokens,
     unseen_char_bits,
-    build_kenlm,
     write_training_text,
 )
 from fairppl.errors import InputError  # noqa: E402
+from fairppl.kenlm_lm import lmplz_command, load_model, train_model  # noqa: E402
 
 L2 = math.log2(10)  # bits per decimal digit of log-probability
 
@@ -79,20 +77,6 @@ def test_write_training_text(tmp_path):
     with pytest.raises(InputError, match="training unit 2"):
         write_training_text(["ok", "tab\there"], bad)
     assert list(tmp_path.iterdir()) == [out]
-
-
-def test_lmplz_command():
-    argv = lmplz_command("bin/lmplz", 5, "t.txt", "m.arpa", "tmp")
-    assert argv == ["bin/lmplz", "-o", "5", "-S", "20%", "-T", "tmp", "--discount_fallback",
-                    "--text", "t.txt", "--arpa", "m.arpa"]
-    argv = lmplz_command("lmplz", 3, "t", "a", "d", memory="1G", discount_fallback=False)
-    assert argv == ["lmplz", "-o", "3", "-S", "1G", "-T", "d", "--text", "t", "--arpa", "a"]
-    argv = lmplz_command("lmplz", 3, "t", "a", "d", discount_fallback=(0.5, 1, 1.5))
-    assert argv[7:11] == ["--discount_fallback", "0.5", "1.0", "1.5"]
-    with pytest.raises(InputError):
-        lmplz_command("lmplz", 1, "t", "a", "d")
-    with pytest.raises(InputError):
-        lmplz_command("lmplz", 3, "t", "a", "d", discount_fallback=(0.5, 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,8 +318,8 @@ def test_discount_fallback_needed_on_tiny_corpus(tmp_path):
 
 
 @needs_lmplz
-def test_build_kenlm_binary_matches_arpa(real_model, tmp_path):
-    """build_kenlm (lmplz + build_binary in one step, the ARPA kept in tmpdir) gives a binary that
+def test_train_model_binary_matches_arpa(real_model, tmp_path):
+    """train_model (lmplz + build_binary in one step, the ARPA kept in tmpdir) gives a binary that
     scores exactly as the ARPA file trained the same way, and leaves no intermediate files."""
     train, arpa = real_model
     text = tmp_path / "train.txt"
@@ -343,7 +327,7 @@ def test_build_kenlm_binary_matches_arpa(real_model, tmp_path):
     work = tmp_path / "tmp"
     work.mkdir()
     binary = tmp_path / "char.o4.kenlm"
-    build_kenlm(text, binary, order=4, lmplz=Path(KENLM_BIN) / "lmplz",
+    train_model(text, binary, order=4, lmplz=Path(KENLM_BIN) / "lmplz",
                 build_binary=Path(KENLM_BIN) / "build_binary", tmpdir=work, memory="64M")
     assert list(work.iterdir()) == []
     heldout = _corpus(seed=4, n=30) + ["zq é"]
@@ -353,17 +337,18 @@ def test_build_kenlm_binary_matches_arpa(real_model, tmp_path):
 
 
 @needs_lmplz
-def test_build_kenlm_failure_leaves_nothing(tmp_path):
+def test_train_model_failure_leaves_nothing(tmp_path):
     """lmplz refuses order 9 beyond its KENLM_MAX_ORDER (7): the error surfaces and neither the
     model nor a partial file is left."""
     text = tmp_path / "train.txt"
     write_training_text(_corpus(seed=1, n=20), text)
     binary = tmp_path / "out" / "char.o9.kenlm"
     with pytest.raises(subprocess.CalledProcessError):
-        build_kenlm(text, binary, order=9, lmplz=Path(KENLM_BIN) / "lmplz",
+        train_model(text, binary, order=9, lmplz=Path(KENLM_BIN) / "lmplz",
                     build_binary=Path(KENLM_BIN) / "build_binary", tmpdir=tmp_path, memory="64M")
     assert not binary.exists()
-    assert list(binary.parent.iterdir()) == []
+    assert not binary.parent.exists() or list(binary.parent.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir() if p.name != "out"] == ["train.txt"]
 
 
 def test_write_stream_records_what_was_trained_on(tmp_path):
@@ -376,6 +361,13 @@ def test_write_stream_records_what_was_trained_on(tmp_path):
     word = write_stream("word-v1", texts, tmp_path / "w.txt")
     assert word["n_tokens"] == 5 and word["requested"] == 1 and word["words"] == ["b"]
     assert word["n_train_types"] == 4  # ab, c, a, b
+    assert word["min_count"] == 1 and word["actual"] == 1
+    # `all`: every type seen twice; the singletons ab, c, a train the UNK class.
+    everything = write_stream("word-vall", texts, tmp_path / "a.txt")
+    assert {k: everything[k] for k in ("requested", "min_count", "actual", "words")} == {
+        "requested": None, "min_count": 2, "actual": 1, "words": ["b"]}
+    assert (tmp_path / "a.txt").read_text(encoding="utf-8").splitlines() == [
+        "<oov> <oov>", "<oov> b b", ""]
     with pytest.raises(InputError, match="unknown n-gram stream 'bytes'"):
         write_stream("bytes", texts, tmp_path / "x.txt")
     with pytest.raises(InputError, match="needs its SentencePiece model"):

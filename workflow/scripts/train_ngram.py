@@ -1,19 +1,18 @@
 """Train one KenLM n-gram over a token stream of a language's train split and write its record.
 
 Streams (the ``stream`` wildcard): ``char`` (characters, open vocabulary), ``word-v{size|all}``
-(words, closed vocabulary, OOV words as the UNK class) and ``spm-{type}-{size}`` (SentencePiece
-pieces, default tokenization). The training text and the ARPA file stay in the rule's tmpdir;
+(words, closed vocabulary, OOV words as the UNK class; ``all`` = train types seen twice or more)
+and ``spm-{type}-{size}`` (SentencePiece pieces, default tokenization). The training text and the
+ARPA file stay in a private folder under the job's tmpdir, removed on success, failure or SIGTERM;
 the outputs are the binary model and a JSON record of what it was trained on (for words, the
 vocabulary that scoring needs)."""
 
 import json
 import logging
-import os
-import tempfile
 
-from fairppl.charlm import build_kenlm
 from fairppl.corpora import read_split
 from fairppl.io import write_text
+from fairppl.kenlm_lm import private_workdir, train_model
 from fairppl.ngramtext import write_stream
 
 
@@ -21,15 +20,14 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     wc = snakemake.wildcards
     texts = read_split(snakemake.input.units, wc.language, "train")["text"].to_list()
-    tmpdir = snakemake.resources.tmpdir
-    with tempfile.TemporaryDirectory(prefix="ngram-text-", dir=tmpdir) as work:
-        text = os.path.join(work, "train.txt")
+    with private_workdir(snakemake.resources.tmpdir) as work:
+        text = work / "train.txt"
         fields = write_stream(wc.stream, texts, text, snakemake.input.get("tokenizer"))
         logging.info("stream %s: %d train units, %d tokens", wc.stream, len(texts), fields["n_tokens"])
         with open(snakemake.log[0], "a") as log:
-            build_kenlm(text, snakemake.output.model, order=int(wc.order),
+            train_model(text, snakemake.output.model, order=int(wc.order),
                         lmplz=snakemake.input.lmplz, build_binary=snakemake.input.build_binary,
-                        tmpdir=tmpdir, memory=f"{snakemake.resources.mem_mb // 2}M",
+                        tmpdir=work, memory=f"{snakemake.resources.mem_mb // 2}M",
                         discount_fallback=snakemake.params.discount_fallback, log=log)
     record = {"stream": wc.stream, "order": int(wc.order), "n_train_units": len(texts), **fields}
     write_text(snakemake.output.record, json.dumps(record, ensure_ascii=False))

@@ -1,9 +1,9 @@
 """Training text for KenLM n-grams over the three token streams of the study.
 
 A stream id names what one KenLM "word" is: ``char`` (characters, ``fairppl.charlm``),
-``word-v{size|all}`` (words of a closed vocabulary, OOV words as the UNK class,
-``fairppl.wordlm``) or ``spm-{type}-{size}`` (SentencePiece pieces on the default tokenization,
-``fairppl.subwordlm``)."""
+``word-v{size|all}`` (words of a closed vocabulary, OOV words as the UNK class, ``all`` = the
+train types seen at least twice, ``fairppl.wordlm``) or ``spm-{type}-{size}`` (SentencePiece
+pieces on the default tokenization, ``fairppl.subwordlm``)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,29 @@ from .charlm import write_training_text
 from .errors import InputError
 from .io import write_lines
 from .subwordlm import load_sentencepiece, pieces
-from .wordlm import build_vocabulary, words, write_unk_text
+from .wordlm import ALL_MIN_COUNT, build_vocabulary, words, write_unk_text
 
 
 def write_stream(stream: str, texts: list[str], path: str | os.PathLike,
                  tokenizer: str | os.PathLike | None = None) -> dict:
     """Write the training text of ``stream`` for ``texts`` to ``path`` (one line per unit);
-    return what was trained on: ``n_tokens`` and, for words, the vocabulary (``requested``,
-    ``actual``, ``n_train_types``, ``words``). ``tokenizer``: the SentencePiece model file of a
+    return what was trained on: ``n_tokens`` and, for words, the vocabulary (``requested``: the
+    size asked for, null for ``all``; ``min_count``: the fewest train occurrences of a vocabulary
+    word, ``ALL_MIN_COUNT`` for ``all``; ``actual``: its size; ``n_train_types``; ``words``). ``tokenizer``: the SentencePiece model file of a
     ``spm-`` stream."""
     if stream == "char":
         write_training_text(texts, path)
         return {"n_tokens": sum(len(t) for t in texts)}
     if stream.startswith("word-v"):
         requested = stream.removeprefix("word-v")
-        size = None if requested == "all" else int(requested)
-        vocab = build_vocabulary(texts, size)
+        if requested == "all":
+            vocab = build_vocabulary(texts, None, min_count=ALL_MIN_COUNT)
+        else:
+            vocab = build_vocabulary(texts, int(requested))
         write_unk_text(texts, vocab, path)
-        return {"n_tokens": sum(len(words(t)) for t in texts), "requested": size,
-                "actual": vocab.actual, "n_train_types": vocab.n_train_types,
-                "words": list(vocab.words)}
+        return {"n_tokens": sum(len(words(t)) for t in texts), "requested": vocab.requested,
+                "min_count": vocab.min_count, "actual": vocab.actual,
+                "n_train_types": vocab.n_train_types, "words": list(vocab.words)}
     if stream.startswith("spm-"):
         if tokenizer is None:
             raise InputError(f"stream {stream!r} needs its SentencePiece model file")

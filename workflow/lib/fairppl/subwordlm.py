@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from .charlm import load_model, score_tokens
 from .errors import InputError
+from .kenlm_lm import KENLM_RESERVED, load_model, score_tokens
 
 
 def load_sentencepiece(model_file: str | os.PathLike):
@@ -30,7 +30,7 @@ def pieces(sp, text: str) -> list[str]:
     """The default tokenization of one normalised unit as piece strings (no BOS/EOS)."""
     out = sp.encode(text, out_type=str)
     for piece in out:
-        if not piece or any(ch.isspace() for ch in piece) or piece in ("<s>", "</s>", "<unk>"):
+        if not piece or any(ch.isspace() for ch in piece) or piece in KENLM_RESERVED:
             raise InputError(f"piece {piece!r} of {text[:60]!r} cannot be a KenLM word: expected "
                              f"pieces without whitespace (byte fallback on, no <unk>)")
     return out
@@ -56,6 +56,6 @@ def score_piece_units(model_path: str | os.PathLike, tokenizer_file: str | os.Pa
     out = []
     for text in tqdm(texts, desc="scoring units", unit="unit", disable=not progress):
         toks = pieces(sp, text)
-        bits_model, bits_spell, n_unseen = score_tokens(model, toks, lambda _tok: unseen_bits)
-        out.append(PieceUnitScore(len(toks) + 1, n_unseen, bits_model + bits_spell))
+        charged = score_tokens(model, toks, lambda _tok: unseen_bits)
+        out.append(PieceUnitScore(len(toks) + 1, charged.n_unseen, charged.bits))
     return out

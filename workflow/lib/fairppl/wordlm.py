@@ -13,9 +13,18 @@ UNK swallows more and more of the text and becomes easy to predict.
 Corrected cost (the blog's fix): every UNK token stands for one of the ``K`` distinct
 out-of-vocabulary word types of the *evaluated* text, so spread its probability uniformly over
 them, ``p(UNK | context) / K``, i.e. ``log2(K)`` extra bits per UNK token (``unk_corrected_bits``).
-Note ``K`` is read off the evaluated text itself (an oracle no real decoder has), so the corrected
-cost is still optimistic; the open-vocabulary character model (``fairppl.charlm``) is the
-principled answer.
+``K`` belongs to the set of units summed, not to a unit: per-unit tables keep each unit's OOV
+types (``WordUnitScore.oov_types``) and whoever sums units counts ``K`` over exactly those
+(``unk_corrected_bits_total``; ``fairppl.metrics.bits_per_utterance``), so a subset of the test
+units (e.g. the units every model scored) gets its own, smaller ``K``. Note ``K`` is read off the
+evaluated text itself (an oracle no real decoder has), so the corrected cost is still optimistic;
+the open-vocabulary character model (``fairppl.charlm``) is the principled answer.
+
+The sweep's largest vocabulary, ``all``, is every train word type seen at least twice
+(``ALL_MIN_COUNT``); the train split's singletons become UNK tokens, so lmplz learns
+``p(UNK | context)`` for it too. (With every train type in the vocabulary the train text has no
+UNK token, and a test OOV word would get KenLM's zeroton ``p(<unk>)``, far smaller than any
+learned UNK probability: the corrected curve would jump at ``all``.) Its actual size is recorded.
 
 Units: costs are bits (log base 2); perplexities are per token, a token being a word or the
 end-of-unit symbol ``</s>``.
@@ -31,16 +40,16 @@ KenLM facts this module relies on (checked against a real run in tests/test_word
   interpolated uniform unigram mass); when the train split has UNK tokens, that mass is never
   used at test time (every test word is a vocabulary word or ``<oov>``), so the model is a
   sub-distribution over what we score: never an undercharge.
-* If the train split has no UNK token at all (``size=None``, or a vocabulary covering every train
-  type), the ARPA file has no ``<oov>``; a test ``<oov>`` is then out of KenLM's vocabulary and
+* If the train split has no UNK token at all (a vocabulary covering every train type), the ARPA
+  file has no ``<oov>``; a test ``<oov>`` is then out of KenLM's vocabulary and
   charged KenLM's ``p(<unk> | context)``, the zeroton probability: the model's honest estimate for a
   word it never saw.
 * KenLM's query side treats ``<UNK>`` (upper case) as ``<unk>`` too: an ARPA word ``<UNK>``
   replaces the ``<unk>`` entry when the model is loaded. So ``<UNK>``, like the reserved words and
   ``UNK`` itself, is never a vocabulary word (``RESERVED_WORDS``): such a word in a corpus is
   always out of vocabulary (mapped to ``UNK`` and counted as an OOV type), and lmplz never sees it.
-* Log-probabilities are log10, stored as float32; each is converted to bits once,
-  ``bits = log10p * -log2(10)``, and sums use ``math.fsum`` (helpers shared with ``charlm``).
+* Training, loading and the scoring loop (log10 -> bits, ``math.fsum``) are
+  ``fairppl.kenlm_lm``'s, shared with the character and subword n-grams.
 """
 
 from __future__ import annotations
@@ -52,12 +61,15 @@ from dataclasses import dataclass, field
 from operator import index as _as_int
 from typing import Collection, Iterable, Sequence
 
-from .charlm import _NO_UNK_LOG10, LOG2_10, load_model
 from .errors import InputError
 from .io import atomic_path
+from .kenlm_lm import load_model, score_tokens
 
 #: The UNK class as written in the training text and at test time (an ordinary word for KenLM).
 UNK = "<oov>"
+
+#: The ``all`` vocabulary: train word types seen at least this often (singletons train UNK).
+ALL_MIN_COUNT = 2
 
 #: Words that can never be vocabulary words: KenLM's reserved ``<s> </s> <unk>``, ``<UNK>`` (which
 #: KenLM's loader merges with ``<unk>``) and our ``UNK`` symbol. In a text they are always OOV.
@@ -106,16 +118,18 @@ class Vocabulary:
     """A closed word vocabulary.
 
     words: the vocabulary, most frequent first (ties in code-point order of the word).
-    requested: the size asked for (``None`` = every word type of the train split).
+    requested: the size asked for (``None`` = no limit on the size).
     n_train_types: distinct word types of the train split that could be vocabulary words
         (``RESERVED_WORDS`` excluded).
-    actual: ``len(words)``: ``min(requested, n_train_types)``; smaller than ``requested`` when
-        the train split has fewer types (record ``actual``, not ``requested``).
+    min_count: the fewest train occurrences a vocabulary word has (1: any type).
+    actual: ``len(words)``: at most ``requested`` and the number of types seen ``min_count``
+        times; smaller than ``requested`` when the train split has fewer (record ``actual``).
     """
 
     words: tuple[str, ...]
     requested: int | None
     n_train_types: int
+    min_count: int = 1
     _set: frozenset = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -146,14 +160,19 @@ class Vocabulary:
         return iter(self.words)
 
 
-def build_vocabulary(train_texts: Iterable[str], size: int | None) -> Vocabulary:
-    """The ``size`` most frequent word types (``words``) of the normalised train units.
+def build_vocabulary(train_texts: Iterable[str], size: int | None,
+                     min_count: int = 1) -> Vocabulary:
+    """The ``size`` most frequent word types (``words``) of the normalised train units among
+    those seen at least ``min_count`` times.
 
     Ties in frequency are broken by code-point order of the word (``sorted`` on ``str``), so the
     vocabulary depends only on the word counts, not on the order of the units. ``size=None`` keeps
-    every type. ``RESERVED_WORDS`` are never vocabulary words (they stay OOV). If ``size`` exceeds
-    the number of types, every type is kept and ``Vocabulary.actual`` says how many.
+    every type seen ``min_count`` times (the sweep's ``all``: ``min_count=ALL_MIN_COUNT``).
+    ``RESERVED_WORDS`` are never vocabulary words (they stay OOV). If ``size`` exceeds the number
+    of eligible types, all of them are kept and ``Vocabulary.actual`` says how many.
     """
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+        raise InputError(f"min_count must be a positive integer, got {min_count!r}")
     if size is not None:
         if isinstance(size, bool):
             raise InputError(f"vocabulary size must be a non-negative integer or null, got {size!r}")
@@ -171,10 +190,11 @@ def build_vocabulary(train_texts: Iterable[str], size: int | None) -> Vocabulary
             raise InputError(f"training unit {n}: {err}") from None
     for word in RESERVED_WORDS:
         counts.pop(word, None)
-    ranked = sorted(counts, key=lambda w: (-counts[w], w))
+    ranked = sorted((w for w in counts if counts[w] >= min_count), key=lambda w: (-counts[w], w))
     if size is not None:
         ranked = ranked[:size]
-    return Vocabulary(words=tuple(ranked), requested=size, n_train_types=len(counts))
+    return Vocabulary(words=tuple(ranked), requested=size, n_train_types=len(counts),
+                      min_count=min_count)
 
 
 def map_words(ws: Sequence[str], vocab: Collection[str]) -> list[str]:
@@ -239,35 +259,23 @@ def score_word_unit(model, text: str, vocab: Collection[str]) -> WordUnitScore:
     """
     ws = words(text)
     mapped = map_words(ws, vocab)
-    scores = list(model.full_scores(" ".join(mapped), bos=True, eos=True))
-    if len(scores) != len(mapped) + 1:
-        raise RuntimeError(
-            f"KenLM returned {len(scores)} scores for {len(mapped)} words + </s>: {text[:60]!r}")
-    bits = []
-    for i, (log10p, _ngram_len, oov) in enumerate(scores):
-        token = "</s>" if i == len(mapped) else mapped[i]
-        if not math.isfinite(log10p):
-            raise ValueError(f"KenLM gave a non-finite log-probability ({log10p}) to {token!r} "
-                             f"at position {i} of {text[:60]!r}")
-        if oov:
-            if token == "</s>":
-                raise RuntimeError("KenLM flagged </s> as out of vocabulary")
-            if token != UNK:
-                raise ValueError(
-                    f"vocabulary word {token!r} (position {i} of {text[:60]!r}) is unknown to the "
-                    f"model: the vocabulary must come from the model's training text")
-            if log10p < _NO_UNK_LOG10:
-                raise ValueError(
-                    f"the model has neither {UNK!r} nor <unk> mass (log10 p = {log10p}; KenLM "
-                    f"substitutes -100 when the ARPA file has no <unk>): cannot score "
-                    f"{ws[i]!r} in {text[:60]!r}")
-        bits.append(log10p * -LOG2_10)
+
+    def charge_unseen(token: str) -> float:
+        # UNK is out of KenLM's vocabulary only when the train text had no UNK token: it is then
+        # charged p(<unk> | context), nothing more. A vocabulary word must be known to the model.
+        if token != UNK:
+            raise ValueError(
+                f"vocabulary word {token!r} of {text[:60]!r} is unknown to the model: the "
+                f"vocabulary must come from the model's training text")
+        return 0.0
+
+    charged = score_tokens(model, mapped, charge_unseen)
     oov_types = tuple(dict.fromkeys(w for w, m in zip(ws, mapped) if m == UNK))
     return WordUnitScore(
         n_words=len(ws),
         n_tokens=len(ws) + 1,
         n_oov=sum(1 for m in mapped if m == UNK),
-        bits=math.fsum(bits),
+        bits=charged.bits,
         oov_types=oov_types,
     )
 
@@ -318,6 +326,27 @@ def unk_corrected_bits(bits_naive: float, n_unk_tokens: int, n_oov_types: int) -
         raise ValueError(f"{n_unk} UNK token(s) but n_oov_types={k}: each UNK token is an "
                          f"out-of-vocabulary type, so n_oov_types must be at least 1")
     return bits_naive + n_unk * math.log2(k)
+
+
+def unk_corrected_bits_total(scores) -> float:
+    """UNK-corrected bits of the units of a per-unit score table (a polars DataFrame with the
+    columns ``bits``, the naive bits; ``n_oov``, UNK tokens; ``oov_types``, the unit's distinct
+    OOV word types as a list), summed over exactly these units:
+    ``sum(bits) + sum(n_oov) * log2(K)``, ``K`` the distinct OOV types of these units together.
+
+    Restricting the table to a subset of units restricts ``K`` too: the correction of a subset is
+    not the subset's share of the full set's correction. Raises ValueError for a unit whose
+    ``oov_types`` is missing (null) or, through ``unk_corrected_bits``, UNK tokens without types.
+    """
+    missing = scores.filter(scores["oov_types"].is_null())
+    if missing.height:
+        unit = missing["unit_id"][0] if "unit_id" in missing.columns else "?"
+        raise ValueError(f"{missing.height} unit(s) have no oov_types (e.g. unit {unit!r}): the "
+                         f"UNK correction needs every summed unit's OOV types")
+    types: set[str] = set()
+    for unit_types in scores["oov_types"]:
+        types.update(unit_types)
+    return unk_corrected_bits(math.fsum(scores["bits"]), int(scores["n_oov"].sum()), len(types))
 
 
 def perplexity(bits_total: float, n_tokens: int) -> float:
