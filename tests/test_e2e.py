@@ -3,6 +3,7 @@ short Bible books, the UDHR) run in a temporary directory, with assertions on th
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import shutil
@@ -153,26 +154,38 @@ def test_shuffled_characters_score_clearly_worse(study):
 
 def test_unk_sweep_shows_the_pathology_and_its_correction(study):
     """Naive per-token perplexity of the closed-vocabulary word models rises with the vocabulary
-    (smaller vocabularies look better); the correction charges log2(#OOV types) bits per <unk>."""
+    (smaller vocabularies look better); the correction charges log2(K) bits per <unk>, K the
+    distinct OOV types of the units summed; `all` is every train type seen twice."""
     wd, bpu = study
-    words = bpu.filter(model="kenlm-word-o3")
+    words = bpu.filter(model="kenlm-word-o3", corpus="bible")
+    ngram = wd / "results" / "ngram" / "bible"
     for language in ("eng", "tur", "kor"):
-        rows = {r["tokenizer"]: r for r in words.filter(language=language).iter_rows(named=True)}
-        naive = [rows[f"word-v{v}"]["ppl_naive"] for v in (100, 500, "all")]
-        oov = [rows[f"word-v{v}"]["oov_rate"] for v in (100, 500, "all")]
+        rows = sorted(words.filter(language=language).iter_rows(named=True),
+                      key=lambda r: r["vocab_size"])
+        assert len(rows) == 3
+        naive = [r["ppl_naive"] for r in rows]
+        oov = [r["oov_rate"] for r in rows]
         assert naive[0] < naive[1] < naive[2], (language, naive)
         assert oov[0] > oov[1] > oov[2] > 0, (language, oov)
-        # Corrected = naive + n_unk * log2(K), K the distinct OOV types of the test text.
-        scores = pl.read_parquet(wd / "results" / "scores" / "bible" / language /
-                                 "kenlm-word-o3.word-v100.parquet")
+        record = json.loads((ngram / language / "word-vall.o3.json").read_text())
+        assert record["min_count"] == 2 and record["actual"] < record["n_train_types"]
+        by_tokenizer = {r["tokenizer"]: r for r in rows}
+        assert by_tokenizer["word-vall"]["vocab_size"] == record["actual"]
         texts = pl.read_parquet(wd / "results" / "corpus" / "bible" / "units.parquet").filter(
-            language=language, split="test")
-        vocab = set(__import__("json").loads((wd / "results" / "ngram" / "bible" / language /
-                                             "word-v100.o3.json").read_text())["words"])
-        oov_types = {w for t in texts["text"] for w in t.split(" ") if w not in vocab}
-        expected = scores["bits"].sum() + scores["n_oov"].sum() * math.log2(len(oov_types))
-        assert scores["bits_unk_corrected"].sum() == pytest.approx(expected, rel=1e-12)
-        assert rows["word-v100"]["ppl_unk_corrected"] > rows["word-v100"]["ppl_naive"]
+            language=language, split="test")["text"]
+        for vocab_id in ("100", "all"):
+            # Corrected = naive + n_unk * log2(K), K the distinct OOV types of the test text.
+            scores = pl.read_parquet(wd / "results" / "scores" / "bible" / language /
+                                     f"kenlm-word-o3.word-v{vocab_id}.parquet")
+            vocab = set(json.loads((ngram / language / f"word-v{vocab_id}.o3.json").read_text())
+                        ["words"])
+            oov_types = {w for t in texts for w in t.split(" ") if w not in vocab}
+            assert set().union(*scores["oov_types"].to_list()) == oov_types
+            expected = scores["bits"].sum() + scores["n_oov"].sum() * math.log2(len(oov_types))
+            row = by_tokenizer[f"word-v{vocab_id}"]
+            assert row["n_oov_types"] == len(oov_types)
+            assert row["bits_unk_corrected"] == pytest.approx(expected, rel=1e-12)
+            assert row["ppl_unk_corrected"] > row["ppl_naive"]
 
 
 def test_tokenizers_record_reductions(study):

@@ -1,5 +1,6 @@
-"""Score one language's evaluation split with a closed-vocabulary word n-gram: naive and
-UNK-corrected bits per unit."""
+"""Score one language's evaluation split with a closed-vocabulary word n-gram: naive bits, UNK
+tokens and distinct OOV word types per unit (the UNK correction is applied where units are summed,
+over their OOV types: fairppl.metrics.bits_per_utterance)."""
 
 import json
 import logging
@@ -7,7 +8,7 @@ import logging
 from fairppl.corpora import read_split
 from fairppl.io import write_table
 from fairppl.metrics import score_frame
-from fairppl.wordlm import count_oov_types, score_word_units, unk_corrected_bits
+from fairppl.wordlm import count_oov_types, score_word_units
 
 
 def main(snakemake):
@@ -32,7 +33,7 @@ def main(snakemake):
         n_tokens=[s.n_tokens for s in scores],
         bits=[s.bits for s in scores],
         n_oov=[s.n_oov for s in scores],
-        bits_unk_corrected=[unk_corrected_bits(s.bits, s.n_oov, n_types) for s in scores],
+        oov_types=[list(s.oov_types) for s in scores],
     )
     logging.info("%d units, %d tokens, %d <unk> tokens of %d OOV types", table.height,
                  table["n_tokens"].sum(), table["n_oov"].sum(), n_types)

