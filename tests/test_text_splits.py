@@ -1,7 +1,10 @@
 """Normalisation and splits against exact answers."""
 
+import polars as pl
 import pytest
 
+from fairppl.align import align_units
+from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.errors import InputError
 from fairppl.splits import SplitScheme, assign_splits
 from fairppl.text import decode_utf8, normalize
@@ -59,5 +62,53 @@ def test_configurable_scheme():
     ],
 )
 def test_invalid_scheme_is_rejected(kwargs):
-    with pytest.raises(InputError, match="invalid split scheme"):
+    with pytest.raises(InputError, match=r"invalid split scheme \(config key `split`: "):
         SplitScheme(**kwargs)
+
+
+def test_scheme_without_train_positions_is_rejected():
+    with pytest.raises(InputError) as err:
+        SplitScheme(block_size=30, dev_start=1, dev_end=15, test_start=16, test_end=30)
+    assert str(err.value) == (
+        "invalid split scheme (config key `split`: block_size=30, dev=[1, 15], test=[16, 30]): "
+        "dev and test cover all 30 positions of a block, leaving no train units; expected them "
+        "to cover fewer than block_size positions")
+    # One train position is enough.
+    scheme = SplitScheme(block_size=30, dev_start=1, dev_end=15, test_start=16, test_end=29)
+    assert assign_splits(30, scheme).count("train") == 1
+
+
+def test_scheme_errors_name_the_config_field():
+    with pytest.raises(InputError, match=r"expected split\.test = \[start, end\] with 1 <= "
+                                         r"start <= end <= block_size \(10\)"):
+        SplitScheme(block_size=10, dev_start=1, dev_end=2, test_start=4, test_end=3)
+    with pytest.raises(InputError, match=r"expected split\.dev and split\.test not to overlap"):
+        SplitScheme(block_size=10, dev_start=1, dev_end=5, test_start=5, test_end=6)
+
+
+SMALL = SplitScheme(block_size=6, dev_start=1, dev_end=1, test_start=2, test_end=2)
+
+
+def _splits(units: pl.DataFrame, language: str) -> dict[str, str]:
+    sub = units.filter(pl.col("language") == language)
+    return dict(zip(sub["unit_id"], sub["split"]))
+
+
+def test_adding_a_language_with_placeholders_moves_no_unit_between_splits():
+    texts = {lang: [(f"u{i:02d}", f"{lang} sentence number {i}") for i in range(14)]
+             for lang in ("eng", "fra")}
+    before, _ = align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL, english="eng")
+    tur = [(f"u{i:02d}", f"tur sentence number {i}") for i in range(14)]
+    tur[1] = ("u01", "(aynı)")  # a missing verse: neighbours of ordinary length, no host
+    tur[7] = ("u07", "-")
+    after, _ = align_units("toy", {**texts, "tur": tur}, DEFAULT_PLACEHOLDER_PATTERNS, SMALL,
+                           english="eng")
+    old, new = _splits(before, "fra"), _splits(after, "fra")
+    assert set(old) - set(new) == {"u01", "u07"}
+    assert new == {uid: old[uid] for uid in new}  # no surviving unit changed split
+    # A unit's position is its 0-based line in the corpus, its split that line's.
+    for units in (before, after):
+        eng = units.filter(pl.col("language") == "eng")
+        assert eng["position"].to_list() == [int(uid[1:]) for uid in eng["unit_id"]]
+        assert eng["split"].to_list() == [SMALL.split_of(p) for p in eng["position"]]
+    assert _splits(after, "eng")["u12"] == "dev" and _splits(after, "eng")["u13"] == "test"

@@ -4,7 +4,7 @@ import logging
 
 import polars as pl
 
-from fairppl import corpora
+from fairppl import align, corpora
 from fairppl.io import write_table
 from fairppl.splits import SplitScheme
 
@@ -23,17 +23,20 @@ def main(snakemake):
     corpus = snakemake.wildcards.corpus
     spec, sources = snakemake.params.spec, snakemake.params.sources
     texts = read_texts(snakemake.input.source, spec, sources)
-    units, dropped = corpora.align_units(
+    units, dropped = align.align_units(
         corpus,
         texts,
         spec.get("placeholder_patterns", []),
         SplitScheme(**snakemake.params.scheme),
+        english=snakemake.params.english,
         source_label={lang: f"{snakemake.input.source} [{sid}]" for lang, sid in sources.items()},
     )
     units = units.with_columns(english_reference=pl.col("language") == snakemake.params.english)
     for row in dropped.iter_rows(named=True):
-        logging.info("%s/%s: %d placeholder units, %d units dropped in all languages, %d kept",
-                     corpus, row["language"], row["n_placeholder"], row["n_dropped"], row["n_kept"])
+        logging.info("%s/%s: %d placeholder units, %d merged-verse hosts (neighbours holding "
+                     "placeholder text), %d units dropped in all languages, %d kept", corpus,
+                     row["language"], row["n_placeholder"], row["n_merged_hosts"],
+                     row["n_dropped"], row["n_kept"])
     counts = units.group_by("split").agg(pl.col("unit_id").n_unique()).sort("split")
     logging.info("aligned units per split: %s", dict(counts.iter_rows()))
     write_table(units, parquet=snakemake.output.units)

@@ -1,14 +1,15 @@
-"""Readers for multi-text (parallel) corpora and their alignment into one table of units.
+"""Readers for multi-text (parallel) corpora, and reading back the prepared units table.
 
 A *multi-text* is the same content in several languages, cut into aligned *units* (Bible verses,
 UDHR articles, lines of a line-aligned archive). Every reader returns the same shape::
 
     {language: [(unit_id, raw_text), ...]}
 
-in the corpus' natural order, and :func:`align_units` turns that into the study's units table:
-normalised text (see :func:`fairppl.text.normalize`), placeholder units dropped in every language
-together, and train/dev/test splits by position among the kept units, so every language holds out
-exactly the same content.
+in the corpus' natural order, and :func:`fairppl.align.align_units` (also importable from here)
+turns that into the study's units table: normalised text (see :func:`fairppl.text.normalize`),
+placeholder units and the verses holding merged placeholder text dropped in every language
+together, and train/dev/test splits by each unit's position in the corpus's own order, so every
+language holds out exactly the same content.
 
 Every bad input raises :class:`fairppl.errors.InputError` naming the file, the line, row or unit,
 and what was expected.
@@ -32,16 +33,15 @@ from pathlib import Path, PurePosixPath
 import polars as pl
 from tqdm import tqdm
 
+from .align import Texts, align_units  # noqa: F401 (align_units: also importable from here)
 from .errors import InputError
 from .io import atomic_path
-from .splits import SplitScheme, assign_splits
-from .text import decode_utf8, normalize
-
-Texts = dict[str, list[tuple[str, str]]]
+from .text import decode_utf8
 
 #: Regexes (matched with ``re.fullmatch`` against the *normalised* text) of units that stand for a
 #: verse the translation does not have: merged-verse markers and empty stand-ins. A unit that is
-#: empty or matches any of these in ANY language is dropped in every language.
+#: empty or matches any of these in ANY language is dropped in every language, together with the
+#: neighbouring verse that holds its merged text, if any (see :mod:`fairppl.merged`).
 DEFAULT_PLACEHOLDER_PATTERNS: list[str] = [
     # Only punctuation, symbols, dashes, dots, brackets or spaces, no letter or digit:
     # "-" (Bengali BCL, Persian POV, Tagalog ULB, Korean KRV), "..." "[]" "***" (BBE), "(*)", ":".
@@ -382,158 +382,6 @@ def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) ->
         return out
     finally:
         close()
-
-
-# --------------------------------------------------------------------------------------------
-# Alignment, placeholders, splits
-# --------------------------------------------------------------------------------------------
-
-def _describe(lang: str, source_label: dict[str, str] | None) -> str:
-    if source_label and lang in source_label:
-        return f"language {lang} ({source_label[lang]})"
-    return f"language {lang}"
-
-
-def _first(items: list[str], k: int = 5) -> str:
-    shown = ", ".join(items[:k])
-    return shown + (f", ... ({len(items) - k} more)" if len(items) > k else "")
-
-
-def _min_units_for_all_splits(scheme: SplitScheme) -> int | None:
-    """Smallest number of aligned units that gives every split at least one unit."""
-    first: dict[str, int] = {}
-    for pos in range(scheme.block_size):
-        first.setdefault(scheme.split_of(pos), pos + 1)
-    if len(first) < 3:
-        return None
-    return max(first.values())
-
-
-def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
-                scheme: SplitScheme,
-                source_label: dict[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Align the units of a multi-text, drop placeholders in every language, assign splits.
-
-    ``texts`` is a reader's output ``{language: [(unit_id, raw_text), ...]}``; every language
-    must have exactly the unit ids of the first language, in the same order. Texts are normalised
-    with :func:`fairppl.text.normalize`. A unit is dropped in ALL languages if in ANY language
-    its normalised text is empty or fully matches (``re.fullmatch``) one of
-    ``placeholder_patterns``. Splits come from the 0-based position among the kept units
-    (``scheme.split_of``), so all languages hold out the same units. ``source_label`` (language
-    -> file or translation code) is only used in error messages.
-
-    Returns ``(units, dropped)``:
-
-    - ``units``: columns corpus, unit_id, position (Int64, 0-based among kept units), language,
-      split ("train"/"dev"/"test"), text (normalised); sorted by language, then position.
-    - ``dropped``: one row per language (sorted): corpus, language, n_placeholder (units empty
-      or placeholder in that language), n_dropped (units dropped in every language; the same on
-      every row), n_kept (aligned units kept per language).
-    """
-    if not texts:
-        raise InputError(f"corpus {corpus!r}: no languages given: expected at least one")
-    try:
-        compiled = [re.compile(p) for p in placeholder_patterns]
-    except re.error as err:
-        raise InputError(f"corpus {corpus!r}: invalid placeholder pattern {err.pattern!r} "
-                         f"({err}): expected a Python regular expression") from None
-
-    languages = list(texts)
-    for lang in languages:
-        seen, dups = set(), []
-        for uid, _ in texts[lang]:
-            if uid in seen:
-                dups.append(uid)
-            seen.add(uid)
-        if dups:
-            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
-                             f"{len(dups)} duplicate unit id(s) {_first(dups)}: expected each "
-                             f"unit id once")
-
-    ref_lang = languages[0]
-    ref_ids = [uid for uid, _ in texts[ref_lang]]
-    ref_set = set(ref_ids)
-    for lang in languages[1:]:
-        ids = [uid for uid, _ in texts[lang]]
-        if ids == ref_ids:
-            continue
-        id_set = set(ids)
-        missing = [u for u in ref_ids if u not in id_set]
-        extra = [u for u in ids if u not in ref_set]
-        where = f"corpus {corpus!r}, {_describe(lang, source_label)}"
-        ref = _describe(ref_lang, source_label)
-        if not missing and not extra:
-            first_diff = next(i for i, (a, b) in enumerate(zip(ids, ref_ids)) if a != b)
-            raise InputError(f"{where}: same {len(ids)} units as {ref} but in a different "
-                             f"order (first difference at position {first_diff}: "
-                             f"{ids[first_diff]} vs {ref_ids[first_diff]}): expected the same "
-                             f"order")
-        parts = [f"{len(ids)} units vs {len(ref_ids)} in {ref}; "
-                 f"{len(missing) + len(extra)} unit id(s) differ"]
-        if missing:
-            parts.append(f"missing {len(missing)}: {_first(missing)}")
-        if extra:
-            parts.append(f"extra {len(extra)}: {_first(extra)}")
-        raise InputError(f"{where} is not aligned: {'; '.join(parts)}; expected exactly the "
-                         f"unit ids of {ref}")
-
-    n_units = len(ref_ids)
-    normalized = {
-        lang: [normalize(text) for _, text in texts[lang]]
-        for lang in tqdm(languages, desc=f"{corpus}: normalising", unit="language",
-                         disable=n_units * len(languages) < 100_000)
-    }
-
-    def is_placeholder(text: str) -> bool:
-        return text == "" or any(rx.fullmatch(text) for rx in compiled)
-
-    flags = {lang: [is_placeholder(t) for t in normalized[lang]] for lang in languages}
-    drop = [any(flags[lang][i] for lang in languages) for i in range(n_units)]
-    kept_index = [i for i in range(n_units) if not drop[i]]
-    n_kept = len(kept_index)
-    n_dropped = n_units - n_kept
-    splits = assign_splits(n_kept, scheme)
-
-    counts = {s: splits.count(s) for s in ("train", "dev", "test")}
-    empty = [s for s, c in counts.items() if c == 0]
-    if empty:
-        need = _min_units_for_all_splits(scheme)
-        need_txt = (f"at least {need} kept units (the split scheme {scheme} fills every split "
-                    f"within the first {need} positions)" if need is not None else
-                    f"a split scheme that gives every split some positions ({scheme} never "
-                    f"assigns {', '.join(empty)})")
-        raise InputError(
-            f"corpus {corpus!r}: split(s) {', '.join(empty)} empty: {n_units} aligned units, "
-            f"{n_dropped} dropped as placeholders, {n_kept} kept -> train={counts['train']}, "
-            f"dev={counts['dev']}, test={counts['test']}; expected {need_txt}")
-
-    kept_ids = [ref_ids[i] for i in kept_index]
-    order = sorted(languages)
-    n = len(kept_index)
-    units = pl.DataFrame(
-        {
-            "corpus": [corpus] * (n * len(order)),
-            "unit_id": kept_ids * len(order),
-            "position": list(range(n)) * len(order),
-            "language": [lang for lang in order for _ in range(n)],
-            "split": splits * len(order),
-            "text": [normalized[lang][i] for lang in order for i in kept_index],
-        },
-        schema={"corpus": pl.Utf8, "unit_id": pl.Utf8, "position": pl.Int64,
-                "language": pl.Utf8, "split": pl.Utf8, "text": pl.Utf8},
-    )
-    dropped = pl.DataFrame(
-        {
-            "corpus": [corpus] * len(order),
-            "language": order,
-            "n_placeholder": [sum(flags[lang]) for lang in order],
-            "n_dropped": [n_dropped] * len(order),
-            "n_kept": [n_kept] * len(order),
-        },
-        schema={"corpus": pl.Utf8, "language": pl.Utf8, "n_placeholder": pl.Int64,
-                "n_dropped": pl.Int64, "n_kept": pl.Int64},
-    )
-    return units, dropped
 
 
 def read_split(units_path: str, language: str, split: str, max_units: int | None = None) -> pl.DataFrame:
