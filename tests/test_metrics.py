@@ -59,14 +59,14 @@ def test_unaligned_scores_are_rejected():
 
 
 def test_closed_vocabulary_perplexities():
-    # Two units of 3 words each (+ </s>): 8 tokens, 2 of them <unk>, 4 distinct OOV types.
+    # Two units of 3 words each (+ </s>): 8 tokens, 2 of them <unk>, 2 distinct OOV types.
     scores = score_frame(corpus="c", language="eng", model="w", tokenizer="word-v2", vocab_size=2,
                          open_vocabulary=False, split="test", unit_ids=["u0", "u1"],
                          n_chars=[4, 2], n_bytes=[4, 2], n_tokens=[4, 4], bits=[8.0, 8.0],
-                         n_oov=[1, 1], bits_unk_corrected=[10.0, 10.0])
+                         n_oov=[1, 1], oov_types=[["x"], ["y"]])
     row = bits_per_utterance(scores, _units()).row(0, named=True)
     assert row["ppl_naive"] == pytest.approx(2 ** (16 / 8))
-    assert row["ppl_unk_corrected"] == pytest.approx(2 ** (20 / 8))
+    assert row["ppl_unk_corrected"] == pytest.approx(2 ** (18 / 8))  # + 2 tokens * log2(2)
     assert row["oov_rate"] == pytest.approx(2 / 6)
     open_row = bits_per_utterance(_scores("eng", [3.0, 9.0], [4, 2], [4, 2]), _units()).row(0, named=True)
     assert open_row["ppl_naive"] is None and open_row["oov_rate"] is None
@@ -81,3 +81,35 @@ def test_models_are_compared_on_common_units():
     assert sorted(common.select("model", "unit_id").rows()) == [("lm", "u1"), ("m", "u1")]
     table = bits_per_utterance(common, _units())
     assert dict(table.select("model", "bits_total").rows()) == {"lm": 4.0, "m": 5.0}
+
+
+def test_common_units_are_shared_across_languages():
+    """One unit set per corpus: a model that scored only u1 in German restricts English too."""
+    a = _scores("deu", [10.0, 5.0], [8, 1], [8, 2])
+    b = score_frame(corpus="c", language="deu", model="lm", tokenizer="native", vocab_size=9,
+                    open_vocabulary=True, split="test", unit_ids=["u1"], n_chars=[1],
+                    n_bytes=[2], n_tokens=[2], bits=[4.0])
+    eng = _scores("eng", [3.0, 9.0], [4, 2], [4, 2])
+    common = on_common_units(pl.concat([a, b, eng]))
+    assert set(common["unit_id"]) == {"u1"}
+    table = bits_per_utterance(common, _units())
+    assert table.filter(language="eng")["bits_total"].to_list() == [9.0]
+
+
+def test_closed_vocabulary_rows_have_no_open_vocabulary_rates():
+    scores = score_frame(corpus="c", language="eng", model="w", tokenizer="word-v2", vocab_size=2,
+                         open_vocabulary=False, split="test", unit_ids=["u0", "u1"],
+                         n_chars=[4, 2], n_bytes=[4, 2], n_tokens=[4, 4], bits=[8.0, 8.0])
+    row = bits_per_utterance(scores, _units()).row(0, named=True)
+    assert row["bpec"] is None and row["bits_per_char"] is None and row["bits_per_byte"] is None
+    assert row["bits_per_utterance"] == 8.0
+
+
+def test_unit_set_is_stated():
+    from fairppl.metrics import with_unit_set
+
+    table = bits_per_utterance(_scores("eng", [3.0, 9.0], [4, 2], [4, 2]), _units())
+    assert with_unit_set(table, common=True)["unit_set"].to_list() == [
+        "common to every language and model of c (2 test units)"]
+    assert with_unit_set(table, common=False)["unit_set"].to_list() == [
+        "every test unit this model scored (2)"]

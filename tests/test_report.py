@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from fairppl.report import conventions_table, summary_html, unk_table
+from fairppl.report import conventions_table, unk_table
 
 
 def _row(model, tokenizer, open_vocabulary, bpu, language="eng", **extra):
@@ -43,20 +43,26 @@ def test_unk_table_puts_the_char_model_beside_each_word_model(bpu):
     assert deu.row(0, named=True)["unk_corrected_bits_per_utterance"] == 250.0
 
 
-def test_summary_headers_carry_units(bpu):
-    dropped = pl.DataFrame({"corpus": ["bible"], "language": ["eng"], "n_placeholder": [0],
-                            "n_dropped": [0], "n_kept": [4]})
+def test_unk_and_conventions_tables_carry_units(bpu):
+    from fairppl.report import html_table
+    from fairppl.report_pages import unk_section
+
     records = [dict(model="m", tokenizer="native", language=lang, start_token="<s>",
                     start_token_role="BOS", end_token="</s>", end_charged=True, windowing="none",
                     padding="right", weights="float32") for lang in ("eng", "deu")]
-    html = summary_html(bpu.with_columns(
-        pl.lit(None, dtype=pl.Float64).alias(c) for c in
-        ("bpec", "bits_per_char", "bits_per_byte", "n_chars", "n_bytes", "n_english_chars",
-         "n_unseen", "bits_total") if c not in bpu.columns).with_columns(split=pl.lit("test")),
-        dropped, {"seed": 0}, conventions=conventions_table(records))
+    conventions = conventions_table(records)
+    assert conventions.row(0, named=True)["languages"] == "eng deu"
+    assert "None" not in html_table(conventions)
+
+    class Inputs:  # the one field unk_section reads
+        figures: dict = {}
+
+    inputs = Inputs()
+    inputs.bpu = bpu.with_columns(split=pl.lit("test"))
+    html = unk_section(inputs)
     assert "every p(&lt;unk&gt;) / #OOV types (bits/utterance)" in html
-    assert "character n-gram, same language (bits/utterance)" in html
-    assert "Scoring conventions of the token LMs" in html and "eng deu" in html
+    assert "character n-gram, same units (bits/utterance)" in html
+    assert "fall below the character model" in html
 
 
 def test_weights_note_names_the_source(tmp_path):

@@ -16,15 +16,18 @@ LOG2_10 = math.log2(10.0)
 
 #: Columns of a per-unit score table (one row per scored unit). ``bits`` is the unit's code
 #: length under the model (every token and the end of the unit); for closed-vocabulary models it
-#: is the naive score with p(<unk>) as is, and ``bits_unk_corrected`` divides every p(<unk>) by
-#: the number of distinct OOV types of the evaluated text (null for open-vocabulary models).
+#: is the naive score with p(<unk>) as is, and ``oov_types`` lists the unit's distinct OOV word
+#: types (null for open-vocabulary models): the UNK correction is computed over the units summed.
 SCORE_COLUMNS = {
     "corpus": pl.String, "language": pl.String, "model": pl.String, "tokenizer": pl.String,
     "vocab_size": pl.Int64, "open_vocabulary": pl.Boolean,
     "split": pl.String, "unit_id": pl.String, "n_chars": pl.Int64, "n_bytes": pl.Int64,
     "n_tokens": pl.Int64, "n_unseen": pl.Int64, "n_oov": pl.Int64, "bits": pl.Float64,
-    "bits_unk_corrected": pl.Float64,
+    "oov_types": pl.List(pl.String),
 }
+
+#: Optional key columns of newer score tables, kept in the aggregates when present.
+OPTIONAL_KEYS = ["train_corpus"]
 
 #: Columns of the bits-per-utterance table, with their units.
 BPU_COLUMNS = {
@@ -46,10 +49,17 @@ BPU_COLUMNS = {
     "bpec": "bits per English character (bits/char of English)",
     "bits_per_char": "bits per character of the language itself (bits/char)",
     "bits_per_byte": "bits per UTF-8 byte of the language itself (bits/byte)",
-    "bits_unk_corrected": "closed vocabulary: total bits with every p(<unk>) / #OOV types",
+    "n_oov_types": "closed vocabulary: distinct OOV word types of the units summed (count)",
+    "bits_unk_corrected": "closed vocabulary: total bits with every p(<unk>) / n_oov_types",
     "ppl_naive": "closed vocabulary: per-token perplexity with p(<unk>) as is",
     "ppl_unk_corrected": "closed vocabulary: per-token perplexity, p(<unk>) / #OOV types",
     "oov_rate": "closed vocabulary: <unk> tokens / words (fraction)",
+}
+
+#: Optional columns of the aggregated tables (added when known), with their units.
+EXTRA_COLUMNS = {
+    "train_corpus": "corpus whose train split trained the model (empty: pretrained LM)",
+    "unit_set": "the units this row is computed on",
 }
 
 
@@ -68,10 +78,10 @@ def score_frame(*, corpus: str, language: str, model: str, tokenizer: str, vocab
                 n_tokens: list[int], bits: list[float], texts: list[str] | None = None,
                 n_chars: list[int] | None = None, n_bytes: list[int] | None = None,
                 n_unseen: list[int] | None = None, n_oov: list[int] | None = None,
-                bits_unk_corrected: list[float] | None = None,
+                oov_types: list[list[str]] | None = None,
                 extra: dict | None = None) -> pl.DataFrame:
     """A per-unit score table with the canonical columns (``SCORE_COLUMNS``), constants broadcast
-    and absent counts set to 0 (``bits_unk_corrected`` to null); ``n_chars`` and ``n_bytes``
+    and absent counts set to 0 (``oov_types`` to null); ``n_chars`` and ``n_bytes``
     are counted from ``texts`` when given; ``extra`` adds columns (e.g. per-token ids and nats)
     after the canonical ones."""
     n = len(unit_ids)
@@ -88,7 +98,7 @@ def score_frame(*, corpus: str, language: str, model: str, tokenizer: str, vocab
         "n_unseen": n_unseen if n_unseen is not None else [0] * n,
         "n_oov": n_oov if n_oov is not None else [0] * n,
         "bits": bits,
-        "bits_unk_corrected": bits_unk_corrected if bits_unk_corrected is not None else [None] * n,
+        "oov_types": oov_types if oov_types is not None else [None] * n,
     }
     frame = pl.DataFrame(data, schema=SCORE_COLUMNS)
     if extra:
@@ -115,7 +125,10 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             f"'{first['corpus']}' unit '{first['unit_id']}' ({first['language']}): the corpus "
             f"is not aligned")
     keys = ["corpus", "language", "model", "tokenizer", "vocab_size", "open_vocabulary", "split"]
+    # Which corpus trained the model (absent in older tables, null for pretrained LMs).
+    keys += [c for c in OPTIONAL_KEYS if c in scores.columns]
     closed = ~pl.col("open_vocabulary")
+    is_open = pl.col("open_vocabulary")
     out = (
         joined.group_by(keys, maintain_order=True)
         .agg(
@@ -127,14 +140,24 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             pl.col("n_unseen").sum(),
             pl.col("n_oov").sum(),
             pl.col("bits").sum().alias("bits_total"),
-            pl.when(closed.all()).then(pl.col("bits_unk_corrected").sum())
+            # K of the UNK correction: distinct OOV types of exactly the units summed here.
+            pl.when(closed.all())
+            .then(pl.col("oov_types").explode().drop_nulls().n_unique().cast(pl.Int64))
+            .alias("n_oov_types"),
+        )
+        .with_columns(
+            # The UNK correction (fairppl.wordlm.unk_corrected_bits): log2(K) bits per UNK token.
+            pl.when(closed & (pl.col("n_oov") > 0))
+            .then(pl.col("bits_total") + pl.col("n_oov") * pl.col("n_oov_types").log(2))
+            .when(closed).then(pl.col("bits_total"))
             .alias("bits_unk_corrected"),
         )
         .with_columns(
             (pl.col("bits_total") / pl.col("n_units")).alias("bits_per_utterance"),
-            (pl.col("bits_total") / pl.col("n_english_chars")).alias("bpec"),
-            (pl.col("bits_total") / pl.col("n_chars")).alias("bits_per_char"),
-            (pl.col("bits_total") / pl.col("n_bytes")).alias("bits_per_byte"),
+            # Open-vocabulary rates only: a closed vocabulary's bits do not spell out OOV words.
+            pl.when(is_open).then(pl.col("bits_total") / pl.col("n_english_chars")).alias("bpec"),
+            pl.when(is_open).then(pl.col("bits_total") / pl.col("n_chars")).alias("bits_per_char"),
+            pl.when(is_open).then(pl.col("bits_total") / pl.col("n_bytes")).alias("bits_per_byte"),
             pl.when(closed).then(2 ** (pl.col("bits_total") / pl.col("n_tokens")))
             .alias("ppl_naive"),
             pl.when(closed).then(2 ** (pl.col("bits_unk_corrected") / pl.col("n_tokens")))
@@ -145,7 +168,14 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
         )
         .sort(keys)
     )
-    return out.select(list(BPU_COLUMNS))
+    untyped = out.filter(closed & (pl.col("n_oov") > 0) & (pl.col("n_oov_types") < 1))
+    if untyped.height:
+        first = untyped.row(0, named=True)
+        raise ValueError(
+            f"{first['corpus']}/{first['language']} {first['model']} {first['tokenizer']}: "
+            f"{first['n_oov']} <unk> tokens but no OOV types in the score table's oov_types "
+            f"column: cannot apply the UNK correction")
+    return out.select(list(BPU_COLUMNS) + [c for c in OPTIONAL_KEYS if c in out.columns])
 
 
 def english_char_counts(units: pl.DataFrame) -> pl.DataFrame:
@@ -163,12 +193,24 @@ def english_char_counts(units: pl.DataFrame) -> pl.DataFrame:
 
 
 def on_common_units(scores: pl.DataFrame) -> pl.DataFrame:
-    """Restrict per-unit ``scores`` to the units that every (model, tokenizer) of the same
-    (corpus, language, split) scored, so that models are compared on identical text."""
-    keys = ["corpus", "language", "split"]
-    n_models = scores.group_by(keys).agg(
-        pl.struct("model", "tokenizer").n_unique().alias("n_models"))
-    per_unit = scores.group_by(keys + ["unit_id"]).agg(
-        pl.struct("model", "tokenizer").n_unique().alias("n_scored"))
+    """Restrict per-unit ``scores`` to the units that every (language, model, tokenizer) of the
+    same (corpus, split) scored, so that languages and models are compared on identical text:
+    one common unit set per corpus and split."""
+    keys = ["corpus", "split"]
+    runs = pl.struct("language", "model", "tokenizer",
+                     *[c for c in OPTIONAL_KEYS if c in scores.columns])
+    n_models = scores.group_by(keys).agg(runs.n_unique().alias("n_models"))
+    per_unit = scores.group_by(keys + ["unit_id"]).agg(runs.n_unique().alias("n_scored"))
     common = per_unit.join(n_models, on=keys).filter(pl.col("n_scored") == pl.col("n_models"))
     return scores.join(common.select(keys + ["unit_id"]), on=keys + ["unit_id"], how="semi")
+
+
+def with_unit_set(table: pl.DataFrame, common: bool) -> pl.DataFrame:
+    """Add ``unit_set``: which units a row of a bits-per-utterance table is on, in words."""
+    if common:
+        label = pl.format("common to every language and model of {} ({} {} units)",
+                          pl.col("corpus"), pl.col("n_units"), pl.col("split"))
+    else:
+        label = pl.format("every {} unit this model scored ({})", pl.col("split"),
+                          pl.col("n_units"))
+    return table.with_columns(unit_set=label)

@@ -1,6 +1,12 @@
-"""Figures of the study (matplotlib, non-interactive backend)."""
+"""Figures of the study (matplotlib, non-interactive backend).
+
+One colour and one marker per model across the whole report: :func:`model_style` is the only
+place a figure gets them from.
+"""
 
 from __future__ import annotations
+
+import zlib
 
 import matplotlib
 
@@ -10,30 +16,98 @@ import polars as pl  # noqa: E402
 
 from .io import atomic_path  # noqa: E402
 
+#: Fixed colours of the default study's models, keyed by "model / tokenizer"; other models get a
+#: colour from _PALETTE by a hash of their label (stable between figures and runs).
+MODEL_COLOURS = {
+    "kenlm-char-o5 / char": "#1f4e9c",
+    "kenlm-char-o7 / char": "#5b8fd9",
+    "kenlm-subword-o5 / spm-unigram-4000": "#2e8b57",
+    "kenlm-subword-o5 / spm-bpe-4000": "#8fbc3f",
+    "transformer / char": "#e07b00",
+    "transformer / spm-unigram-4000": "#a65e2e",
+    "smollm2-135m / native": "#7b3fa0",
+    "gemma3-270m / native": "#c0304a",
+}
+_PALETTE = ["#17becf", "#bcbd22", "#8c564b", "#e377c2", "#7f7f7f", "#9467bd", "#d62728",
+            "#2ca02c", "#ff7f0e", "#1f77b4"]
+_MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*", "<", ">"]
 
-def bpec_figure(bpu: pl.DataFrame, path: str) -> None:
-    """Horizontal bars of BPEC (bits per English character) per language for the character
-    n-gram baselines, one panel per (corpus, model), languages sorted from hardest to easiest."""
-    bpu = bpu.filter(pl.col("model").str.starts_with("kenlm-char"))
-    panels = bpu.select("corpus", "model").unique(maintain_order=True).rows()
-    n_lang = max(bpu.group_by("corpus", "model").len()["len"].max(), 1)
-    fig, axes = plt.subplots(
-        1, len(panels), figsize=(4.2 * len(panels), 0.28 * n_lang + 1.6), squeeze=False)
-    for ax, (corpus, model) in zip(axes[0], panels):
-        part = bpu.filter(corpus=corpus, model=model).sort("bpec")
-        ax.barh(part["language"].to_list(), part["bpec"].to_list(), color="#4472a8")
-        ax.set_title(f"{corpus} — {model}", fontsize=10)
-        ax.set_xlabel("BPEC (bits per English character)")
-        ax.grid(axis="x", alpha=0.3)
-        ax.tick_params(axis="y", labelsize=8)
-    _save(fig, path)
+
+def model_label(model: str, tokenizer: str) -> str:
+    """How a (model, tokenizer) is named in every figure and table of the report."""
+    return f"{model} / {tokenizer}"
+
+
+def model_style(label: str) -> dict:
+    """Colour and marker of a model label (see :func:`model_label`), the same in every figure."""
+    code = zlib.crc32(label.encode("utf-8"))
+    colour = MODEL_COLOURS.get(label, _PALETTE[code % len(_PALETTE)])
+    return {"color": colour, "marker": _MARKERS[code % len(_MARKERS)]}
 
 
 def _save(fig, path: str) -> None:
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
+
+
+def _empty(path: str, message: str) -> None:
+    fig, ax = plt.subplots(figsize=(6, 1.2))
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center")
+    _save(fig, path)
+
+
+def unit_set_title(table: pl.DataFrame, corpus: str) -> str:
+    """'<corpus>: the same N <split> units for every language and model' from a common-units
+    table (every row of the corpus has the same n_units there)."""
+    part = table.filter(corpus=corpus)
+    sizes = sorted(set(part["n_units"]))
+    split = ", ".join(sorted(set(part["split"])))
+    if len(sizes) == 1:
+        return f"{corpus}: the same {sizes[0]} {split} units for every language and model"
+    return f"{corpus}: {split} units, {min(sizes)} to {max(sizes)} per row (not one common set)"
+
+
+def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, path: str,
+                   title: str | None = None) -> None:
+    """BPEC per language in the style of Cotterell et al. (2018): languages sorted by the first
+    character n-gram's BPEC (hardest at the top), one shared BPEC axis, one marker per
+    open-vocabulary model with its interval, on the common units of ``corpus``.
+
+    ``models`` is the common-units table (fairppl.metrics + fairppl.bootstrap columns);
+    ``names`` maps a language id to its full name."""
+    data = models.filter(pl.col("open_vocabulary") & (pl.col("corpus") == corpus)
+                         & pl.col("bpec").is_not_null())
+    if data.height == 0:
+        _empty(path, f"{corpus}: no open-vocabulary scores")
+        return
+    data = data.with_columns(label=pl.col("model") + " / " + pl.col("tokenizer"))
+    labels = sorted(data["label"].unique().to_list(),
+                    key=lambda s: (not s.startswith("kenlm-char"), s))
+    ref = data.filter(label=labels[0]).sort("bpec", descending=True)
+    languages = ref["language"].to_list()
+    languages += sorted(set(data["language"]) - set(languages))
+    pos = {lang: i for i, lang in enumerate(reversed(languages))}
+    fig, ax = plt.subplots(figsize=(9, 0.34 * len(languages) + 2.0))
+    step = 0.6 / max(len(labels), 1)
+    for k, label in enumerate(labels):
+        part = data.filter(label=label)
+        ys = [pos[lang] + (k - (len(labels) - 1) / 2) * step for lang in part["language"]]
+        x = part["bpec"].to_numpy()
+        err = None
+        if "bpec_ci_low" in part.columns and part["bpec_ci_low"].null_count() == 0:
+            err = [x - part["bpec_ci_low"].to_numpy(), part["bpec_ci_high"].to_numpy() - x]
+        style = model_style(label)
+        ax.errorbar(x, ys, xerr=err, fmt=style["marker"], color=style["color"], ms=5,
+                    capsize=2, lw=1, label=label)
+    ax.set_yticks(list(pos.values()), [f"{names.get(lang, lang)} ({lang})" for lang in pos])
+    ax.set_xlabel("BPEC (bits per English character; bars: 95% paired bootstrap interval)")
+    ax.set_title(title or unit_set_title(data, corpus), fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    _save(fig, path)
 
 
 def _vocab_order(tokenizer: str) -> float:
@@ -41,75 +115,45 @@ def _vocab_order(tokenizer: str) -> float:
     return float("inf") if size == "all" else float(size)
 
 
-def unk_figure(bpu: pl.DataFrame, path: str) -> None:
-    """Per corpus: per-token perplexity vs vocabulary size of the closed-vocabulary word n-grams,
-    naive and UNK-corrected, one line per language (left); bits per utterance of the same models
-    against the character n-gram's (right)."""
+def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str) -> None:
+    """One panel per (corpus, language) of the closed-vocabulary word n-grams: bits per utterance
+    against vocabulary size with p(<unk>) as is and UNK-corrected, and the open-vocabulary
+    character n-gram's bits per utterance on the same units (dashed), all labelled."""
     words = bpu.filter(~pl.col("open_vocabulary"))
-    corpora = words["corpus"].unique(maintain_order=True).to_list()
-    fig, axes = plt.subplots(max(len(corpora), 1), 2, figsize=(11, 4.2 * max(len(corpora), 1)),
-                             squeeze=False)
-    for row, corpus in zip(axes, corpora):
-        part = words.filter(corpus=corpus)
-        sizes = sorted(part["tokenizer"].unique().to_list(), key=_vocab_order)
-        x = list(range(len(sizes)))
-        labels = [s.removeprefix("word-v") for s in sizes]
-        left, right = row
-        for language in part["language"].unique(maintain_order=True):
-            lang = {r["tokenizer"]: r for r in part.filter(language=language).iter_rows(named=True)}
-            left.plot(x, [lang[s]["ppl_naive"] for s in sizes], color="#4472a8", alpha=0.6, lw=1)
-            left.plot(x, [lang[s]["ppl_unk_corrected"] for s in sizes], color="#c0504d", alpha=0.6,
-                      lw=1)
-        left.plot([], [], color="#4472a8", label="naive")
-        left.plot([], [], color="#c0504d", label="UNK-corrected")
-        left.set_yscale("log")
-        left.set_xticks(x, labels)
-        left.set_xlabel("vocabulary size (word types)")
-        left.set_ylabel("per-token perplexity")
-        left.set_title(f"{corpus}: word {part['model'][0]}", fontsize=10)
-        left.legend(fontsize=8)
-        mean = part.group_by("tokenizer").agg(
-            pl.col("bits_per_utterance").mean(),
-            (pl.col("bits_unk_corrected") / pl.col("n_units")).mean().alias("corrected"))
-        mean = {r["tokenizer"]: r for r in mean.iter_rows(named=True)}
-        right.plot(x, [mean[s]["bits_per_utterance"] for s in sizes], "o-", color="#4472a8",
-                   label="word, naive")
-        right.plot(x, [mean[s]["corrected"] for s in sizes], "o-", color="#c0504d",
-                   label="word, UNK-corrected")
-        chars = bpu.filter(corpus=corpus, tokenizer="char", open_vocabulary=True)
-        chars = chars.filter(pl.col("model").str.starts_with("kenlm-char"))
-        for model in chars["model"].unique().sort():
-            value = chars.filter(model=model)["bits_per_utterance"].mean()
-            right.axhline(value, ls="--", color="#555555", lw=1)
-            right.text(x[-1], value, f" {model}", va="bottom", ha="right", fontsize=8)
-        right.set_xticks(x, labels)
-        right.set_xlabel("vocabulary size (word types)")
-        right.set_ylabel("bits per utterance (mean over languages)")
-        right.legend(fontsize=8)
-        right.grid(alpha=0.3)
-    _save(fig, path)
-
-
-def models_figure(models: pl.DataFrame, path: str) -> None:
-    """Grouped bars of BPEC per language for every open-vocabulary (model, tokenizer), on the
-    units all of a language's models scored; one panel per corpus."""
-    data = models.filter(pl.col("open_vocabulary"))
-    data = data.with_columns(label=pl.col("model") + " / " + pl.col("tokenizer"))
-    corpora = data["corpus"].unique(maintain_order=True).to_list()
-    fig, axes = plt.subplots(max(len(corpora), 1), 1,
-                             figsize=(12, 3.8 * max(len(corpora), 1)), squeeze=False)
-    for ax, corpus in zip(axes[:, 0], corpora):
-        part = data.filter(corpus=corpus)
-        languages = part["language"].unique(maintain_order=True).sort().to_list()
-        labels = part["label"].unique().sort().to_list()
-        width = 0.8 / max(len(labels), 1)
-        for k, label in enumerate(labels):
-            rows = {r["language"]: r["bpec"] for r in part.filter(label=label).iter_rows(named=True)}
-            xs = [i + k * width for i, lang in enumerate(languages) if lang in rows]
-            ax.bar(xs, [rows[lang] for lang in languages if lang in rows], width, label=label)
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(languages))], languages)
-        ax.set_ylabel("BPEC (bits per English character)")
-        ax.set_title(f"{corpus}: every model on the same units", fontsize=10)
-        ax.legend(fontsize=7, ncol=3)
-        ax.grid(axis="y", alpha=0.3)
-    _save(fig, path)
+    if words.height == 0:
+        _empty(path, "no closed-vocabulary models in this study")
+        return
+    panels = words.select("corpus", "language").unique(maintain_order=True).rows()
+    ncols = min(6, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.3 * nrows + 0.6),
+                             squeeze=False, sharex=True)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    for ax, (corpus, language) in zip(axes.ravel(), panels):
+        part = words.filter(corpus=corpus, language=language)
+        part = part.with_columns(order=pl.col("tokenizer").map_elements(_vocab_order,
+                                                                        return_dtype=pl.Float64))
+        part = part.sort("order")
+        x = list(range(part.height))
+        ax.plot(x, part["bits_per_utterance"], "o-", color="#4472a8", ms=3, label="word, naive")
+        ax.plot(x, part["bits_unk_corrected"] / part["n_units"], "s-", color="#c0504d", ms=3,
+                label="word, UNK-corrected")
+        chars = bpu.filter(corpus=corpus, language=language, open_vocabulary=True)
+        for row in chars.filter(pl.col("model").str.starts_with("kenlm-char")).iter_rows(
+                named=True):
+            ax.axhline(row["bits_per_utterance"], ls="--", lw=1,
+                       color=model_style(model_label(row["model"], row["tokenizer"]))["color"],
+                       label=f"{row['model']} (open vocabulary)")
+        ax.set_xticks(x, [t.removeprefix("word-v") for t in part["tokenizer"]], fontsize=7)
+        ax.set_title(f"{names.get(language, language)} ({corpus})", fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3)
+    handles, labels = axes.ravel()[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8)
+    fig.supxlabel("word vocabulary size (types)", fontsize=9)
+    fig.supylabel("bits per utterance", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (2.3 * nrows + 0.6)))
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)

