@@ -196,8 +196,8 @@ def test_tokenizers_record_reductions(study):
     # The four short books cannot support 3000 unigram pieces: reduced, recorded, reported.
     assert unigram["reduced"].all() and (unigram["vocab_size"] < 3000).all()
     assert (unigram["vocab_size"] > 260).all()
-    summary = (wd / "results" / "tables" / "summary.html").read_text(encoding="utf-8")
-    assert "vocab_size_requested" in summary and "reduced" in summary
+    report = (wd / "results" / "report.html").read_text(encoding="utf-8")
+    assert "vocab_size_requested" in report and "reduced" in report
 
 
 def test_random_model_costs_about_log2_vocab_per_token(study):
@@ -263,16 +263,29 @@ def test_cli_agrees_with_pipeline(study):
 
 
 def test_report_builds(study):
+    """Our report (one self-contained page, the answer first) and Snakemake's provenance page."""
     wd, _ = study
-    proc = snakemake(wd, "--report", "results/report.html")
-    assert_ok(proc)
-    report = (wd / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
-    assert len(report) > 10_000
-    for needle in ("bpu.csv", "bpec.png", "summary.html", "Bits per utterance"):
+    report = (wd / "results" / "report.html").read_text(encoding="utf-8")
+    assert report.index("How hard is each language") < report.index("id='answer'") \
+        < report.index("id='figure'") < report.index("id='settings'")
+    for needle in ("Turkish", "Korean", "Spearman", "paired bootstrap", "data:image/png;base64,",
+                   "href='provenance.html'", "Second domain", "UNK-corrected",
+                   "Correlates of difficulty", "placeholder", "Scoring conventions"):
         assert needle in report, needle
-    summary = (wd / "results" / "tables" / "summary.html").read_text(encoding="utf-8")
-    assert "bits per English character" in summary and "placeholder" in summary
-    assert "Scoring conventions of the token LMs" in summary
+    assert "None" not in report and ">nan<" not in report
+    models = pl.read_csv(wd / "results" / "tables" / "models.csv")
+    # One common unit set per corpus, stated in every row.
+    assert models.group_by("corpus").agg(pl.col("n_units").n_unique())["n_units"].to_list() \
+        == [1] * models["corpus"].n_unique()
+    assert models["unit_set"].str.starts_with("common to every language and model").all()
+    for row in models.filter(pl.col("open_vocabulary")).iter_rows(named=True):
+        assert row["bpec_ci_low"] <= row["bpec"] <= row["bpec_ci_high"], row
+    assert models.filter(~pl.col("open_vocabulary"))["bpec"].null_count() == \
+        models.filter(~pl.col("open_vocabulary")).height
+    proc = snakemake(wd, "--report", "results/provenance.html")
+    assert_ok(proc)
+    provenance = (wd / "results" / "provenance.html").read_text(encoding="utf-8", errors="replace")
+    assert "bpu.csv" in provenance and "main.png" in provenance
 
 
 def test_scoring_conventions_are_recorded(study):

@@ -308,8 +308,41 @@ def report_settings():
         "neural": config["neural"],
         "scoring": config["scoring"],
         "models": [vars(row) for row in MODELS],
-        "languages": [vars(row) for row in STUDY_LANGUAGES],
+        "languages": report_languages(),
     }
+
+
+def bootstrap_settings():
+    """fairppl.bootstrap.BootstrapSettings fields from the config's `report` block."""
+    rep = config["report"]
+    return {
+        "replicates": rep["bootstrap_replicates"],
+        "seed": rep["bootstrap_seed"],
+        "level": rep["ci_level"],
+    }
+
+
+def corpus_figures():
+    """corpus -> its ranking figure: the first enabled corpus is the main figure, the others
+    are second-domain checks."""
+    return {
+        corpus: (
+            "results/figures/main.png"
+            if i == 0
+            else f"results/figures/second_domain_{corpus}.png"
+        )
+        for i, corpus in enumerate(ENABLED)
+    }
+
+
+def second_domain_figures():
+    """Ranking figures of the enabled corpora after the first."""
+    return [f"results/figures/second_domain_{corpus}.png" for corpus in ENABLED[1:]]
+
+
+def report_languages():
+    """The language sheet rows of the study (name, script, ISO code) for figures and tables."""
+    return [vars(row) for row in STUDY_LANGUAGES]
 
 
 def study_outputs():
@@ -319,8 +352,6 @@ def study_outputs():
         "results/tables/bpu.csv",
         "results/tables/models.csv",
         "results/tables/tokenizers.csv",
-        "results/figures/bpec.png",
-        "results/figures/unk.png",
-        "results/figures/models.png",
-        "results/tables/summary.html",
+        "results/tables/correlates.csv",
+        "results/report.html",
     ]

@@ -1,4 +1,4 @@
-# From per-unit scores to the study's tables, figures and the report's summary page.
+# From per-unit scores to the study's tables, figures and report (results/report.html).
 
 
 rule bpu_table:
@@ -10,42 +10,26 @@ rule bpu_table:
         csv=report(
             "results/tables/bpu.csv",
             caption="../report/bpu.rst",
-            category="Bits per utterance",
-            labels={"table": "all corpora, languages and models (CSV)"},
+            category="Tables",
+            labels={"table": "every model on all the units it scored (CSV)"},
         ),
         models_parquet="results/tables/models.parquet",
         models_csv=report(
             "results/tables/models.csv",
             caption="../report/models.rst",
-            category="Model comparison",
-            labels={"table": "every model on the units all models scored (CSV)"},
+            category="Tables",
+            labels={"table": "one common unit set per corpus (CSV)"},
         ),
+        differences="results/tables/differences.csv",
     log:
         "logs/bpu_table.log",
     localrule: True
     conda:
         "../../envs/report.yaml"
+    params:
+        bootstrap=bootstrap_settings(),
     script:
         "../scripts/bpu_table.py"
-
-
-rule plot_bpec:
-    input:
-        bpu="results/tables/bpu.parquet",
-    output:
-        png=report(
-            "results/figures/bpec.png",
-            caption="../report/bpec.rst",
-            category="Bits per utterance",
-            labels={"figure": "BPEC by language"},
-        ),
-    log:
-        "logs/plot_bpec.log",
-    localrule: True
-    conda:
-        "../../envs/report.yaml"
-    script:
-        "../scripts/plot_bpec.py"
 
 
 rule tokenizer_table:
@@ -55,7 +39,7 @@ rule tokenizer_table:
         csv=report(
             "results/tables/tokenizers.csv",
             caption="../report/tokenizers.rst",
-            category="Tokenizers",
+            category="Tables",
             labels={"table": "vocabulary sizes requested and trained"},
         ),
     log:
@@ -67,52 +51,83 @@ rule tokenizer_table:
         "../scripts/tokenizer_table.py"
 
 
-rule plot_models:
+rule correlates_table:
     input:
-        bpu="results/tables/bpu.parquet",
+        units=unit_tables(),
         models="results/tables/models.parquet",
     output:
-        unk=report(
-            "results/figures/unk.png",
-            caption="../report/unk.rst",
-            category="UNK-corrected perplexity",
-            labels={"figure": "perplexity vs vocabulary size"},
+        features=report(
+            "results/tables/correlates.csv",
+            caption="../report/correlates.rst",
+            category="Tables",
+            labels={"table": "properties of each language's text"},
         ),
-        models=report(
-            "results/figures/models.png",
-            caption="../report/models_figure.rst",
-            category="Model comparison",
-            labels={"figure": "BPEC by model"},
-        ),
+        correlations="results/tables/correlations.csv",
     log:
-        "logs/plot_models.log",
+        "logs/correlates_table.log",
     localrule: True
     conda:
         "../../envs/report.yaml"
+    params:
+        vocab_size=lookup(dpath="report/correlates_vocab_size", within=config),
     script:
-        "../scripts/plot_models.py"
+        "../scripts/correlates_table.py"
 
 
-rule summary_page:
+rule plot_figures:
     input:
         bpu="results/tables/bpu.parquet",
         models="results/tables/models.parquet",
-        tokenizers="results/tables/tokenizers.csv",
-        dropped=dropped_tables(),
-        conventions=convention_files(),
     output:
-        html=report(
-            "results/tables/summary.html",
-            caption="../report/summary.rst",
-            category="Summary",
-            labels={"page": "tables and settings"},
+        main=report(
+            "results/figures/main.png",
+            caption="../report/main_figure.rst",
+            category="Figures",
+            labels={"figure": "BPEC by language and model"},
+        ),
+        second=second_domain_figures(),
+        unk=report(
+            "results/figures/unk.png",
+            caption="../report/unk.rst",
+            category="Figures",
+            labels={"figure": "bits per utterance vs word vocabulary size"},
         ),
     log:
-        "logs/summary_page.log",
+        "logs/plot_figures.log",
+    localrule: True
+    conda:
+        "../../envs/report.yaml"
+    params:
+        corpus_figures=corpus_figures(),
+        languages=report_languages(),
+    script:
+        "../scripts/plot_figures.py"
+
+
+rule report:
+    input:
+        bpu="results/tables/bpu.parquet",
+        models="results/tables/models.parquet",
+        differences="results/tables/differences.csv",
+        tokenizers="results/tables/tokenizers.csv",
+        correlates="results/tables/correlates.csv",
+        correlations="results/tables/correlations.csv",
+        units=unit_tables(),
+        dropped=dropped_tables(),
+        conventions=convention_files(),
+        main="results/figures/main.png",
+        second=second_domain_figures(),
+        unk="results/figures/unk.png",
+    output:
+        html="results/report.html",
+    log:
+        "logs/report.log",
     localrule: True
     conda:
         "../../envs/report.yaml"
     params:
         settings=report_settings(),
+        bootstrap=bootstrap_settings(),
+        second_corpora=ENABLED[1:],
     script:
-        "../scripts/summary_page.py"
+        "../scripts/build_report.py"

@@ -1,24 +1,53 @@
 """Aggregate every per-unit score table into the bits-per-utterance table (each model on all the
-units it scored) and the model comparison (every model on the units all models scored)."""
+units it scored), the model comparison (every language and model of a corpus on the units all of
+them scored), both with paired bootstrap intervals, and the paired differences between languages
+adjacent in each model's ranking."""
 
 import logging
 
 import polars as pl
 
+from fairppl.bootstrap import (
+    BootstrapSettings,
+    interval_table,
+    paired_language_differences,
+    with_intervals,
+)
 from fairppl.io import write_table
-from fairppl.metrics import SCORE_COLUMNS, bits_per_utterance, on_common_units
+from fairppl.metrics import (
+    OPTIONAL_KEYS,
+    SCORE_COLUMNS,
+    bits_per_utterance,
+    english_char_counts,
+    on_common_units,
+    with_unit_set,
+)
+
+
+def read_scores(path):
+    """The canonical columns of one per-unit table, and the optional keys it has."""
+    names = pl.read_parquet_schema(path)
+    return pl.read_parquet(path, columns=list(SCORE_COLUMNS) + [c for c in OPTIONAL_KEYS
+                                                                 if c in names])
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
-    scores = pl.concat([pl.read_parquet(p, columns=list(SCORE_COLUMNS)) for p in snakemake.input.scores])
+    settings = BootstrapSettings(**snakemake.params.bootstrap)
+    scores = pl.concat([read_scores(p) for p in snakemake.input.scores], how="diagonal_relaxed")
     units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
-    table = bits_per_utterance(scores, units)
-    common = bits_per_utterance(on_common_units(scores), units)
-    logging.info("%d rows from %d per-unit tables; %d rows on common units", table.height,
-                 len(snakemake.input.scores), common.height)
+    english = english_char_counts(units)
+    common_scores = on_common_units(scores)
+    table = with_unit_set(bits_per_utterance(scores, units), common=False)
+    table = with_intervals(table, interval_table(scores, english, settings))
+    common = with_unit_set(bits_per_utterance(common_scores, units), common=True)
+    common = with_intervals(common, interval_table(common_scores, english, settings))
+    differences = paired_language_differences(common_scores, english, settings)
+    logging.info("%d rows from %d per-unit tables; %d rows on common units; %s", table.height,
+                 len(snakemake.input.scores), common.height, settings.describe())
     write_table(table, parquet=snakemake.output.parquet, csv=snakemake.output.csv)
     write_table(common, parquet=snakemake.output.models_parquet, csv=snakemake.output.models_csv)
+    write_table(differences, csv=snakemake.output.differences)
 
 
 if "snakemake" in globals():

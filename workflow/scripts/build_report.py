@@ -1,0 +1,51 @@
+"""The study's report: one self-contained HTML file built from the tables and figures."""
+
+import json
+import logging
+
+import polars as pl
+
+from fairppl.bootstrap import BootstrapSettings
+from fairppl.io import write_text
+from fairppl.report import conventions_table
+from fairppl.report_pages import ReportInputs, build_report
+
+
+def unit_counts(paths):
+    """Aligned units per (corpus, split), counted on the English reference rows."""
+    units = pl.concat([pl.read_parquet(p, columns=["corpus", "split", "english_reference"])
+                       for p in paths], how="vertical_relaxed")
+    return (units.filter(pl.col("english_reference")).group_by("corpus", "split")
+            .agg(pl.len().alias("n_units")).sort("corpus", "split"))
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    settings = snakemake.params.settings
+    records = []
+    for path in snakemake.input.conventions:
+        with open(path, encoding="utf-8") as handle:
+            records.append(json.load(handle))
+    inputs = ReportInputs(
+        bpu=pl.read_parquet(snakemake.input.bpu),
+        models=pl.read_parquet(snakemake.input.models),
+        sheet=pl.DataFrame(settings["languages"]),
+        settings=settings,
+        bootstrap=BootstrapSettings(**snakemake.params.bootstrap),
+        differences=pl.read_csv(snakemake.input.differences),
+        unit_counts=unit_counts(snakemake.input.units),
+        dropped=pl.concat([pl.read_csv(p, separator="\t") for p in snakemake.input.dropped]),
+        tokenizers=pl.read_csv(snakemake.input.tokenizers),
+        conventions=conventions_table(records),
+        correlates=pl.read_csv(snakemake.input.correlates),
+        correlations=pl.read_csv(snakemake.input.correlations),
+        figures={"main": snakemake.input.main, "unk": snakemake.input.unk,
+                 **dict(zip(snakemake.params.second_corpora, snakemake.input.second))},
+    )
+    html = build_report(inputs)
+    logging.info("report: %d characters", len(html))
+    write_text(snakemake.output.html, html)
+
+
+if "snakemake" in globals():
+    main(snakemake)

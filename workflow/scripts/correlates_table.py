@@ -1,0 +1,24 @@
+"""Correlates of difficulty: per language, properties of its text (word types, type/token ratio,
+characters per English character, OOV rate at a fixed vocabulary) and their Spearman correlation
+with each model's BPEC on the common units."""
+
+import logging
+
+import polars as pl
+
+from fairppl.correlates import feature_correlations, language_features
+from fairppl.io import write_table
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
+    features = language_features(units, vocab_size=snakemake.params.vocab_size)
+    correlations = feature_correlations(features, pl.read_parquet(snakemake.input.models))
+    logging.info("%d languages, %d correlations", features.height, correlations.height)
+    write_table(features, csv=snakemake.output.features)
+    write_table(correlations, csv=snakemake.output.correlations)
+
+
+if "snakemake" in globals():
+    main(snakemake)

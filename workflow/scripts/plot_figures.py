@@ -1,0 +1,22 @@
+"""Figures: the main ranking figure (first corpus), one per second-domain corpus, and the UNK
+sweep; every figure on the units its title states."""
+
+import logging
+
+import polars as pl
+
+from fairppl.plots import ranking_figure, unk_figure
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    models = pl.read_parquet(snakemake.input.models)
+    names = {r["language"]: r["name"] for r in snakemake.params.languages}
+    for corpus, path in snakemake.params.corpus_figures.items():
+        ranking_figure(models, names, corpus, path)
+        logging.info("%s: %s", corpus, path)
+    unk_figure(pl.read_parquet(snakemake.input.bpu), names, snakemake.output.unk)
+
+
+if "snakemake" in globals():
+    main(snakemake)
