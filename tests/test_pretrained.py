@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from fairppl.errors import InputError
-from fairppl.pretrained import (ResolvedModel, cache_hf_copy, install_gguf, load_lm,
-                                parse_gguf_spec, resolve_model)
+from fairppl.canonical import TokenizationError
+from fairppl.pretrained import (ResolvedModel, cache_hf_copy, check_special_tokens, install_gguf,
+                                load_lm, parse_gguf_spec, resolve_model)
 from fairppl.scoring import score_texts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,6 +95,48 @@ def test_hf_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # online: the hub may fetch it at load time
     assert resolve_model({"model": "x", "source": "hf", "spec": "owner/other"}).load_from == \
         "owner/other"
+
+
+def _tiny_tokenizer_folder(folder: Path) -> Path:
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<|endoftext|>": 0, "<|im_start|>": 1, "<|im_end|>": 2, "a": 3}
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>")),
+        bos_token="<|im_start|>", eos_token="<|im_end|>")
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save_pretrained(folder)
+    (folder / "config.json").write_text("{}")
+    return folder
+
+
+def test_sheet_start_and_end_tokens_are_checked_against_the_vocabulary(tmp_path):
+    """At start-up (the model's folder exists): a token not in the vocabulary is an error naming
+    the sheet, its line and the column; an empty column means the tokenizer's own."""
+    folder = _tiny_tokenizer_folder(tmp_path / "m")
+    row = {"model": "mine", "source": "path", "spec": str(folder), "line": 3,
+           "bos": "<|endoftext|>", "eos": "<|im_end|>"}
+    resolved = resolve_model(row, sheet="config/models.tsv")
+    assert (resolved.bos, resolved.eos, resolved.line) == ("<|endoftext|>", "<|im_end|>", 3)
+    assert resolved.special_tokens() == {"model": "mine", "bos": "<|endoftext|>",
+                                         "eos": "<|im_end|>", "sheet": "config/models.tsv",
+                                         "line": 3}
+    with pytest.raises(InputError, match=r"^config/models.tsv, line 3: column 'eos': token "
+                                         r"'<\|end_of_text\|>' is not in the vocabulary of "
+                                         r"model 'mine'"):
+        resolve_model({**row, "eos": "<|end_of_text|>"}, sheet="config/models.tsv")
+    with pytest.raises(InputError, match="line 3: column 'bos': token 'A'"):
+        resolve_model({**row, "bos": "A"}, sheet="config/models.tsv")
+    empty = resolve_model({**row, "bos": "", "eos": ""})
+    assert empty.bos is None and empty.eos is None
+    # the same check on a loaded transformers tokenizer (cache and scoring time)
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    check_special_tokens(tok, **resolved.special_tokens())
+    with pytest.raises(InputError, match="line 3: column 'bos'"):
+        check_special_tokens(tok, **{**resolved.special_tokens(), "bos": "<s>"})
 
 
 def test_cache_hf_copy_needs_the_gguf(tmp_path):
@@ -180,6 +223,40 @@ def _check_real_model(model, tok):
     assert bpc_en < bpc_shuffled - 1.0, (bpc_en, bpc_shuffled)
     assert bpc_de < bpc_shuffled, (bpc_de, bpc_shuffled)
     return bpc_en, bpc_de, bpc_shuffled
+
+
+@pytest.mark.pretrained
+def test_smollm2_cached_copy_records_the_tokenization_check(smollm2_hf):
+    import json
+
+    source = json.loads((Path(smollm2_hf) / "fairppl_source.json").read_text())
+    if "tokenization_check" not in source:
+        pytest.skip("cached copy made before the tokenization check existed")
+    check = source["tokenization_check"]
+    assert check["mismatches"] == 0 and check["texts"] >= 10
+    assert "pre-tokenizer 'smollm'" in check["reference"] and "Digits" in check["repair"]
+    assert source["gguf_bos"] == "<|im_start|>" and source["gguf_eos"] == "<|im_end|>"
+    _, tok = load_lm(smollm2_hf, device="cpu")
+    assert "Digits" in str(tok.backend_tokenizer.pre_tokenizer)  # the repair was saved
+
+
+@pytest.mark.pretrained
+def test_cache_hf_copy_fails_on_a_tokenizer_mismatch_and_writes_nothing(smollm2_hf, tmp_path,
+                                                                        monkeypatch):
+    """Without the digit-split repair, transformers' SmolLM2 tokenizer differs from the GGUF's
+    on Arabic-Indic digits: the conversion stops before the model is converted."""
+    gguf_dir = MODELS / SMOLLM2["model"] / "gguf"
+    name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not (gguf_dir / name).is_file():
+        gguf_dir = Path(smollm2_hf).parent / "gguf"
+    monkeypatch.setattr("fairppl.canonical.repair_pre_tokenizer", lambda tok, meta: None)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with pytest.raises(TokenizationError, match="model 'smollm2-135m'.*first difference at "
+                                                "token 46"):
+        cache_hf_copy(gguf_dir, name, tmp_path / "hf", texts=ENGLISH,
+                      special={"model": "smollm2-135m", "bos": "<|endoftext|>",
+                               "eos": "<|endoftext|>"})
+    assert not (tmp_path / "hf").exists()
 
 
 @pytest.mark.pretrained

@@ -42,7 +42,9 @@ try:
     check_references(config, LANGUAGES, CONFIG_SOURCE)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
-    RESOLVED = {row.model: resolve_model(vars(row)) for row in MODELS}
+    RESOLVED = {
+        row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
+    }
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
@@ -238,6 +240,24 @@ def model_spec(wildcards):
 def model_gguf_file(wildcards):
     """The .gguf file name inside resources/models/{model}/gguf."""
     return RESOLVED[wildcards.model].gguf_file
+
+
+def model_special_tokens(wildcards):
+    """The model sheet's start/end tokens of a pretrained model, with their sheet line."""
+    return RESOLVED[wildcards.model].special_tokens()
+
+
+def model_check_units(wildcards):
+    """Prepared units of the enabled corpora a pretrained model scores: its converted tokenizer
+    is checked against the GGUF's own on their first verses when the model is cached."""
+    row = next(r for r in MODELS if r.model == wildcards.model)
+    corpora = [c for c in row.corpora if c in ENABLED]
+    return expand("results/corpus/{corpus}/units.parquet", corpus=corpora)
+
+
+def model_check_languages(wildcards):
+    """Languages whose first verses check a pretrained model's tokenizer (`all`: every one)."""
+    return next(r for r in MODELS if r.model == wildcards.model).languages
 
 
 def model_load_from(wildcards):

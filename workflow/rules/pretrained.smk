@@ -19,6 +19,7 @@ rule install_pretrained:
 rule cache_pretrained:
     input:
         gguf="resources/models/{model}/gguf",
+        units=model_check_units,
     output:
         hf=directory("resources/models/{model}/hf"),
     log:
@@ -33,6 +34,9 @@ rule cache_pretrained:
         mem_mb=8000,
     params:
         gguf_file=model_gguf_file,
+        special=model_special_tokens,
+        languages=model_check_languages,
+        check_units=200,
     script:
         "../scripts/cache_model.py"
 
@@ -60,6 +64,7 @@ rule score_pretrained:
         mem_mb=8000,
     params:
         load_from=model_load_from,
+        special=model_special_tokens,
         split=config["evaluation"]["split"],
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.{model}.native.parts",

@@ -12,7 +12,7 @@ from fairppl.corpora import read_split
 from fairppl.errors import ScoringError
 from fairppl.io import write_table, write_text
 from fairppl.metrics import nats_to_bits, score_frame
-from fairppl.pretrained import load_lm, weights_note
+from fairppl.pretrained import check_special_tokens, load_lm, weights_note
 from fairppl.resume import clear_parts, fingerprint, run_chunked
 from fairppl.scoring import conventions, score_texts
 
@@ -36,14 +36,19 @@ def main(snakemake):
     torch.set_num_threads(snakemake.threads)
     units = read_split(snakemake.input.units, wc.language, split, scoring.get("max_units"))
     model, tokenizer = load_lm(load_from)
-    conv = conventions(tokenizer, model)
+    # a pretrained model's start/end tokens from the model sheet (a trained model has none)
+    special = snakemake.params.get("special") or {}
+    if special:
+        check_special_tokens(tokenizer, **special)
+    tokens = {"start_token": special.get("bos"), "end_token": special.get("eos")}
+    conv = conventions(tokenizer, model, **tokens)
     logging.info("model %s from %s; conventions %s", model_id, load_from, conv)
     key = fingerprint(model_identity(load_from), conv)
 
     def compute(chunk):
         texts = [text for _, text in chunk]
         scored = score_texts(model, tokenizer, texts, batch_size=scoring["batch_size"],
-                             progress=False)
+                             progress=False, **tokens)
         lossy = [uid for (uid, _), s in zip(chunk, scored) if not s.lossless]
         if lossy:
             raise ScoringError(
@@ -53,6 +58,8 @@ def main(snakemake):
             "unit_id": [uid for uid, _ in chunk],
             "n_tokens": [s.n_tokens for s in scored],
             "bits": [nats_to_bits(s.nats) for s in scored],
+            # the charged end token is each unit's last scored token
+            "bits_eos": [nats_to_bits(s.token_nats[-1]) for s in scored],
             "token_ids": [s.token_ids for s in scored],
             "token_nats": [s.token_nats for s in scored],
         })
@@ -73,13 +80,14 @@ def main(snakemake):
         texts=texts,
         n_tokens=done["n_tokens"].to_list(),
         bits=done["bits"].to_list(),
-        extra={"token_ids": done["token_ids"].to_list(), "token_nats": done["token_nats"].to_list()},
+        extra={"bits_eos": done["bits_eos"].to_list(), "token_ids": done["token_ids"].to_list(),
+               "token_nats": done["token_nats"].to_list()},
     )
     logging.info("%d units, %d tokens, %.1f bits", table.height, table["n_tokens"].sum(),
                  table["bits"].sum())
     record = {"corpus": wc.corpus, "language": wc.language, "model": model_id,
               "tokenizer": tokenizer_id, "loaded_from": str(load_from),
-              "weights": weights_note(load_from), **conv}
+              "weights": weights_note(load_from), "model_sheet": special or None, **conv}
     write_text(snakemake.output.conventions, json.dumps(record, ensure_ascii=False, indent=1))
     write_table(table, parquet=snakemake.output.scores)
     clear_parts(snakemake.params.parts)

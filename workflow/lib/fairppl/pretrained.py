@@ -24,6 +24,7 @@ tokenizer is converted on every load, ~30 s for SmolLM2, ~100 s for Gemma-3) and
 
 from __future__ import annotations
 
+import dataclasses
 import email.parser
 import hashlib
 import json
@@ -37,6 +38,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from .errors import InputError
 
@@ -75,6 +77,16 @@ class ResolvedModel:
     gguf_member: str | None = None
     gguf_dir: str | None = None
     gguf_file: str | None = None
+    bos: str | None = None
+    eos: str | None = None
+    sheet: str | None = None
+    line: int | None = None
+
+    def special_tokens(self) -> dict:
+        """The sheet's start/end tokens and where they are written, as
+        :func:`check_special_tokens` takes them."""
+        return {"model": self.model, "bos": self.bos, "eos": self.eos, "sheet": self.sheet,
+                "line": self.line}
 
     @property
     def needs_install(self) -> bool:
@@ -104,14 +116,52 @@ def parse_gguf_spec(spec: str, *, where: str = "spec") -> tuple[str, str | None]
     return requirement, (member or None)
 
 
-def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models") -> ResolvedModel:
-    """Validate one models.tsv ``row`` (keys ``model``, ``source``, ``spec``) and say where the
-    model is loaded from; nothing is installed or loaded.
+def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models", *,
+                  sheet: str | None = None) -> ResolvedModel:
+    """Validate one models.tsv ``row`` (keys ``model``, ``source``, ``spec``; optional ``bos``,
+    ``eos``: the start and end tokens, and ``line``: its line in the sheet ``sheet``) and say
+    where the model is loaded from; nothing is installed or loaded. When the model's folder
+    already exists, ``bos``/``eos`` are checked against its vocabulary (else they are checked
+    when the model is cached and when it scores).
 
     Raises InputError (naming the row's model) for: a bad id, an unknown source, an unpinned or
     malformed ``pypi-gguf`` spec, a ``path`` that does not exist or has no config.json, and an
     ``hf`` id that is not in the local hub cache while ``HF_HUB_OFFLINE=1``.
     """
+    resolved = _resolve(row, models_dir)
+    tokens = {"bos": str(row.get("bos", "") or "") or None,
+              "eos": str(row.get("eos", "") or "") or None}
+    resolved = dataclasses.replace(resolved, **tokens, sheet=sheet, line=row.get("line"))
+    tokenizer_json = Path(resolved.load_from) / "tokenizer.json"
+    if (tokens["bos"] or tokens["eos"]) and tokenizer_json.is_file():
+        from tokenizers import Tokenizer
+
+        check_special_tokens(Tokenizer.from_file(str(tokenizer_json)),
+                             **resolved.special_tokens())
+    return resolved
+
+
+def check_special_tokens(tokenizer, *, model: str, bos: str | None, eos: str | None,
+                         sheet: str | None = None, line: int | None = None) -> None:
+    """Raise InputError naming the sheet, its line and the column (``bos`` or ``eos``) unless
+    each given token is an entry of ``tokenizer``'s vocabulary (a transformers tokenizer or a
+    ``tokenizers.Tokenizer``)."""
+    lookup = getattr(tokenizer, "token_to_id", None)
+    for column, token in (("bos", bos), ("eos", eos)):
+        if token is None:
+            continue
+        if lookup is not None:
+            found = lookup(token) is not None
+        else:
+            ids = tokenizer.convert_tokens_to_ids(token)
+            found = ids is not None and tokenizer.convert_ids_to_tokens(int(ids)) == token
+        if not found:
+            raise InputError(f"column '{column}': token {token!r} is not in the vocabulary of "
+                             f"model '{model}': expected one of its tokens, spelled exactly "
+                             f"(e.g. its document separator)", path=sheet, line=line)
+
+
+def _resolve(row: dict, models_dir) -> ResolvedModel:
     model = str(row.get("model", "") or "").strip()
     source = str(row.get("source", "") or "").strip()
     spec = str(row.get("spec", "") or "").strip()
@@ -282,7 +332,8 @@ def _sha256(path: Path) -> str:
 
 
 def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str | os.PathLike,
-                  *, log=sys.stderr) -> Path:
+                  *, texts: Sequence[str] = (), special: dict | None = None,
+                  log=sys.stderr) -> Path:
     """Load ``gguf_folder/gguf_file`` with transformers (dequantised to float32) and save the
     model and its tokenizer as a plain transformers folder ``out_dir``; return ``out_dir``.
 
@@ -292,7 +343,16 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
     beside ``out_dir`` and renamed into place, so a killed job leaves no half-written copy.
     ``out_dir/fairppl_source.json`` records the .gguf's name, size and sha256. Runs offline
     (``HF_HUB_OFFLINE=1`` is set for the call).
+
+    Before the (slow) model conversion, the converted tokenizer is checked against a reference
+    built from the GGUF (:func:`fairppl.canonical.check_canonical`, on its edge texts and
+    ``texts``; a byte-level pre-tokenizer that lacks the file's digit split is repaired first);
+    a mismatch raises TokenizationError and nothing is written. ``special`` (the keyword
+    arguments of :func:`check_special_tokens`) checks the sheet's start/end tokens. The check,
+    any repair, and the BOS/EOS the GGUF names are recorded in ``fairppl_source.json``.
     """
+    from .canonical import check_canonical, read_gguf_tokenizer, repair_pre_tokenizer
+
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -306,6 +366,18 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
     try:
         start = time.perf_counter()
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_folder), gguf_file=gguf_file)
+        if special is not None:
+            check_special_tokens(tokenizer, **special)
+        meta = read_gguf_tokenizer(gguf_path)
+        repaired = repair_pre_tokenizer(tokenizer, meta)
+        if repaired:
+            print(f"tokenizer repaired: {repaired}", file=log, flush=True)
+        model_name = (special or {}).get("model") or gguf_file
+        check = check_canonical(tokenizer, gguf_path, texts, model=model_name)
+        check["repair"] = repaired
+        print(f"tokenization check passed: {check}", file=log, flush=True)
+        named = {f"gguf_{k}": (meta["tokens"][meta[f"{k}_id"]] if meta[f"{k}_id"] is not None
+                               else None) for k in ("bos", "eos")}
         t_tok = time.perf_counter()
         gguf_model = AutoModelForCausalLM.from_pretrained(str(gguf_folder), gguf_file=gguf_file,
                                                           dtype=torch.float32)
@@ -329,7 +401,8 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
                 os.chmod(item, 0o666 & ~umask)
             provenance = {"gguf_file": gguf_file, "gguf_bytes": gguf_path.stat().st_size,
                           "gguf_sha256": _sha256(gguf_path), "dtype": "float32",
-                          "note": "weights dequantised from the GGUF file by transformers"}
+                          "note": "weights dequantised from the GGUF file by transformers",
+                          **named, "tokenization_check": check}
             (tmp / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2) + "\n",
                                                encoding="utf-8")
             if out_dir.exists():
