@@ -118,8 +118,6 @@ class ModelRow:
     line: int
     bos: str = ""
     eos: str = ""
-    bos: str = ""
-    eos: str = ""
 
 
 def read_model_sheet(path: str, schema_path: str) -> list[ModelRow]:
