@@ -112,4 +112,7 @@ def test_unit_set_is_stated():
     assert with_unit_set(table, common=True)["unit_set"].to_list() == [
         "common to every language and model of c (2 test units)"]
     assert with_unit_set(table, common=False)["unit_set"].to_list() == [
-        "every test unit this model scored (2)"]
+        "every unit this model scored (2 test units)"]
+    whole = with_unit_set(table.with_columns(split=pl.lit("all")), common=True)
+    assert whole["unit_set"].to_list() == [
+        "common to every language and model of c (2 units (all splits))"]

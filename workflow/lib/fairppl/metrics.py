@@ -205,12 +205,18 @@ def on_common_units(scores: pl.DataFrame) -> pl.DataFrame:
     return scores.join(common.select(keys + ["unit_id"]), on=keys + ["unit_id"], how="semi")
 
 
+def describe_units(n: int, split: str) -> str:
+    """'200 test units', or '31 units (all splits)' for a corpus scored whole."""
+    return f"{n} units (all splits)" if split == "all" else f"{n} {split} units"
+
+
 def with_unit_set(table: pl.DataFrame, common: bool) -> pl.DataFrame:
     """Add ``unit_set``: which units a row of a bits-per-utterance table is on, in words."""
+    units = pl.struct("n_units", "split").map_elements(
+        lambda r: describe_units(r["n_units"], r["split"]), return_dtype=pl.String)
     if common:
-        label = pl.format("common to every language and model of {} ({} {} units)",
-                          pl.col("corpus"), pl.col("n_units"), pl.col("split"))
+        label = pl.format("common to every language and model of {} ({})", pl.col("corpus"),
+                          units)
     else:
-        label = pl.format("every {} unit this model scored ({})", pl.col("split"),
-                          pl.col("n_units"))
+        label = pl.format("every unit this model scored ({})", units)
     return table.with_columns(unit_set=label)

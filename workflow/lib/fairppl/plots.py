@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from .io import atomic_path  # noqa: E402
+from .metrics import describe_units  # noqa: E402
 
 #: Fixed colours of the default study's models, keyed by "model / tokenizer"; other models get a
 #: colour from _PALETTE by a hash of their label (stable between figures and runs).
@@ -66,7 +67,8 @@ def unit_set_title(table: pl.DataFrame, corpus: str) -> str:
     sizes = sorted(set(part["n_units"]))
     split = ", ".join(sorted(set(part["split"])))
     if len(sizes) == 1:
-        return f"{corpus}: the same {sizes[0]} {split} units for every language and model"
+        return (f"{corpus}: the same {describe_units(sizes[0], split)} for every language and "
+                f"model")
     return f"{corpus}: {split} units, {min(sizes)} to {max(sizes)} per row (not one common set)"
 
 
@@ -150,10 +152,13 @@ def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str) -> None:
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(alpha=0.3)
     handles, labels = axes.ravel()[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8)
+    fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=8, bbox_to_anchor=(0.5, 0.975))
+    sizes = sorted(set(words["n_units"]))
+    fig.suptitle(f"every scored unit of each language ({', '.join(map(str, sizes))} units), the "
+                 f"same units for the word and character n-grams", fontsize=9, y=0.995)
     fig.supxlabel("word vocabulary size (types)", fontsize=9)
     fig.supylabel("bits per utterance", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / (2.3 * nrows + 0.6)))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (2.3 * nrows + 0.6)))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

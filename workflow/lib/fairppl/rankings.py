@@ -10,6 +10,7 @@ from itertools import combinations
 import polars as pl
 
 from .correlates import spearman
+from .metrics import describe_units
 
 
 def open_rows(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
@@ -127,8 +128,9 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
         per_model.append(f"{label}: hardest {name(hard['language'])} ({fmt(hard['bpec'])} "
                          f"bits/English char), easiest {name(easy['language'])} "
                          f"({fmt(easy['bpec'])}) of {part.height}")
-    units = (f"the same {n_units[0]} test units" if len(n_units) == 1
-             else f"{min(n_units)}-{max(n_units)} test units")
+    split = ", ".join(sorted(set(rows["split"])))
+    units = (f"the same {describe_units(n_units[0], split)}" if len(n_units) == 1
+             else f"{min(n_units)}-{max(n_units)} {split} units")
     sentences = [f"On {corpus} ({units} in every language), per model — "
                  + "; ".join(per_model) + "."]
     if differences is not None and differences.height:

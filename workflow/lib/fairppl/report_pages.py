@@ -16,7 +16,7 @@ import polars as pl
 
 from .bootstrap import BootstrapSettings
 from .correlates import FEATURES
-from .metrics import BPU_COLUMNS
+from .metrics import BPU_COLUMNS, describe_units
 from .rankings import (
     answer_sentences,
     model_agreement,
@@ -114,10 +114,11 @@ def _constants(constant: dict) -> str:
 
 
 def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
-    sizes = sorted(set(models.filter(corpus=corpus)["n_units"]))
+    part = models.filter(corpus=corpus)
+    sizes, split = sorted(set(part["n_units"])), ", ".join(sorted(set(part["split"])))
     if len(sizes) == 1:
-        return f"the same {sizes[0]} test units in every language and model"
-    return f"{min(sizes)} to {max(sizes)} test units per row"
+        return f"the same {describe_units(sizes[0], split)} in every language and model"
+    return f"{min(sizes)} to {max(sizes)} {split} units per row"
 
 
 def answer_section(inp: ReportInputs) -> str:

@@ -27,7 +27,14 @@ def _corpora(settings: dict, unit_counts: pl.DataFrame | None) -> list[str]:
         books = f" (books {_list(books)})" if books else ""
         languages = [r["language"] for r in settings.get("languages", [])
                      if r.get("corpus") == corpus]
-        out.append(f"Corpus {corpus} from {source}{books}, {len(languages)} languages{sizes}.")
+        use = ""
+        if spec.get("models_from"):
+            use = (f" Evaluation only: scored with the models trained on {spec['models_from']}"
+                   f" (pretrained LMs as they are)"
+                   + (", every unit of every split." if spec.get("eval_split") == "all" else
+                      f", on its {spec.get('eval_split') or 'evaluation'} split."))
+        out.append(f"Corpus {corpus} from {source}{books}, {len(languages)} languages{sizes}."
+                   f"{use}")
     return out
 
 
@@ -37,7 +44,8 @@ def _split(settings: dict) -> list[str]:
         return []
     return [f"Splits: in every block of {s['block_size']} aligned units, positions "
             f"{s['dev'][0]}-{s['dev'][1]} go to dev, {s['test'][0]}-{s['test'][1]} to test, the "
-            f"rest to train; the same units in every language. Scores are on test."]
+            f"rest to train; the same units in every language. Scores are on the test split "
+            f"unless a corpus says otherwise."]
 
 
 def _ngrams(settings: dict) -> list[str]:
