@@ -42,8 +42,11 @@ def test_dry_run_default_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # 22 Bible languages + the same 22 in the UDHR, one character 5-gram each.
+    # 22 Bible languages + the same 22 in the UDHR (scored with the Bible's models, which
+    # are trained once: 22 character, 22 x 2 subword and, for the 20 languages written with
+    # spaces between words, 5 word n-grams).
     assert counts["score_char_ngram"] == 44
+    assert counts["train_ngram"] == 22 * (1 + 2) + 20 * 5
     assert counts["prepare_corpus"] == 2
     assert counts["all"] == 1
 
@@ -53,11 +56,12 @@ def test_dry_run_test_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # 3 languages x 2 corpora x orders {5, 7}.
-    assert counts["score_char_ngram"] == 12
-    # One job per n-gram model: 12 character models, 3 languages x 3 word vocabularies, and one
-    # subword model per Bible language.
-    assert counts["train_ngram"] == 12 + 9 + 3
+    # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages that have Bible models: Russian
+    # has none in the test config, so the UDHR's Russian gets no trained model).
+    assert counts["score_char_ngram"] == 2 * (3 + 2)
+    # One job per n-gram model, trained on the Bible only: 6 character models, 3 languages x 3
+    # word vocabularies, and one subword model per Bible language.
+    assert counts["train_ngram"] == 6 + 9 + 3
     assert counts["score_word_ngram"] == 9
 
 

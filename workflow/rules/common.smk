@@ -20,6 +20,7 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 )
 
 from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
+from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
 from fairppl.errors import InputError
 from fairppl.pretrained import resolve_model
 from fairppl.settings import check_config, check_references
@@ -39,6 +40,7 @@ try:
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
+    check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
@@ -144,6 +146,30 @@ def neural_tokenizers(corpus, language):
     return []
 
 
+def trained_on(pattern):
+    """Input function for a scoring rule: ``pattern`` with {corpus} replaced by the corpus whose
+    train split trained the model (the Bible's models score the evaluation-only UDHR).
+    """
+
+    def path(wildcards):
+        values = dict(wildcards.items())
+        values["corpus"] = train_corpus(config, wildcards.corpus)
+        return pattern.format(**values)
+
+    return path
+
+
+def eval_split(wildcards):
+    """Params function: the split of the corpus in ``wildcards`` whose units are scored."""
+    return evaluation_split(config, wildcards.corpus)
+
+
+def has_trained_models(row):
+    """Whether the corpus that trains the models of ``row``'s corpus has ``row``'s language."""
+    train = train_corpus(config, row.corpus)
+    return any(r.corpus == train and r.language == row.language for r in LANGUAGES)
+
+
 def pretrained_models(corpus, language):
     """Pretrained model ids of the model sheet that score (corpus, language)."""
     return [
@@ -157,7 +183,10 @@ def pretrained_models(corpus, language):
 def token_lm_runs(row):
     """(model, tokenizer) of every token LM (trained Transformer or pretrained) scored on a
     (corpus, language) row."""
-    runs = [("transformer", tok) for tok in neural_tokenizers(row.corpus, row.language)]
+    train = train_corpus(config, row.corpus)
+    runs = []
+    if has_trained_models(row):
+        runs += [("transformer", tok) for tok in neural_tokenizers(train, row.language)]
     runs += [(model, "native") for model in pretrained_models(row.corpus, row.language)]
     return runs
 
@@ -168,21 +197,23 @@ def score_files():
     word, subword = config["word_ngram"], config["subword_ngram"]
     for row in STUDY_LANGUAGES:
         prefix = f"results/scores/{row.corpus}/{row.language}"
+        files += [f"{prefix}/{m}.{tok}.parquet" for m, tok in token_lm_runs(row)]
+        if not has_trained_models(row):
+            continue
         files += [
             f"{prefix}/kenlm-char-o{o}.char.parquet"
             for o in config["char_ngram"]["orders"]
         ]
-        if row.corpus in word["corpora"]:
+        if has_word_sweep(row):
             files += [
                 f"{prefix}/kenlm-word-o{word['order']}.word-v{v}.parquet"
                 for v in word["vocab_sizes"]
             ]
-        if row.corpus in subword["corpora"]:
+        if train_corpus(config, row.corpus) in subword["corpora"]:
             files += [
                 f"{prefix}/kenlm-subword-o{subword['order']}.{tok}.parquet"
                 for tok in subword["tokenizers"]
             ]
-        files += [f"{prefix}/{m}.{tok}.parquet" for m, tok in token_lm_runs(row)]
     return files
 
 
@@ -284,6 +315,23 @@ def dropped_tables():
     return expand("results/corpus/{corpus}/dropped.tsv", corpus=ENABLED)
 
 
+def has_word_sweep(row):
+    """Whether a sheet row gets the word sweep: its corpus is swept and its language is not
+    listed as written without spaces (the list is checked against the data by the rule
+    word_sweep_decisions)."""
+    word = config["word_ngram"]
+    return (
+        row.corpus in word["corpora"]
+        and row.language not in word["languages_without_spaces"]
+    )
+
+
+def word_sweep_unit_tables():
+    """Prepared units tables of the enabled corpora of the word sweep."""
+    corpora = [c for c in config["word_ngram"]["corpora"] if c in ENABLED]
+    return expand("results/corpus/{corpus}/units.parquet", corpus=corpora)
+
+
 def ngram_training_inputs(wildcards):
     """What train_ngram reads: the units, the KenLM programs and, for a piece stream, its
     tokenizer."""
@@ -373,5 +421,6 @@ def study_outputs():
         "results/tables/models.csv",
         "results/tables/tokenizers.csv",
         "results/tables/correlates.csv",
+        "results/tables/word_sweep_decisions.csv",
         "results/report.html",
     ]

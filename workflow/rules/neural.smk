@@ -31,7 +31,7 @@ rule train_neural:
 
 rule score_neural:
     input:
-        model="results/neural/{corpus}/{language}/{tokenizer}/model",
+        model=trained_on("results/neural/{corpus}/{language}/{tokenizer}/model"),
         units="results/corpus/{corpus}/units.parquet",
     output:
         scores="results/scores/{corpus}/{language}/transformer.{tokenizer}.parquet",
@@ -49,7 +49,7 @@ rule score_neural:
         gpu=1,
         mem_mb=4000,
     params:
-        split=config["evaluation"]["split"],
+        split=eval_split,
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.transformer.{tokenizer}.parts",
     script:

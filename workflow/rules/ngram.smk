@@ -28,7 +28,7 @@ rule train_ngram:
 
 rule score_char_ngram:
     input:
-        model="results/ngram/{corpus}/{language}/char.o{order}.kenlm",
+        model=trained_on("results/ngram/{corpus}/{language}/char.o{order}.kenlm"),
         units="results/corpus/{corpus}/units.parquet",
     output:
         scores="results/scores/{corpus}/{language}/kenlm-char-o{order}.char.parquet",
@@ -42,7 +42,7 @@ rule score_char_ngram:
     resources:
         runtime=15,
     params:
-        split=config["evaluation"]["split"],
+        split=eval_split,
     script:
         "../scripts/score_char_ngram.py"
 
@@ -64,15 +64,15 @@ rule score_word_ngram:
     resources:
         runtime=15,
     params:
-        split=config["evaluation"]["split"],
+        split=eval_split,
     script:
         "../scripts/score_word_ngram.py"
 
 
 rule score_subword_ngram:
     input:
-        model="results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm",
-        tokenizer="results/tokenizers/{corpus}/{language}/{tokenizer}.model",
+        model=trained_on("results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"),
+        tokenizer=trained_on("results/tokenizers/{corpus}/{language}/{tokenizer}.model"),
         units="results/corpus/{corpus}/units.parquet",
     output:
         scores="results/scores/{corpus}/{language}/kenlm-subword-o{order}.{tokenizer}.parquet",
@@ -86,6 +86,27 @@ rule score_subword_ngram:
     resources:
         runtime=15,
     params:
-        split=config["evaluation"]["split"],
+        split=eval_split,
     script:
         "../scripts/score_subword_ngram.py"
+
+
+# Which languages get the word sweep: the config lists the languages written without spaces (the
+# job graph needs the list before any text exists); this rule measures every language's train
+# split and fails if the data disagree with the list.
+rule word_sweep_decisions:
+    input:
+        units=word_sweep_unit_tables(),
+    output:
+        csv="results/tables/word_sweep_decisions.csv",
+    log:
+        "logs/word_sweep_decisions.log",
+    localrule: True
+    conda:
+        "../../envs/kenlm.yaml"
+    params:
+        without_spaces=config["word_ngram"]["languages_without_spaces"],
+        max_chars_per_token=config["word_ngram"]["max_chars_per_token"],
+        source=CONFIG_SOURCE,
+    script:
+        "../scripts/word_sweep_decisions.py"

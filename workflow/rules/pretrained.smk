@@ -65,7 +65,7 @@ rule score_pretrained:
     params:
         load_from=model_load_from,
         special=model_special_tokens,
-        split=config["evaluation"]["split"],
+        split=eval_split,
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.{model}.native.parts",
     script:

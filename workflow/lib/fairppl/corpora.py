@@ -384,16 +384,29 @@ def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) ->
         close()
 
 
+def evenly_spaced(n: int, k: int | None) -> list[int]:
+    """Indices of ``k`` units spread evenly over ``n`` (``floor(i * n / k)`` for i < k), in
+    order; all ``n`` when ``k`` is None or at least ``n``. Depends only on ``n`` and ``k``, so
+    every language of an aligned split keeps the same units."""
+    if k is None or k >= n:
+        return list(range(n))
+    if k < 1:
+        raise InputError(f"max_units={k}: expected a positive number of units or null")
+    return [i * n // k for i in range(k)]
+
+
 def read_split(units_path: str, language: str, split: str, max_units: int | None = None) -> pl.DataFrame:
     """The units of one language and split from a prepared units table, in aligned order
-    (``position``); ``max_units`` keeps the first N. Raises InputError if there are none."""
-    frame = (
-        pl.scan_parquet(units_path)
-        .filter(pl.col("language") == language, pl.col("split") == split)
-        .sort("position")
-        .collect()
-    )
+    (``position``). ``split`` is "train", "dev", "test", or "all" (every unit: an evaluation-only
+    corpus). ``max_units`` keeps N units spread evenly over the split (:func:`evenly_spaced`), so
+    a subset covers the whole corpus (every book of the Bible, not only Genesis) and is the same
+    in every language. Raises InputError if there are none."""
+    scan = pl.scan_parquet(units_path).filter(pl.col("language") == language)
+    if split != "all":
+        scan = scan.filter(pl.col("split") == split)
+    frame = scan.sort("position").collect()
     if frame.height == 0:
         raise InputError(f"no {split} units for language {language!r}: expected the language in "
                          f"the prepared corpus", path=units_path)
-    return frame.head(max_units) if max_units is not None else frame
+    keep = evenly_spaced(frame.height, max_units)
+    return frame if len(keep) == frame.height else frame[keep]
