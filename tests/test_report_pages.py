@@ -9,7 +9,7 @@ from scipy.stats import spearmanr
 
 from fairppl.bootstrap import BootstrapSettings
 from fairppl.correlates import feature_correlations, language_features, spearman
-from fairppl.plots import model_style, ranking_figure, unit_set_title
+from fairppl.plots import model_styles, ranking_figure, unit_set_title
 from fairppl.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
 from fairppl.report import drop_constant_columns, fmt, html_table
 from fairppl.report_pages import QUESTION, ReportInputs, build_report
@@ -122,8 +122,11 @@ def test_language_features_hand_counts():
 
 
 def test_figure_style_is_fixed_and_title_names_the_units(tmp_path):
-    assert model_style("transformer / char") == model_style("transformer / char")
-    assert model_style("transformer / char")["color"] == "#e07b00"
+    styles = model_styles(["transformer / char", "a / x", "b / y", "transformer / char"])
+    assert styles["transformer / char"]["color"] == "#e07b00"  # fixed, whatever else is plotted
+    assert len({s["color"] for s in styles.values()}) == 3  # no two models share a colour
+    assert len({s["marker"] for s in styles.values()}) == 3
+    assert model_styles(["b / y", "transformer / char", "a / x"]) == styles  # order-free
     assert unit_set_title(_models(), "bible") == (
         "bible: the same 200 test units for every language and model")
     ranking_figure(_models(), {"eng": "English"}, "bible", str(tmp_path / "f.png"))

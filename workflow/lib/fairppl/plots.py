@@ -1,12 +1,10 @@
 """Figures of the study (matplotlib, non-interactive backend).
 
-One colour and one marker per model across the whole report: :func:`model_style` is the only
-place a figure gets them from.
+One colour and one marker per model across the whole report: :func:`model_styles`, built once
+from the study's models, is the only place a figure gets them from.
 """
 
 from __future__ import annotations
-
-import zlib
 
 import matplotlib
 
@@ -17,8 +15,8 @@ import polars as pl  # noqa: E402
 from .io import atomic_path  # noqa: E402
 from .metrics import describe_units  # noqa: E402
 
-#: Fixed colours of the default study's models, keyed by "model / tokenizer"; other models get a
-#: colour from _PALETTE by a hash of their label (stable between figures and runs).
+#: Fixed colours of the default study's models, keyed by "model / tokenizer"; other models get
+#: the unused colours of _PALETTE (see model_styles).
 MODEL_COLOURS = {
     "kenlm-char-o5 / char": "#1f4e9c",
     "kenlm-char-o7 / char": "#5b8fd9",
@@ -39,17 +37,31 @@ def model_label(model: str, tokenizer: str) -> str:
     return f"{model} / {tokenizer}"
 
 
-def model_style(label: str) -> dict:
-    """Colour and marker of a model label (see :func:`model_label`), the same in every figure."""
-    code = zlib.crc32(label.encode("utf-8"))
-    colour = MODEL_COLOURS.get(label, _PALETTE[code % len(_PALETTE)])
-    return {"color": colour, "marker": _MARKERS[code % len(_MARKERS)]}
+def model_styles(labels) -> dict[str, dict]:
+    """Colour and marker of every model label of a study (see :func:`model_label`): the fixed
+    MODEL_COLOURS where listed, the others distinct palette colours in sorted order; markers in
+    sorted order. Build it once from all the study's labels and pass it to every figure, so a
+    model looks the same everywhere and no two models share a look."""
+    labels = sorted(set(labels))
+    free = [c for c in _PALETTE if c not in MODEL_COLOURS.values()]
+    styles = {}
+    for i, label in enumerate(labels):
+        colour = MODEL_COLOURS.get(label)
+        if colour is None:
+            colour = free.pop(0) if free else _PALETTE[i % len(_PALETTE)]
+        styles[label] = {"color": colour, "marker": _MARKERS[i % len(_MARKERS)]}
+    return styles
+
+
+def study_styles(bpu: pl.DataFrame) -> dict[str, dict]:
+    """:func:`model_styles` of every (model, tokenizer) of a bits-per-utterance table."""
+    return model_styles(model_label(m, t) for m, t in bpu.select("model", "tokenizer").rows())
 
 
 def _save(fig, path: str) -> None:
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
+        fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
@@ -73,13 +85,14 @@ def unit_set_title(table: pl.DataFrame, corpus: str) -> str:
 
 
 def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, path: str,
-                   title: str | None = None) -> None:
+                   styles: dict[str, dict] | None = None, title: str | None = None) -> None:
     """BPEC per language in the style of Cotterell et al. (2018): languages sorted by the first
     character n-gram's BPEC (hardest at the top), one shared BPEC axis, one marker per
     open-vocabulary model with its interval, on the common units of ``corpus``.
 
     ``models`` is the common-units table (fairppl.metrics + fairppl.bootstrap columns);
-    ``names`` maps a language id to its full name."""
+    ``names`` maps a language id to its full name; ``styles`` from :func:`study_styles`."""
+    styles = styles or study_styles(models)
     data = models.filter(pl.col("open_vocabulary") & (pl.col("corpus") == corpus)
                          & pl.col("bpec").is_not_null())
     if data.height == 0:
@@ -92,7 +105,7 @@ def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, pat
     languages = ref["language"].to_list()
     languages += sorted(set(data["language"]) - set(languages))
     pos = {lang: i for i, lang in enumerate(reversed(languages))}
-    fig, ax = plt.subplots(figsize=(9, 0.34 * len(languages) + 2.0))
+    fig, ax = plt.subplots(figsize=(11, 0.34 * len(languages) + 2.2))
     step = 0.6 / max(len(labels), 1)
     for k, label in enumerate(labels):
         part = data.filter(label=label)
@@ -101,14 +114,17 @@ def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, pat
         err = None
         if "bpec_ci_low" in part.columns and part["bpec_ci_low"].null_count() == 0:
             err = [x - part["bpec_ci_low"].to_numpy(), part["bpec_ci_high"].to_numpy() - x]
-        style = model_style(label)
+        style = styles[label]
         ax.errorbar(x, ys, xerr=err, fmt=style["marker"], color=style["color"], ms=5,
                     capsize=2, lw=1, label=label)
     ax.set_yticks(list(pos.values()), [f"{names.get(lang, lang)} ({lang})" for lang in pos])
-    ax.set_xlabel("BPEC (bits per English character; bars: 95% paired bootstrap interval)")
+    level = data["ci_level"][0] if "ci_level" in data.columns else None
+    bars = f"; bars: {level:.0%} paired bootstrap interval" if level is not None else ""
+    ax.set_xlabel(f"BPEC (bits per English character{bars})")
     ax.set_title(title or unit_set_title(data, corpus), fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="model / tokenizer",
+              title_fontsize=7)
     _save(fig, path)
 
 
@@ -117,10 +133,12 @@ def _vocab_order(tokenizer: str) -> float:
     return float("inf") if size == "all" else float(size)
 
 
-def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str) -> None:
+def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str,
+               styles: dict[str, dict] | None = None) -> None:
     """One panel per (corpus, language) of the closed-vocabulary word n-grams: bits per utterance
     against vocabulary size with p(<unk>) as is and UNK-corrected, and the open-vocabulary
     character n-gram's bits per utterance on the same units (dashed), all labelled."""
+    styles = styles or study_styles(bpu)
     words = bpu.filter(~pl.col("open_vocabulary"))
     if words.height == 0:
         _empty(path, "no closed-vocabulary models in this study")
@@ -145,7 +163,7 @@ def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str) -> None:
         for row in chars.filter(pl.col("model").str.starts_with("kenlm-char")).iter_rows(
                 named=True):
             ax.axhline(row["bits_per_utterance"], ls="--", lw=1,
-                       color=model_style(model_label(row["model"], row["tokenizer"]))["color"],
+                       color=styles[model_label(row["model"], row["tokenizer"])]["color"],
                        label=f"{row['model']} (open vocabulary)")
         ax.set_xticks(x, [t.removeprefix("word-v") for t in part["tokenizer"]], fontsize=7)
         ax.set_title(f"{names.get(language, language)} ({corpus})", fontsize=9)

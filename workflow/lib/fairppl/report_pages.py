@@ -160,7 +160,8 @@ def languages_models_section(inp: ReportInputs) -> str | None:
                 f"rows in the order of the answer's ranking")))
     if not parts:
         return None
-    agree = model_agreement(inp.models, inp.corpora[0])
+    agree = model_agreement(inp.models, inp.corpora[0]).filter(
+        pl.col("spearman_rho").is_not_null())  # pairs sharing fewer than 3 languages left out
     if agree.height:
         parts.append(html_table(agree, UNITS, caption="Agreement between model rankings "
                                                       f"({inp.corpora[0]})"))
