@@ -153,8 +153,9 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
         detail = "; ".join(f"{r['model_b']} {r['spearman_rho']:.2f} ({_p(r['p_value'])}, "
                            f"{r['n_languages']} languages)"
                            for r in with_ref.iter_rows(named=True))
-        sentences.append(
-            f"The models agree on the ranking with Spearman's rho between {lo:.2f} and "
-            f"{hi:.2f} over {agree.height} pairs of models"
-            + (f"; against {ref}: {detail}." if detail else "."))
+        spread = (f"Spearman's rho {lo:.2f}" if agree.height == 1 else
+                  f"Spearman's rho between {lo:.2f} and {hi:.2f} over {agree.height} pairs of "
+                  f"models")
+        sentences.append(f"The models agree on the ranking with {spread}"
+                         + (f"; against {ref}: {detail}." if detail else "."))
     return sentences
