@@ -8,6 +8,7 @@ import pytest
 from fairppl.metrics import (
     bits_per_utterance,
     log10_to_bits,
+    model_order,
     nats_to_bits,
     on_common_units,
     score_frame,
@@ -116,3 +117,33 @@ def test_unit_set_is_stated():
     whole = with_unit_set(table.with_columns(split=pl.lit("all")), common=True)
     assert whole["unit_set"].to_list() == [
         "common to every language and model of c (2 units (all splits))"]
+
+
+def test_end_of_unit_bits_and_rates_without_them():
+    """German units of 10 and 5 bits whose end tokens cost 2 and 1 bits: 3 of 15 bits (20%);
+    without them 12 bits over 2 units and 6 English characters."""
+    deu = _scores("deu", [10.0, 5.0], [8, 1], [8, 2]).with_columns(bits_eos=pl.Series([2.0, 1.0]))
+    eng = _scores("eng", [3.0, 9.0], [4, 2], [4, 2])  # an n-gram table: no bits_eos column
+    table = bits_per_utterance(pl.concat([deu, eng], how="diagonal_relaxed"), _units())
+    row = table.filter(language="deu").row(0, named=True)
+    assert row["bits_eos_total"] == 3.0 and row["eos_share"] == pytest.approx(0.2)
+    assert row["bits_per_utterance_no_eos"] == 6.0 and row["bpec_no_eos"] == pytest.approx(2.0)
+    assert row["bpec"] - row["bpec_no_eos"] == pytest.approx(3 / 6)
+    row = table.filter(language="eng").row(0, named=True)
+    assert row["bits_eos_total"] is None and row["bpec_no_eos"] is None
+    assert row["bpec"] == pytest.approx(2.0)  # the rates with the end charge are untouched
+    alone = bits_per_utterance(eng, _units()).row(0, named=True)
+    assert alone["bits_eos_total"] is None and alone["bits_per_utterance_no_eos"] is None
+
+
+def test_one_unit_without_its_end_cost_makes_the_total_unknown():
+    deu = _scores("deu", [10.0, 5.0], [8, 1], [8, 2]).with_columns(
+        bits_eos=pl.Series([2.0, None], dtype=pl.Float64))
+    row = bits_per_utterance(deu, _units()).row(0, named=True)
+    assert row["bits_eos_total"] is None and row["eos_share"] is None  # not 2 bits
+    assert row["bits_total"] == 15.0
+
+
+def test_model_order_puts_character_ngrams_first():
+    assert model_order(["transformer / char", "b / x", "kenlm-char-o6 / char", "b / x"]) == [
+        "kenlm-char-o6 / char", "b / x", "transformer / char"]

@@ -29,6 +29,11 @@ SCORE_COLUMNS = {
 #: Optional key columns of newer score tables, kept in the aggregates when present.
 OPTIONAL_KEYS = ["train_corpus"]
 
+#: Optional per-unit value columns: ``bits_eos`` is the bits of the charged end-of-unit token
+#: (token LMs; already inside ``bits``). The n-gram tables do not record their ``</s>`` cost
+#: separately: for them it is absent, and the aggregates without the end charge are null.
+OPTIONAL_VALUES = ["bits_eos"]
+
 #: Columns of the bits-per-utterance table, with their units.
 BPU_COLUMNS = {
     "corpus": "corpus id",
@@ -49,6 +54,11 @@ BPU_COLUMNS = {
     "bpec": "bits per English character (bits/char of English)",
     "bits_per_char": "bits per character of the language itself (bits/char)",
     "bits_per_byte": "bits per UTF-8 byte of the language itself (bits/byte)",
+    "bits_eos_total": "bits of the end-of-unit token, summed over the units (bits); empty where "
+                      "the score table does not record it (n-gram models)",
+    "eos_share": "bits_eos_total / bits_total (fraction)",
+    "bits_per_utterance_no_eos": "bits per unit without the end-of-unit token (bits/utterance)",
+    "bpec_no_eos": "BPEC without the end-of-unit token (bits/char of English)",
     "n_oov_types": "closed vocabulary: distinct OOV word types of the units summed (count)",
     "bits_unk_corrected": "closed vocabulary: total bits with every p(<unk>) / n_oov_types",
     "ppl_naive": "closed vocabulary: per-token perplexity with p(<unk>) as is",
@@ -113,6 +123,10 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
     english_reference) of the corpora in ``scores``; BPEC divides by the characters of the
     English reference text of the same units (see :func:`english_char_counts`).
 
+    The end-of-unit columns (``bits_eos_total``, ``eos_share``, ``bits_per_utterance_no_eos``,
+    ``bpec_no_eos``) come from the optional per-unit ``bits_eos``; they are null where it is
+    absent (n-gram tables) or null for any unit of the row.
+
     Raises ValueError if a scored unit has no English counterpart (the corpus is misaligned).
     """
     english = english_char_counts(units)
@@ -127,6 +141,8 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
     keys = ["corpus", "language", "model", "tokenizer", "vocab_size", "open_vocabulary", "split"]
     # Which corpus trained the model (absent in older tables, null for pretrained LMs).
     keys += [c for c in OPTIONAL_KEYS if c in scores.columns]
+    if "bits_eos" not in joined.columns:
+        joined = joined.with_columns(bits_eos=pl.lit(None, dtype=pl.Float64))
     closed = ~pl.col("open_vocabulary")
     is_open = pl.col("open_vocabulary")
     out = (
@@ -140,6 +156,8 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             pl.col("n_unseen").sum(),
             pl.col("n_oov").sum(),
             pl.col("bits").sum().alias("bits_total"),
+            pl.col("bits_eos").sum().alias("bits_eos_total"),
+            pl.col("bits_eos").null_count().alias("_eos_missing"),
             # K of the UNK correction: distinct OOV types of exactly the units summed here.
             pl.when(closed.all())
             .then(pl.col("oov_types").explode().drop_nulls().n_unique().cast(pl.Int64))
@@ -151,6 +169,16 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
             .then(pl.col("bits_total") + pl.col("n_oov") * pl.col("n_oov_types").log(2))
             .when(closed).then(pl.col("bits_total"))
             .alias("bits_unk_corrected"),
+            # One unit without its end-of-unit cost makes the total unknown, not smaller.
+            pl.when(pl.col("_eos_missing") == 0).then(pl.col("bits_eos_total")),
+        )
+        .with_columns(
+            (pl.col("bits_eos_total") / pl.col("bits_total")).alias("eos_share"),
+            ((pl.col("bits_total") - pl.col("bits_eos_total")) / pl.col("n_units"))
+            .alias("bits_per_utterance_no_eos"),
+            pl.when(is_open)
+            .then((pl.col("bits_total") - pl.col("bits_eos_total")) / pl.col("n_english_chars"))
+            .alias("bpec_no_eos"),
         )
         .with_columns(
             (pl.col("bits_total") / pl.col("n_units")).alias("bits_per_utterance"),
@@ -203,6 +231,12 @@ def on_common_units(scores: pl.DataFrame) -> pl.DataFrame:
     per_unit = scores.group_by(keys + ["unit_id"]).agg(runs.n_unique().alias("n_scored"))
     common = per_unit.join(n_models, on=keys).filter(pl.col("n_scored") == pl.col("n_models"))
     return scores.join(common.select(keys + ["unit_id"]), on=keys + ["unit_id"], how="semi")
+
+
+def model_order(labels) -> list[str]:
+    """Model labels ('model / tokenizer') in report order: character n-grams first (the
+    reference of the rankings and of the model-vs-model differences), then the others by name."""
+    return sorted(set(labels), key=lambda s: (not s.startswith("kenlm-char"), s))
 
 
 def describe_units(n: int, split: str) -> str:

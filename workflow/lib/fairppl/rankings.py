@@ -10,7 +10,7 @@ from itertools import combinations
 import polars as pl
 
 from .correlates import spearman
-from .metrics import describe_units
+from .metrics import describe_units, model_order
 
 
 def open_rows(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
@@ -23,8 +23,7 @@ def open_rows(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
 def model_labels(rows: pl.DataFrame) -> list[str]:
     """Model labels in report order: character n-grams first (the reference of the rankings),
     then the others by name."""
-    return sorted(rows["label"].unique().to_list(),
-                  key=lambda s: (not s.startswith("kenlm-char"), s))
+    return model_order(rows["label"].to_list())
 
 
 #: Interval columns of each rate of the tables.
