@@ -12,6 +12,7 @@ from fairppl.bootstrap import (
     difference_interval,
     interval_table,
     paired_language_differences,
+    paired_model_differences,
     ratio_interval,
     resample_counts,
     with_intervals,
@@ -132,3 +133,76 @@ def test_adjacent_language_differences():
     # Not on one common unit set: no paired comparison is claimed.
     ragged = pl.concat([scores, _scores("tur", "m", [1.0, 2.0], units=("u0", "u1"))])
     assert paired_language_differences(ragged, ENGLISH, S).height == 0
+
+
+def _model_scores(model, bits, chars=(10, 20, 30, 40), language="eng"):
+    units = [f"u{i}" for i in range(len(bits))]
+    return score_frame(corpus="c", language=language, model=model, tokenizer="char",
+                       vocab_size=None, open_vocabulary=True, split="test", unit_ids=units,
+                       n_chars=[int(c) for c in chars], n_bytes=[int(c) for c in chars],
+                       n_tokens=[1] * len(bits),
+                       bits=list(bits))
+
+
+def _english(chars):
+    return pl.DataFrame({"corpus": ["c"] * len(chars),
+                         "unit_id": [f"u{i}" for i in range(len(chars))],
+                         "n_english_chars": [int(c) for c in chars]})
+
+
+def test_a_model_against_itself_plus_c_per_english_char():
+    rng = np.random.default_rng(1)
+    chars = rng.integers(20, 200, size=60).astype(float)
+    bits = rng.gamma(2.0, 50.0, size=60)
+    scores = pl.concat([_model_scores("transformer", bits + 0.25 * chars, chars),
+                        _model_scores("kenlm-char-o6", bits, chars),
+                        _model_scores("gpt", bits, chars),
+                        _model_scores("w", bits, chars).with_columns(open_vocabulary=False)])
+    diffs = paired_model_differences(scores, _english(chars), S)
+    # Character n-gram first; the closed-vocabulary model is left out.
+    assert diffs.select("model_a", "model_b").rows() == [
+        ("kenlm-char-o6", "gpt"), ("kenlm-char-o6", "transformer"), ("gpt", "transformer")]
+    row = diffs.row(1, named=True)
+    assert row["bpec_a"] == pytest.approx(bits.sum() / chars.sum())
+    assert row["bpec_b"] - row["bpec_a"] == pytest.approx(0.25)
+    assert (row["bpec_difference"], row["ci_low"], row["ci_high"]) == pytest.approx(
+        (-0.25, -0.25, -0.25))
+    assert row["excludes_zero"] and row["n_units"] == 60
+    same = diffs.row(0, named=True)  # identical columns: [0, 0], not told apart
+    assert (same["bpec_difference"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)
+    assert not same["excludes_zero"]
+
+
+def test_model_differences_are_paired():
+    """Two models whose per-unit bits move together (hard units are hard for both): the paired
+    interval of the difference is far narrower than one built from independent draws, and equal
+    to difference_interval on the same units (same draws: sorted unit ids)."""
+    rng = np.random.default_rng(4)
+    chars = rng.integers(20, 200, size=80).astype(float)
+    hard = rng.gamma(2.0, 1.0, size=80) * chars
+    a, b = hard, 1.05 * hard + rng.normal(0.0, 1.0, size=80)
+    diffs = paired_model_differences(
+        pl.concat([_model_scores("kenlm-char-o6", a, chars), _model_scores("m", b, chars)]),
+        _english(chars), S)
+    row = diffs.row(0, named=True)
+    order = np.argsort([f"u{i}" for i in range(80)])  # units resampled in sorted-id order
+    assert (row["bpec_difference"], row["ci_low"], row["ci_high"]) == pytest.approx(
+        difference_interval(a[order], chars[order], b[order], chars[order], S))
+    counts_a = resample_counts(80, S.replicates, seed=10)
+    counts_b = resample_counts(80, S.replicates, seed=11)
+    unpaired = (counts_a @ a) / (counts_a @ chars) - (counts_b @ b) / (counts_b @ chars)
+    low, high = np.quantile(unpaired, [0.025, 0.975])
+    assert row["ci_high"] - row["ci_low"] < 0.2 * (high - low)
+    assert row["excludes_zero"] and not (low > 0 or high < 0)  # unpaired would not tell them apart
+
+
+def test_model_differences_per_language_and_repeated_units_rejected():
+    scores = pl.concat([_model_scores("kenlm-char-o6", [1.0] * 4),
+                        _model_scores("m", [2.0] * 4),
+                        _model_scores("kenlm-char-o6", [1.0] * 4, language="deu")])
+    diffs = paired_model_differences(scores, ENGLISH, S)
+    assert diffs["language"].to_list() == ["eng"]  # one model in deu: nothing to pair
+    assert diffs["bpec_difference"].to_list() == pytest.approx([-4 / 100])
+    twice = pl.concat([scores, _model_scores("m", [3.0] * 4)])
+    with pytest.raises(ValueError, match=r"c/eng: model 'm / char' scored unit 'u\d' more than"):
+        paired_model_differences(twice, ENGLISH, S)

@@ -157,3 +157,31 @@ def test_report_is_one_self_contained_page(tmp_path):
     # The UNK section shows the word model beside the character n-gram, BPEC left empty.
     unk = page[page.index("id='unk'"):page.index("</section>", page.index("id='unk'"))]
     assert "kenlm-word-o3" in unk and "<td>60.0</td>" in unk  # 12,000 bits / 200 units
+
+
+def test_report_shows_model_pairs_and_end_of_unit(tmp_path):
+    """The languages x models section carries the model-vs-model sentence and table, and the
+    transformer's end-of-unit share: 10% of its bits in every language, 0.1 x (120 + 250 + 200
+    + 300) / 4 = 21.75 bits per utterance."""
+    eos = pl.when(pl.col("model") == "transformer")
+    models = _models().with_columns(
+        bits_total=pl.col("bits_per_utterance") * pl.col("n_units"),
+        bits_eos_total=eos.then(0.1 * pl.col("bits_per_utterance") * pl.col("n_units")),
+        eos_share=eos.then(0.1), bpec_no_eos=eos.then(0.9 * pl.col("bpec")))
+    diffs = pl.DataFrame([dict(corpus="bible", split="test", language=lang,
+                               model_a="kenlm-char-o5", tokenizer_a="char", model_b="transformer",
+                               tokenizer_b="char", n_units=200, bpec_a=a, bpec_b=b,
+                               bpec_difference=a - b, ci_low=a - b - 0.05,
+                               ci_high=a - b + 0.05, excludes_zero=True)
+                          for lang, (a, b) in BPEC.items()])
+    settings = {"corpora": {"bible": {}}, "languages": SHEET.to_dicts()}
+    page = build_report(ReportInputs(
+        bpu=models, models=models, sheet=SHEET, settings=settings,
+        bootstrap=BootstrapSettings(1000, 0, 0.95), model_differences=diffs))
+    section = page[page.index("id='table'"):page.index("</section>", page.index("id='table'"))]
+    # BPEC differences char - transformer: -0.2, -0.5, 1.0, 1.0: mean 0.325.
+    assert "transformer / char&#x27;s BPEC is lower by 0.325 bits/English char" in section
+    assert "(lower in 2 of 4 languages, higher in 2, not told apart in 0)" in section
+    assert ("transformer / char: 10% of its bits (21.8 bits per utterance; 10% in every language), "
+            "mean BPEC 1.96 without it instead of 2.17") in section
+    assert "Not recorded for kenlm-char-o5 / char" in section

@@ -21,6 +21,12 @@ rule bpu_table:
             labels={"table": "one common unit set per corpus (CSV)"},
         ),
         differences="results/tables/differences.csv",
+        model_differences=report(
+            "results/tables/model_differences.csv",
+            caption="../report/model_differences.rst",
+            category="Tables",
+            labels={"table": "model vs model, paired per language (CSV)"},
+        ),
     log:
         "logs/bpu_table.log",
     localrule: True
@@ -109,6 +115,7 @@ rule report:
         bpu="results/tables/bpu.parquet",
         models="results/tables/models.parquet",
         differences="results/tables/differences.csv",
+        model_differences="results/tables/model_differences.csv",
         tokenizers="results/tables/tokenizers.csv",
         correlates="results/tables/correlates.csv",
         correlations="results/tables/correlations.csv",

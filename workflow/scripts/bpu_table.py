@@ -1,7 +1,8 @@
 """Aggregate every per-unit score table into the bits-per-utterance table (each model on all the
 units it scored), the model comparison (every language and model of a corpus on the units all of
-them scored), both with paired bootstrap intervals, and the paired differences between languages
-adjacent in each model's ranking."""
+them scored), both with paired bootstrap intervals, the paired differences between languages
+adjacent in each model's ranking, and the paired differences between every two models of each
+language."""
 
 import logging
 
@@ -11,11 +12,13 @@ from fairppl.bootstrap import (
     BootstrapSettings,
     interval_table,
     paired_language_differences,
+    paired_model_differences,
     with_intervals,
 )
 from fairppl.io import write_table
 from fairppl.metrics import (
     OPTIONAL_KEYS,
+    OPTIONAL_VALUES,
     SCORE_COLUMNS,
     bits_per_utterance,
     english_char_counts,
@@ -25,10 +28,10 @@ from fairppl.metrics import (
 
 
 def read_scores(path):
-    """The canonical columns of one per-unit table, and the optional keys it has."""
+    """The canonical columns of one per-unit table, and the optional keys and values it has."""
     names = pl.read_parquet_schema(path)
-    return pl.read_parquet(path, columns=list(SCORE_COLUMNS) + [c for c in OPTIONAL_KEYS
-                                                                 if c in names])
+    return pl.read_parquet(path, columns=list(SCORE_COLUMNS) + [
+        c for c in OPTIONAL_KEYS + OPTIONAL_VALUES if c in names])
 
 
 def main(snakemake):
@@ -43,11 +46,14 @@ def main(snakemake):
     common = with_unit_set(bits_per_utterance(common_scores, units), common=True)
     common = with_intervals(common, interval_table(common_scores, english, settings))
     differences = paired_language_differences(common_scores, english, settings)
-    logging.info("%d rows from %d per-unit tables; %d rows on common units; %s", table.height,
-                 len(snakemake.input.scores), common.height, settings.describe())
+    model_differences = paired_model_differences(common_scores, english, settings)
+    logging.info("%d rows from %d per-unit tables; %d rows on common units; %d model-vs-model "
+                 "differences; %s", table.height, len(snakemake.input.scores), common.height,
+                 model_differences.height, settings.describe())
     write_table(table, parquet=snakemake.output.parquet, csv=snakemake.output.csv)
     write_table(common, parquet=snakemake.output.models_parquet, csv=snakemake.output.models_csv)
     write_table(differences, csv=snakemake.output.differences)
+    write_table(model_differences, csv=snakemake.output.model_differences)
 
 
 if "snakemake" in globals():

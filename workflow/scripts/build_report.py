@@ -33,6 +33,7 @@ def main(snakemake):
         settings=settings,
         bootstrap=BootstrapSettings(**snakemake.params.bootstrap),
         differences=pl.read_csv(snakemake.input.differences),
+        model_differences=pl.read_csv(snakemake.input.model_differences),
         unit_counts=unit_counts(snakemake.input.units),
         dropped=pl.concat([pl.read_csv(p, separator="\t") for p in snakemake.input.dropped]),
         tokenizers=pl.read_csv(snakemake.input.tokenizers),

@@ -14,11 +14,12 @@ identical intervals, and units are put in one order (sorted unit ids) before res
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 import polars as pl
 
-from .metrics import OPTIONAL_KEYS
+from .metrics import OPTIONAL_KEYS, model_order
 
 
 @dataclass(frozen=True)
@@ -172,4 +173,69 @@ def paired_language_differences(scores: pl.DataFrame, english: pl.DataFrame,
               "language": pl.String, "next_language": pl.String, "n_units": pl.Int64,
               "bpec_difference": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64,
               "excludes_zero": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+#: Columns of the model-vs-model differences, with their units.
+MODEL_DIFFERENCE_COLUMNS = {
+    "corpus": "corpus id", "split": "scored split", "language": "language id",
+    "model_a": "model id", "tokenizer_a": "tokenizer id", "model_b": "model id",
+    "tokenizer_b": "tokenizer id", "n_units": "common units compared (count)",
+    "bpec_a": "BPEC of model a (bits/char of English)",
+    "bpec_b": "BPEC of model b (bits/char of English)",
+    "bpec_difference": "bpec_a - bpec_b (bits/char of English)",
+    "ci_low": "paired interval of the difference, lower end (bits/char of English)",
+    "ci_high": "paired interval of the difference, upper end (bits/char of English)",
+    "excludes_zero": "the interval excludes 0: the two models are told apart (true/false)",
+}
+
+
+def paired_model_differences(scores: pl.DataFrame, english: pl.DataFrame,
+                             settings: BootstrapSettings) -> pl.DataFrame:
+    """For every (corpus, split, language) of open-vocabulary per-unit ``scores`` that are
+    already on one common unit set, the BPEC difference of every two models that scored it,
+    model_a - model_b (bits/char of English; pairs in fairppl.metrics.model_order, so a
+    character n-gram is model_a), with its paired interval: both models are resampled with the
+    same draws of units (sorted unit ids), the draws every other interval of these units uses.
+    A model is a (model, tokenizer); two rows of one model in one language (e.g. two training
+    corpora) raise ValueError."""
+    label = pl.col("model") + " / " + pl.col("tokenizer")
+    joined = (scores.filter(pl.col("open_vocabulary"))
+              .join(english, on=["corpus", "unit_id"], how="left").with_columns(label=label))
+    rows = []
+    for (corpus, split, language), part in joined.group_by(
+            ["corpus", "split", "language"], maintain_order=True):
+        repeated = part.group_by("label", "unit_id").len().filter(pl.col("len") > 1)
+        if repeated.height:
+            raise ValueError(
+                f"{corpus}/{language}: model {repeated['label'][0]!r} scored unit "
+                f"{repeated['unit_id'][0]!r} more than once (several training corpora?): "
+                f"cannot pair it with the other models")
+        wide = part.pivot(on="label", index="unit_id", values="bits").sort("unit_id")
+        labels = model_order(c for c in wide.columns if c != "unit_id")
+        if len(labels) < 2 or wide.null_count().sum_horizontal().item():
+            continue  # fewer than two models, or not on one common unit set
+        pairs = dict(zip(part["label"], zip(part["model"], part["tokenizer"])))
+        den = (wide.select("unit_id")
+               .join(part.select("unit_id", "n_english_chars").unique("unit_id"), on="unit_id",
+                     how="left")["n_english_chars"].to_numpy().astype(float))
+        num = wide.select(labels).to_numpy().astype(float)
+        counts = resample_counts(num.shape[0], settings.replicates, settings.seed)
+        reps = replicate_ratios(counts, num, den[:, None].repeat(len(labels), axis=1))
+        point = num.sum(axis=0) / den.sum()
+        for a, b in combinations(range(len(labels)), 2):
+            low, high = percentile_interval(reps[:, a] - reps[:, b], settings.level)
+            (model_a, tok_a), (model_b, tok_b) = pairs[labels[a]], pairs[labels[b]]
+            rows.append({"corpus": corpus, "split": split, "language": language,
+                         "model_a": model_a, "tokenizer_a": tok_a, "model_b": model_b,
+                         "tokenizer_b": tok_b, "n_units": num.shape[0],
+                         "bpec_a": float(point[a]), "bpec_b": float(point[b]),
+                         "bpec_difference": float(point[a] - point[b]),
+                         "ci_low": float(low), "ci_high": float(high),
+                         "excludes_zero": bool(low > 0 or high < 0)})
+    schema = ({c: pl.String for c in list(MODEL_DIFFERENCE_COLUMNS)[:7]}
+              | {"n_units": pl.Int64}
+              | {c: pl.Float64 for c in ["bpec_a", "bpec_b", "bpec_difference", "ci_low",
+                                         "ci_high"]}
+              | {"excludes_zero": pl.Boolean})
     return pl.DataFrame(rows, schema=schema, orient="row")

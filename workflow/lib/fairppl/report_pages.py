@@ -25,6 +25,7 @@ from .rankings import (
     wide_table,
 )
 from .report import drop_constant_columns, fmt, html_table, unk_table
+from .report_compare import end_of_unit_html, model_pairs_html
 
 QUESTION = "How hard is each language to language-model, measured fairly?"
 
@@ -65,7 +66,9 @@ UNITS = {
 class ReportInputs:
     """Everything the report shows. Tables are those of the metrics rules: ``bpu`` (each model on
     all its units), ``models`` (one common unit set per corpus), both with interval columns;
-    ``sheet`` is the language sheet; ``unit_counts`` has (corpus, split, n_units)."""
+    ``sheet`` is the language sheet; ``unit_counts`` has (corpus, split, n_units);
+    ``differences`` and ``model_differences`` are the paired differences between adjacent
+    languages and between models (fairppl.bootstrap)."""
 
     bpu: pl.DataFrame
     models: pl.DataFrame
@@ -73,6 +76,7 @@ class ReportInputs:
     settings: dict
     bootstrap: BootstrapSettings
     differences: pl.DataFrame | None = None
+    model_differences: pl.DataFrame | None = None
     unit_counts: pl.DataFrame | None = None
     dropped: pl.DataFrame | None = None
     tokenizers: pl.DataFrame | None = None
@@ -165,6 +169,8 @@ def languages_models_section(inp: ReportInputs) -> str | None:
     if agree.height:
         parts.append(html_table(agree, UNITS, caption="Agreement between model rankings "
                                                       f"({inp.corpora[0]})"))
+    parts.append(model_pairs_html(inp.model_differences, inp.corpora[0], inp.bootstrap))
+    parts.append(end_of_unit_html(inp.models, inp.corpora[0]))
     body = _p("Every number of a corpus on one common unit set (results/tables/models.csv; "
               "bpu.csv has each model on all the units it scored). Bits per character and per "
               "byte divide by the language's own characters and bytes: not comparable across "
