@@ -11,7 +11,6 @@ import html
 import polars as pl
 
 from .bootstrap import BootstrapSettings
-
 from .correlates import spearman
 from .metrics import model_order
 from .rankings import open_rows
@@ -72,9 +71,9 @@ def _share_range(low: float, high: float) -> str:
 
 def eos_sentences(models: pl.DataFrame, corpus: str) -> list[str]:
     """What the end-of-unit token costs each model of :func:`eos_table`, in words (e.g.
-    "smollm2-135m / native: 13% of its bits (20.0 bits per utterance); without it its mean BPEC
-    is 1.30 instead of 1.50 bits/English char"), and which open-vocabulary models do not
-    record it."""
+    "smollm2-135m / native: 13% of its bits (19.9 bits per utterance; 12%-16% by language), mean
+    BPEC 0.987 without it instead of 1.14 bits/English char"), largest share first, and which
+    open-vocabulary models do not record it."""
     table = eos_table(models, corpus)
     rows = open_rows(models, corpus)
     sentences = []
