@@ -107,3 +107,22 @@ def test_field_count_names_the_line(tmp_path):
 def test_blank_lines_are_skipped_and_lines_counted(tmp_path):
     rows = read_language_sheet(write(tmp_path, [GOOD[0], "\n", "\t\t\n", GOOD[1]]), SCHEMA)
     assert [(r.language, r.line) for r in rows] == [("eng", 2), ("deu", 5)]
+
+
+def test_model_languages_need_a_row_in_one_of_its_corpora(tmp_path):
+    """A model scoring two corpora may list a language only one of them has (it is scored where
+    the pair exists); a language none of them has is refused on the model's line."""
+    from fairppl.sheet import ModelRow, check_models
+
+    languages = read_language_sheet(write(tmp_path, GOOD + [
+        "udhr\teng\teng\tEnglish\tLatn\teng\ttrue\n"]), SCHEMA)
+    config = {"corpora": {**CORPORA, "udhr": {"enabled": True, "type": "udhr"}}}
+    both = ModelRow("m", "path", "/m", ["bible", "udhr"], ["eng", "deu"], "", line=4)
+    check_models([both], languages, config, "models.tsv")
+    stray = ModelRow("m", "path", "/m", ["bible", "udhr"], ["eng", "fra"], "", line=4)
+    with pytest.raises(InputError, match=r"models.tsv, line 4: model 'm': languages \['fra'\] "
+                                         r"have no row for any of its corpora"):
+        check_models([stray], languages, config, "models.tsv")
+    unknown = ModelRow("m", "path", "/m", ["bible", "wiki"], ["eng"], "", line=4)
+    with pytest.raises(InputError, match=r"line 4: model 'm': unknown corpus 'wiki'"):
+        check_models([unknown], languages, config, "models.tsv")

@@ -157,17 +157,18 @@ def check_against_config(rows: list[Language], corpora: dict, path: str) -> None
 
 def check_models(models: list[ModelRow], languages: list[Language], config: dict,
                  path: str) -> None:
-    """Cross-check the model sheet with the config and the language sheet: every corpus and
-    language a model names exists."""
+    """Cross-check the model sheet with the config and the language sheet: every corpus a model
+    names exists, and every language it names has a row in at least one of its corpora (a model
+    is scored on each (corpus, language) pair the language sheet has)."""
     known = {(row.corpus, row.language) for row in languages}
     for model in models:
         for corpus in model.corpora:
             if corpus not in config["corpora"]:
                 raise InputError(f"model '{model.model}': unknown corpus '{corpus}'; expected one "
                                  f"of {sorted(config['corpora'])}", path=path, line=model.line)
-            missing = [lang for lang in model.languages
-                       if lang != "all" and (corpus, lang) not in known]
-            if missing:
-                raise InputError(f"model '{model.model}': languages {missing} have no row for "
-                                 f"corpus '{corpus}' in the language sheet", path=path,
-                                 line=model.line)
+        missing = [lang for lang in model.languages
+                   if lang != "all" and not any((c, lang) in known for c in model.corpora)]
+        if missing:
+            raise InputError(f"model '{model.model}': languages {missing} have no row for any of "
+                             f"its corpora {list(model.corpora)} in the language sheet",
+                             path=path, line=model.line)
