@@ -103,6 +103,10 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
                           **named, "tokenization_check": check}
             (tmp / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2) + "\n",
                                                encoding="utf-8")
+            umask = os.umask(0)
+            os.umask(umask)
+            for item in tmp.iterdir():  # save_pretrained writes model.safetensors as 0600
+                os.chmod(item, 0o666 & ~umask)
         print(f"cached {gguf_path} -> {out_dir}: tokenizer {t_tok - start:.1f} s, "
               f"model {t_model - t_tok:.1f} s, total {time.perf_counter() - start:.1f} s",
               file=log, flush=True)
