@@ -260,6 +260,37 @@ def test_cache_hf_copy_fails_on_a_tokenizer_mismatch_and_writes_nothing(smollm2_
 
 
 @pytest.mark.pretrained
+def test_cache_hf_copy_swaps_a_complete_folder_into_place(smollm2_hf, tmp_path):
+    """An existing copy is replaced whole (io.atomic_dir): no stale file, no sibling left, the
+    usual modes, and a provenance record matching the .gguf (~1 min)."""
+    import hashlib
+    import json
+    import stat
+
+    gguf_dir = MODELS / SMOLLM2["model"] / "gguf"
+    name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not (gguf_dir / name).is_file():
+        gguf_dir = Path(smollm2_hf).parent / "gguf"
+    out = tmp_path / "models" / "hf"
+    out.mkdir(parents=True)
+    (out / "stale.bin").write_bytes(b"from an older copy")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    assert cache_hf_copy(gguf_dir, name, out, texts=ENGLISH[:1]) == out
+    assert sorted(p.name for p in out.parent.iterdir()) == ["hf"]
+    names = sorted(p.name for p in out.iterdir())
+    assert "stale.bin" not in names and {"config.json", "model.safetensors",
+                                         "tokenizer.json", "fairppl_source.json"} <= set(names)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+    assert {stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {0o666 & ~umask}
+    source = json.loads((out / "fairppl_source.json").read_text())
+    gguf = gguf_dir / name
+    assert source["gguf_bytes"] == gguf.stat().st_size
+    assert source["gguf_sha256"] == hashlib.sha256(gguf.read_bytes()).hexdigest()
+
+
+@pytest.mark.pretrained
 def test_smollm2_scores_english_below_shuffled_text(smollm2_hf):
     model, tok = load_lm(smollm2_hf, device="cpu")
     assert model.config.model_type == "llama" and len(tok) == 49152

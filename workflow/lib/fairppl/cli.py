@@ -74,7 +74,7 @@ def check_char_model(model, model_path: str, units: list[str]) -> None:
 
 
 def _load_model(path: str):
-    from .charlm import load_model  # imported here: kenlm is only needed for this command
+    from .kenlm_lm import load_model  # imported here: kenlm is only needed for this command
 
     if not Path(path).is_file():
         raise InputError("no such file: expected a KenLM model (ARPA or binary)", path=path)

@@ -44,6 +44,10 @@ follows the same conventions (also returned by :func:`conventions`, for tables a
   context (plus the start token). Default ``stride`` = ``max_length // 2``.
 * **Vocabulary.** Before any work, the tokenizer's largest id (and the start, end and pad ids) must
   be below the model's number of output rows, else ScoringError names both sizes.
+
+The layout of units into windows, rows and padded batches lives in :mod:`fairppl.scoring_batches`,
+the start/end token lookups in :mod:`fairppl.special_tokens`; their public names are importable
+from here too.
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ import torch
 import torch.nn.functional as F
 
 from .errors import ScoringError
+from .scoring_batches import (Row, model_max_length, model_vocab_rows, pad_batch,  # noqa: F401
+                              prepare_batches, window_params)
+from .special_tokens import end_token_id, start_token_id, token_id  # noqa: F401
 
 #: Floats in one chunk of logits turned into log-probabilities at a time: 16 MiB of float32 on
 #: CPU (cache-friendly), 256 MiB on GPU (few kernel launches).
@@ -68,8 +75,6 @@ _CHUNK_FLOATS_GPU = 1 << 26
 _PASS_ATTENTION_MASK = False
 #: Batches whose scores stay on the device before one transfer (and NaN check) to the host.
 _FLUSH_BATCHES = 16
-#: Default padded tokens per batch: logits of a batch stay near 1 GiB in float32.
-_BATCH_LOGIT_FLOATS = 1 << 28
 
 
 @dataclass
@@ -102,97 +107,18 @@ class UnitTokens:
         return self.nats / math.log(2.0)
 
 
-@dataclass
-class _Row:
-    unit: int           # index of the unit in ``texts``
-    inputs: list[int]   # model input ids (at most max_length)
-    targets: list[int]  # the next token after each input position
-    n_skip: int         # leading targets that are context only (scored in an earlier window)
-    first: int          # index, among the unit's scored tokens, of this row's first scored one
-
-
 # ---------------------------------------------------------------------------------------------
 # Conventions
 # ---------------------------------------------------------------------------------------------
-
-def token_id(tokenizer, token: str, what: str) -> int:
-    """The id of ``token`` (a vocabulary entry spelled as the tokenizer spells it); ScoringError
-    naming ``what`` if it is not one (an unknown token would silently map to ``<unk>``)."""
-    value = tokenizer.convert_tokens_to_ids(token)
-    if value is None or tokenizer.convert_ids_to_tokens(int(value)) != token:
-        raise ScoringError(f"{what} {token!r} is not in the tokenizer's vocabulary "
-                           f"({len(tokenizer)} tokens): expected one of its tokens, e.g. its BOS "
-                           f"{tokenizer.bos_token!r} or EOS {tokenizer.eos_token!r}")
-    return int(value)
-
-
-def _start_token(tokenizer, start_token: str | None = None) -> tuple[int, str]:
-    if start_token is not None:
-        return token_id(tokenizer, start_token, "start token"), "given"
-    if tokenizer.bos_token_id is not None:
-        return int(tokenizer.bos_token_id), "bos"
-    if tokenizer.eos_token_id is not None:
-        return int(tokenizer.eos_token_id), "eos"
-    raise ScoringError("the tokenizer has neither a BOS nor an EOS token: there is no "
-                       "start-of-text context to score the first token from")
-
-
-def model_max_length(model) -> int | None:
-    """The model's positional limit (``max_position_embeddings`` or ``n_positions``), or None."""
-    config = model.config
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
-    for name in ("max_position_embeddings", "n_positions", "n_ctx"):
-        value = getattr(config, name, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
-
-
-def model_vocab_rows(model) -> int:
-    """Rows of the model's output distribution (output embedding rows, else config.vocab_size)."""
-    out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    weight = getattr(out, "weight", None)
-    if weight is not None:
-        return int(weight.shape[0])
-    config = model.config
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
-    return int(config.vocab_size)
-
-
-def _window_params(model, max_length, stride, add_bos) -> tuple[int | None, int | None]:
-    if max_length is None:
-        max_length = model_max_length(model) if model is not None else None
-    if max_length is None:
-        return None, None
-    max_length = int(max_length)
-    if max_length < 2:
-        raise ValueError(f"max_length={max_length}: expected at least 2")
-    if stride is None:
-        stride = max_length // 2
-    stride = int(stride)
-    prefix = 1 if add_bos else 0
-    if not 1 <= stride <= max_length - prefix:
-        raise ValueError(f"stride={stride}: expected 1 <= stride <= max_length - {prefix} "
-                         f"= {max_length - prefix} (tokens of left context kept per window)")
-    return max_length, stride
-
-
-def _end_token(tokenizer, end_token: str | None = None) -> int | None:
-    if end_token is not None:
-        return token_id(tokenizer, end_token, "end token")
-    return None if tokenizer.eos_token_id is None else int(tokenizer.eos_token_id)
-
 
 def conventions(tokenizer, model=None, *, max_length: int | None = None,
                 stride: int | None = None, add_bos: bool = True, add_eos: bool = True,
                 start_token: str | None = None, end_token: str | None = None) -> dict[str, object]:
     """The scoring conventions for this tokenizer (and model) as a flat dict of plain values,
     for a table column or the report. Same arguments as :func:`score_texts`."""
-    start_id, start_kind = _start_token(tokenizer, start_token)
-    end_id = _end_token(tokenizer, end_token)
-    max_length, stride = _window_params(model, max_length, stride, add_bos)
+    start_id, start_kind = start_token_id(tokenizer, start_token)
+    end_id = end_token_id(tokenizer, end_token)
+    max_length, stride = window_params(model, max_length, stride, add_bos)
     if not add_bos:
         start = "none: the first text token is context only (not charged)"
     elif start_kind == "given":
@@ -270,100 +196,6 @@ def check_vocab(model, tokenizer) -> int:
     return rows
 
 
-def _unit_rows(unit: int, full: list[int], prefix: list[int], max_length: int | None,
-               stride: int | None) -> list[_Row]:
-    """Rows (windows) scoring ``full[1:]`` given ``full[0]``: see the module docstring."""
-    n = len(full) - 1  # tokens to score: full[1..n]
-    if n <= 0:
-        return []
-    if max_length is None or n <= max_length:
-        return [_Row(unit, full[:-1], full[1:], 0, 0)]
-    rows = []
-    p = 1  # full index of the next token to score
-    while p <= n:
-        if p == 1:
-            c0, pre = 0, []
-        else:
-            c0, pre = p - stride, prefix
-        e = min(c0 + max_length - len(pre), n)  # last full index scored in this window
-        seq = pre + full[c0:e + 1]
-        rows.append(_Row(unit, seq[:-1], seq[1:], p - c0 - 1 + len(pre), p - 1))
-        p = e + 1
-    return rows
-
-
-def _batches(rows: list[_Row], batch_size: int, max_batch_tokens: int) -> list[list[_Row]]:
-    order = sorted(rows, key=lambda r: len(r.inputs), reverse=True)
-    batches, current = [], []
-    for row in order:
-        if current and (len(current) >= batch_size
-                        or len(current[0].inputs) * (len(current) + 1) > max_batch_tokens):
-            batches.append(current)
-            current = []
-        current.append(row)
-    if current:
-        batches.append(current)
-    return batches
-
-
-def pad_batch(batch: list[_Row], pad_id: int, device) -> tuple[torch.Tensor, ...]:
-    """Right-padded ``(input_ids, attention_mask, targets, scored)`` of a batch, on ``device``;
-    ``scored`` holds the flat positions (row * width + column) of the scored targets, row by
-    row, in order."""
-    width = len(batch[0].inputs)
-    inputs = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(batch), width), dtype=torch.long)
-    targets = torch.zeros((len(batch), width), dtype=torch.long)
-    scored = []
-    for i, row in enumerate(batch):
-        m = len(row.inputs)
-        inputs[i, :m] = torch.tensor(row.inputs, dtype=torch.long)
-        targets[i, :m] = torch.tensor(row.targets, dtype=torch.long)
-        mask[i, :m] = 1
-        scored.append(torch.arange(i * width + row.n_skip, i * width + m))
-    tensors = (inputs, mask, targets, torch.cat(scored))
-    if torch.device(device).type == "cuda":  # asynchronous copies: the host runs ahead
-        return tuple(t.pin_memory().to(device, non_blocking=True) for t in tensors)
-    return tuple(t.to(device) for t in tensors)
-
-
-def prepare_batches(tokenizer, texts: Sequence[str], *, model=None, batch_size: int = 16,
-                    max_length: int | None = None, stride: int | None = None,
-                    add_bos: bool = True, add_eos: bool = True,
-                    max_batch_tokens: int | None = None, start_token: str | None = None,
-                    end_token: str | None = None):
-    """Tokenise ``texts`` and lay them out as the scorer does: returns ``(encoded, batches)``
-    where ``encoded[i]`` is unit i's text ids and ``batches`` a list of lists of rows, each row
-    with ``inputs``, ``targets``, ``n_skip`` (leading context-only targets), ``unit``, ``first``.
-    Used by :func:`score_texts` and by the benchmark (to time a bare forward loop on the very
-    same batches)."""
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not one string")
-    texts = list(texts)
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{i}] is {type(text).__name__}: expected str")
-    if batch_size < 1:
-        raise ValueError(f"batch_size={batch_size}: expected at least 1")
-    max_length, stride = _window_params(model, max_length, stride, add_bos)
-    start_id, _ = _start_token(tokenizer, start_token)
-    eos_id = _end_token(tokenizer, end_token)
-    if add_eos and eos_id is None:
-        raise ScoringError("add_eos=True but the tokenizer has no EOS token: pass add_eos=False "
-                           "(and record that the end of each unit is not charged)")
-    if max_batch_tokens is None:
-        vocab = model_vocab_rows(model) if model is not None else len(tokenizer)
-        max_batch_tokens = max(1, _BATCH_LOGIT_FLOATS // max(1, vocab))
-    encoded = (tokenizer(texts, add_special_tokens=False, split_special_tokens=True,
-                         return_attention_mask=False)["input_ids"] if texts else [])
-    prefix = [start_id] if add_bos else []
-    rows = []
-    for i, ids in enumerate(encoded):
-        full = prefix + list(ids) + ([eos_id] if add_eos else [])
-        rows.extend(_unit_rows(i, full, prefix, max_length, stride))
-    return encoded, _batches(rows, batch_size, max_batch_tokens)
-
-
 def model_device(model) -> torch.device:
     """The device of the model's (first) parameters; CPU for a model without parameters."""
     try:
@@ -408,7 +240,7 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     if pad_id is None:
         pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
 
-    end_id = _end_token(tokenizer, end_token)
+    end_id = end_token_id(tokenizer, end_token)
     n_units = len(texts)
     full_ids: list[list[int]] = []
     for ids in encoded:  # the scored tokens: (start + text + end)[1:]
@@ -423,7 +255,7 @@ def score_texts(model, tokenizer, texts: Sequence[str], *, batch_size: int = 16,
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=total, unit="tok", desc="scoring", mininterval=2.0)
-    pending: list[tuple[list[_Row], torch.Tensor]] = []
+    pending: list[tuple[list[Row], torch.Tensor]] = []
 
     def flush() -> None:
         # one device->host transfer for several batches: the next forward passes are queued
