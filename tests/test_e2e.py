@@ -117,6 +117,14 @@ def test_identities_between_columns(study):
     # The UDHR is scored whole (eval_split: all): the n-grams score all 31 units.
     udhr = ngrams.filter(corpus="udhr")
     assert set(udhr["n_units"]) == {31}
+    # Every model's end-of-unit charge is recorded (n-grams: </s>; token LMs: the end token), and
+    # the rates without it subtract exactly that.
+    assert bpu["bits_eos_total"].null_count() == 0
+    assert ((bpu["bits_total"] - bpu["bits_eos_total"]) / bpu["n_units"]
+            - bpu["bits_per_utterance_no_eos"]).abs().max() < 1e-9
+    assert (bpu["eos_share"] > 0).all() and (bpu["eos_share"] < 1).all()
+    # The trained n-grams learn where a verse ends: a few bits, far below a pretrained chat LM's.
+    assert ngrams.filter(corpus="bible")["eos_share"].max() < 0.05
 
 
 def test_units_and_dropped_placeholders(study):

@@ -99,9 +99,11 @@ def test_score_tokens_exact_with_hook(model):
     assert got.bits_model == pytest.approx((0.25 + 0.125 + 2 + 1) * LOG2_10, abs=1e-12)
     assert got.bits_unseen == 20.0 and got.n_unseen == 1 and seen == ["zz"]
     assert got.bits == got.bits_model + 20.0
+    assert got.bits_eos == pytest.approx(1 * LOG2_10, abs=1e-12)
     # No unseen token: the hook is never called; </s>|x = bo(x) + p(</s>).
     got = score_tokens(model, ["x"], hook)
-    assert got == Charged(pytest.approx((0.25 + 0.25 + 1) * LOG2_10, abs=1e-12), 0.0, 0)
+    assert got == Charged(pytest.approx((0.25 + 0.25 + 1) * LOG2_10, abs=1e-12), 0.0, 0,
+                          pytest.approx((0.25 + 1) * LOG2_10, abs=1e-12))
     assert seen == ["zz"]
     # The empty sequence pays for its end: </s>|<s> = bo(<s>) + p(</s>).
     assert score_tokens(model, [], hook).bits == pytest.approx(1.5 * LOG2_10, abs=1e-12)

@@ -213,7 +213,8 @@ def test_blog_worked_example(toy):
     vocab = {"the", "at", "dog", "man"}
     s = score_word_unit(load_model(toy), BLOG, vocab)
     naive = -sum(BLOG_LOG10) * L2  # 7.5 decimal digits
-    assert s == WordUnitScore(n_words=8, n_tokens=9, n_oov=3, bits=s.bits, oov_types=("loud", "barked"))
+    assert s == WordUnitScore(n_words=8, n_tokens=9, n_oov=3, bits=s.bits,
+                              oov_types=("loud", "barked"), bits_eos=-BLOG_LOG10[-1] * L2)
     assert s.bits == pytest.approx(naive, abs=1e-9)
     assert s.bits == pytest.approx(7.5 * L2, abs=1e-9)
     k = count_oov_types([s])

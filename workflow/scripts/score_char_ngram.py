@@ -27,6 +27,7 @@ def main(snakemake):
         n_tokens=[s.n_chars + 1 for s in scores],  # every character plus end-of-unit
         bits=[s.bits for s in scores],
         n_unseen=[s.n_unseen for s in scores],
+        extra={"bits_eos": [s.bits_eos for s in scores]},
     )
     logging.info("%d units, %.1f bits, %d unseen characters", table.height,
                  table["bits"].sum(), table["n_unseen"].sum())

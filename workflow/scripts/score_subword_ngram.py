@@ -27,6 +27,7 @@ def main(snakemake):
         n_tokens=[s.n_tokens for s in scores],
         bits=[s.bits for s in scores],
         n_unseen=[s.n_unseen for s in scores],
+        extra={"bits_eos": [s.bits_eos for s in scores]},
     )
     logging.info("%d units, %.1f bits, %d unseen pieces", table.height, table["bits"].sum(),
                  table["n_unseen"].sum())

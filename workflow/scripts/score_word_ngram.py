@@ -34,6 +34,7 @@ def main(snakemake):
         bits=[s.bits for s in scores],
         n_oov=[s.n_oov for s in scores],
         oov_types=[list(s.oov_types) for s in scores],
+        extra={"bits_eos": [s.bits_eos for s in scores]},
     )
     logging.info("%d units, %d tokens, %d <unk> tokens of %d OOV types", table.height,
                  table["n_tokens"].sum(), table["n_oov"].sum(), n_types)

@@ -116,6 +116,7 @@ class UnitScore:
     bits_model: -log2 of the model's probabilities: every character (unseen ones as <unk>) and </s>.
     bits_unseen_spellout: the UTF-8 spell-out of the unseen characters (8 bits a byte).
     bits: bits_model + bits_unseen_spellout, the unit's code length.
+    bits_eos: the end-of-unit ``</s>`` charge (part of bits_model).
     """
 
     n_chars: int
@@ -124,6 +125,7 @@ class UnitScore:
     bits_model: float
     bits_unseen_spellout: float
     bits: float
+    bits_eos: float
 
 
 def score_unit(model, text: str) -> UnitScore:
@@ -140,6 +142,7 @@ def score_unit(model, text: str) -> UnitScore:
         bits_model=charged.bits_model,
         bits_unseen_spellout=charged.bits_unseen,
         bits=charged.bits,
+        bits_eos=charged.bits_eos,
     )
 
 

@@ -178,11 +178,13 @@ class Charged(NamedTuple):
     bits_model: ``-log2 p`` of every token (unseen ones as ``<unk>``) and of ``</s>``.
     bits_unseen: what the hook added for unseen tokens (e.g. a spell-out).
     n_unseen: tokens KenLM flagged as out of its vocabulary.
+    bits_eos: ``-log2 p(</s> | context)``, the end-of-unit charge (part of bits_model).
     """
 
     bits_model: float
     bits_unseen: float
     n_unseen: int
+    bits_eos: float
 
     @property
     def bits(self) -> float:
@@ -224,4 +226,4 @@ def score_tokens(model, tokens: Sequence[str], charge_unseen: Callable[[str], fl
                     f"{describe(tokens[i])} at position {i} of {tokens[:20]!r}")
             unseen_bits.append(charge_unseen(tokens[i]))
         model_bits.append(log10_to_bits(log10p))
-    return Charged(math.fsum(model_bits), math.fsum(unseen_bits), len(unseen_bits))
+    return Charged(math.fsum(model_bits), math.fsum(unseen_bits), len(unseen_bits), model_bits[-1])

@@ -30,8 +30,8 @@ SCORE_COLUMNS = {
 OPTIONAL_KEYS = ["train_corpus"]
 
 #: Optional per-unit value columns: ``bits_eos`` is the bits of the charged end-of-unit token
-#: (token LMs; already inside ``bits``). The n-gram tables do not record their ``</s>`` cost
-#: separately: for them it is absent, and the aggregates without the end charge are null.
+#: (the n-grams' ``</s>``, the token LMs' end token; already inside ``bits``). Where a table
+#: lacks it, the aggregates without the end charge are null.
 OPTIONAL_VALUES = ["bits_eos"]
 
 #: Columns of the bits-per-utterance table, with their units.
@@ -125,7 +125,7 @@ def bits_per_utterance(scores: pl.DataFrame, units: pl.DataFrame) -> pl.DataFram
 
     The end-of-unit columns (``bits_eos_total``, ``eos_share``, ``bits_per_utterance_no_eos``,
     ``bpec_no_eos``) come from the optional per-unit ``bits_eos``; they are null where it is
-    absent (n-gram tables) or null for any unit of the row.
+    absent or null for any unit of the row.
 
     Raises ValueError if a scored unit has no English counterpart (the corpus is misaligned).
     """

@@ -32,7 +32,7 @@ EOS_UNITS = {
 
 def eos_table(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
     """One row per open-vocabulary model of ``corpus`` whose scores record the end-of-unit cost
-    (``bits_eos_total`` not null; the n-gram models' tables do not): its end-of-unit bits per
+    (``bits_eos_total`` not null; every scorer records it): its end-of-unit bits per
     utterance and share of all bits (ratios of sums over its languages, and the share's range
     over languages), its mean BPEC with and without the end token, and Spearman's rho between
     the two rankings of its languages (null below 3 languages)."""

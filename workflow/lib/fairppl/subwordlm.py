@@ -38,11 +38,13 @@ def pieces(sp, text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class PieceUnitScore:
-    """n_tokens: pieces + </s>; n_unseen: pieces the n-gram never saw; bits: the unit's cost."""
+    """n_tokens: pieces + </s>; n_unseen: pieces the n-gram never saw; bits: the unit's cost;
+    bits_eos: the end-of-unit ``</s>`` charge (part of bits)."""
 
     n_tokens: int
     n_unseen: int
     bits: float
+    bits_eos: float
 
 
 def score_piece_units(model_path: str | os.PathLike, tokenizer_file: str | os.PathLike,
@@ -57,5 +59,5 @@ def score_piece_units(model_path: str | os.PathLike, tokenizer_file: str | os.Pa
     for text in tqdm(texts, desc="scoring units", unit="unit", disable=not progress):
         toks = pieces(sp, text)
         charged = score_tokens(model, toks, lambda _tok: unseen_bits)
-        out.append(PieceUnitScore(len(toks) + 1, charged.n_unseen, charged.bits))
+        out.append(PieceUnitScore(len(toks) + 1, charged.n_unseen, charged.bits, charged.bits_eos))
     return out

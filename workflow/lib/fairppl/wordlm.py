@@ -236,6 +236,7 @@ class WordUnitScore:
     n_oov: UNK tokens (out-of-vocabulary words, reserved words included).
     bits: naive code length in bits: ``-sum log2 p`` over every token and ``</s>``, each UNK token
         charged ``p(UNK | context)`` as is (no correction).
+    bits_eos: the end-of-unit ``</s>`` charge (part of bits).
     oov_types: the distinct out-of-vocabulary word types of the unit (original spelling), in order
         of first occurrence; the corpus-level ``K`` of the correction is the size of their union.
     """
@@ -245,6 +246,7 @@ class WordUnitScore:
     n_oov: int
     bits: float
     oov_types: tuple[str, ...]
+    bits_eos: float
 
 
 def score_word_unit(model, text: str, vocab: Collection[str]) -> WordUnitScore:
@@ -277,6 +279,7 @@ def score_word_unit(model, text: str, vocab: Collection[str]) -> WordUnitScore:
         n_oov=sum(1 for m in mapped if m == UNK),
         bits=charged.bits,
         oov_types=oov_types,
+        bits_eos=charged.bits_eos,
     )
 
 
