@@ -1,0 +1,225 @@
+"""The LM-guided block proposal of Chirkova et al. (2023) for the marginal likelihood over
+tokenizations, with the K samples advanced together.
+
+For a text S (bytes ``vocab.text_bytes(text)``) cut into blocks B_1..B_n (:mod:`.blocks`), each
+block with its top-M candidate tokenizations c_1..c_M, one sample is drawn left to right: given
+the tokens T sampled so far, score every candidate with the LM, ``p_m = P(c_m | start + T)``,
+draw c_m with probability ``p_m / Z`` (``Z = sum_m p_m``), append it, and add ``log Z`` to the
+sample's log-weight. The sampled tokenization's proposal probability is the product of the
+``p_m / Z``, so its importance weight ``P(T) / Q(T)`` is the product of the block ``Z``s times
+``P(end | T)`` when the LM scores an end token (``lm.end_id``). The mean of K weights estimates,
+without bias, the sum of P over the **covered** set: every concatenation of one candidate per
+block. That set omits tokenizations with a token crossing a block edge and those outside a
+block's top M, so the estimate is a lower bound on the full marginal in expectation. The default
+tokenization is covered only when every block is aligned with it (no T2 block, no default token
+across a block edge) and each block's default tokens are among its M candidates; the result
+counts the blocks where it is not.
+
+Shared work (the point of :func:`lm_guided_marginal`): the K samples advance block by block
+together; samples whose prefixes are equal (most pick the default) are scored once, all distinct
+prefixes of a block in one ``lm.logp_next_many`` call. :func:`lm_guided_reference` is the
+paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
+sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
+state they sample the same tokenizations and give the same log-weights.
+
+All log-probabilities are natural logs (**nats**), float64.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .blocks import BlockCandidates, block_default, default_offsets, split_blocks
+from .estimate import bca_interval, log_mean_exp
+
+#: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
+#: sampled, their appendix D, and every candidate costs LM work per distinct prefix).
+DEFAULT_M = 16
+
+
+@dataclass
+class Result:
+    """One text's estimate. ``logp_default``: log P(default tokenization [+ end]); ``logp``: log of
+    the mean importance weight (the marginal estimate); ``ci_low``/``ci_high``: its 90% BCa
+    interval; ``log_weights``: the K log-weights; all in nats. ``percent_nd``: percentage (0-100)
+    of sampled blocks that are not the block's default tokens; ``t0``/``t1``/``t2``: fractions of
+    blocks of each kind; ``n_unaligned``: blocks with a default token across an edge;
+    ``n_default_outside``: blocks whose default tokens are not among the candidates (unaligned
+    ones included); ``lm_calls``/``positions``: the LM's forward calls and token positions run
+    for this text; ``prefixes``: LM scorings of a (prefix, candidate set) pair, the end's
+    included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
+    sampled token sequences when asked for."""
+
+    logp_default: float
+    logp: float
+    ci_low: float
+    ci_high: float
+    log_weights: np.ndarray
+    percent_nd: float
+    t0: float
+    t1: float
+    t2: float
+    n_blocks: int
+    n_unaligned: int
+    n_default_outside: int
+    lm_calls: int
+    positions: int
+    prefixes: int
+    seconds: float
+    samples: list[tuple[int, ...]] | None = field(default=None, repr=False)
+
+    @property
+    def default_covered(self) -> bool:
+        """True when the proposal can sample the default tokenization."""
+        return self.n_default_outside == 0
+
+
+@dataclass
+class _Plan:
+    """What the proposal needs before any LM call: blocks, candidates and each block's default."""
+
+    candidates: list[list[tuple[int, ...]]]
+    defaults: list[tuple[int, ...] | None]
+    kinds: list[str]
+    aligned: list[bool]
+
+
+def _plan(vocab, text: str, default_ids: Sequence[int], L: int | None, M: int,
+          cache: BlockCandidates | None) -> _Plan:
+    data = vocab.text_bytes(text)
+    offs = default_offsets(vocab.token_bytes, default_ids, data)
+    if L is None:
+        # the longest default token in characters: no T2 block (Chirkova et al., appendix C)
+        L = max([len(data[a:b].decode("utf-8", "ignore")) for a, b in zip(offs, offs[1:])] or [1])
+        L = max(L, 1)
+    blocks = split_blocks(data, offs, L)
+    if cache is None:
+        cache = BlockCandidates(vocab, M)
+    elif cache.M != M:
+        raise ValueError(f"the candidate cache holds top-{cache.M} lists but M={M} was asked for")
+    return _Plan(candidates=[cache(data[b.start:b.end]) for b in blocks],
+                 defaults=block_default(blocks, default_ids, offs),
+                 kinds=[b.kind for b in blocks], aligned=[b.aligned for b in blocks])
+
+
+def _pick(lp: np.ndarray, u: float) -> tuple[int, float]:
+    """Index drawn with probability ``exp(lp) / Z`` by inverting the CDF at ``u`` in [0, 1), and
+    ``log Z`` (nats). A candidate of zero probability is never drawn."""
+    top = float(lp.max())
+    if top == -np.inf:
+        raise ValueError("every candidate of a block has probability 0 under the LM given the "
+                         "sampled prefix; the proposal cannot continue")
+    w = np.exp(lp - top)
+    cdf = np.cumsum(w)
+    j = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
+    j = min(j, len(lp) - 1)
+    while w[j] == 0.0:  # u * Z landed exactly on a zero-width step's right edge
+        j -= 1
+    return j, top + float(np.log(cdf[-1]))
+
+
+def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
+            seqs: list[tuple[int, ...]], default_ids, rng, counters, prefixes: int, t0: float,
+            keep: bool) -> Result:
+    calls0, pos0 = counters
+    logp_default = float(lm.logp([tuple(default_ids)])[0])
+    n = len(plan.candidates)
+    is_default = np.array([[plan.defaults[b] is not None
+                            and plan.candidates[b][chosen[k, b]] == plan.defaults[b]
+                            for b in range(n)] for k in range(len(logw))], dtype=bool)
+    outside = sum(d is None or d not in c for d, c in zip(plan.defaults, plan.candidates))
+    low, high = bca_interval(logw, 0.9, rng)
+    share = (lambda k: plan.kinds.count(k) / n) if n else (lambda k: 0.0)  # noqa: E731
+    return Result(logp_default=logp_default, logp=log_mean_exp(logw), ci_low=low, ci_high=high,
+                  log_weights=logw, percent_nd=100.0 * float((~is_default).mean()) if n else 0.0,
+                  t0=share("T0"), t1=share("T1"), t2=share("T2"), n_blocks=n,
+                  n_unaligned=plan.aligned.count(False), n_default_outside=outside,
+                  lm_calls=lm.calls - calls0, positions=lm.positions - pos0, prefixes=prefixes,
+                  seconds=time.perf_counter() - t0, samples=seqs if keep else None)
+
+
+def _check(K: int) -> None:
+    if K < 1:
+        raise ValueError(f"the number of samples K must be at least 1, got {K}")
+
+
+def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
+                       L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+                       cache: BlockCandidates | None = None, return_samples: bool = False) -> Result:
+    """Estimate log P(text) (nats) with K samples of the LM-guided block proposal, the samples
+    advanced block by block together and equal prefixes scored once (module docstring).
+
+    ``lm``: a TokenLM; ``vocab``: the LM's TokenVocab; ``default_ids``: the tokenizer's token ids
+    for ``text`` (they must spell ``vocab.text_bytes(text)``); ``L``: maximum block length in
+    characters (None: the longest default token, so no T2 block); ``M``: candidates per block;
+    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``)."""
+    _check(K)
+    t0 = time.perf_counter()
+    counters = (lm.calls, lm.positions)
+    plan = _plan(vocab, text, default_ids, L, M, cache)
+    n = len(plan.candidates)
+    u = rng.random((K, n))
+    seqs: list[tuple[int, ...]] = [()] * K
+    logw = np.zeros(K)
+    chosen = np.zeros((K, n), dtype=np.int64)
+    prefixes = 0
+    for b, cands in enumerate(plan.candidates):
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for k, seq in enumerate(seqs):
+            groups.setdefault(seq, []).append(k)
+        keys = list(groups)
+        prefixes += len(keys)
+        for key, lp in zip(keys, lm.logp_next_many(keys, [cands] * len(keys))):
+            lp = np.asarray(lp, dtype=np.float64)
+            for k in groups[key]:
+                j, logz = _pick(lp, u[k, b])
+                chosen[k, b] = j
+                logw[k] += logz
+                seqs[k] = key + cands[j]
+    if lm.end_id is not None:
+        groups = {}
+        for k, seq in enumerate(seqs):
+            groups.setdefault(seq, []).append(k)
+        keys = list(groups)
+        prefixes += len(keys)
+        for key, lp in zip(keys, lm.logp_next_many(keys, [[(lm.end_id,)]] * len(keys))):
+            logw[groups[key]] += float(lp[0])
+    return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
+                   t0, return_samples)
+
+
+def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
+                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+                        cache: BlockCandidates | None = None,
+                        return_samples: bool = False) -> Result:
+    """The same estimate by the paper's procedure (Algorithm 1 of Chirkova et al.): each sample
+    drawn on its own, one ``lm.logp_next`` call per sample and block. Same arguments, same
+    randomness and so the same samples and log-weights as :func:`lm_guided_marginal`; kept as
+    its cross-check and as the baseline of the speed benchmark."""
+    _check(K)
+    t0 = time.perf_counter()
+    counters = (lm.calls, lm.positions)
+    plan = _plan(vocab, text, default_ids, L, M, cache)
+    n = len(plan.candidates)
+    u = rng.random((K, n))
+    seqs: list[tuple[int, ...]] = []
+    logw = np.zeros(K)
+    chosen = np.zeros((K, n), dtype=np.int64)
+    for k in range(K):
+        seq: tuple[int, ...] = ()
+        for b, cands in enumerate(plan.candidates):
+            lp = np.asarray(lm.logp_next(seq, cands), dtype=np.float64)
+            j, logz = _pick(lp, u[k, b])
+            chosen[k, b] = j
+            logw[k] += logz
+            seq = seq + cands[j]
+        if lm.end_id is not None:
+            logw[k] += float(lm.logp_next(seq, [(lm.end_id,)])[0])
+        seqs.append(seq)
+    prefixes = K * (n + (lm.end_id is not None))
+    return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
+                   t0, return_samples)
