@@ -1,0 +1,227 @@
+"""fairppl.marginal.lm: the TokenLM interface over a transformers LM and a KenLM piece n-gram.
+
+Cross-checks: ``logp`` of the default tokenization equals the study's own scores
+(``fairppl.scoring.score_texts`` for a transformers LM, ``fairppl.subwordlm.score_piece_units``
+for the piece n-gram); ``logp_next`` equals log P(prefix + cont) - log P(prefix) from full
+forwards; work counters on a hand-counted example."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fairppl.marginal.lm import HFTokenLM, KenLMTokenLM, TokenLM  # noqa: E402
+from fairppl.scoring import score_texts  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
+TEXT = "in the beginning god created the heaven and the earth. and the earth was without form"
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A tiny random Llama (fixed seed) with a character tokenizer; context 32 positions."""
+    from fairppl.neural import NeuralConfig, build_model, special_ids_of
+    from fairppl.tokenizers import char_tokenizer, vocab_size
+
+    tok = char_tokenizer([TEXT])
+    special = special_ids_of(tok)
+    cfg = NeuralConfig(d_model=16, n_layers=2, n_heads=2, d_ff=32, context=32, seed=7)
+    model = build_model(cfg, vocab_size(tok), special["bos"], special["eos"], special["pad"])
+    return model.eval(), tok
+
+
+def _random_requests(rng, vocab, n_prefixes=9, n_conts=6):
+    shared = list(rng.integers(4, vocab, size=5))
+    prefixes = [list(rng.integers(4, vocab, size=rng.integers(0, 7))) for _ in range(n_prefixes)]
+    prefixes += [shared, shared, []]  # a prefix repeated, and the empty prefix
+    conts = [[list(rng.integers(4, vocab, size=rng.integers(0, 5))) for _ in range(n_conts)]
+             for _ in prefixes]
+    conts[1] = []  # an empty list of continuations
+    conts[-2] = conts[-3][:2] + [[9, 9, 9]]  # equal prefix, overlapping continuations
+    return prefixes, conts
+
+
+def _check_next_against_full(lm, prefixes, conts, got):
+    assert len(got) == len(prefixes)
+    for p, cs, g in zip(prefixes, conts, got):
+        assert g.dtype == np.float64 and g.shape == (len(cs),)
+        if not cs:
+            continue
+        full = lm.logp([list(p) + list(c) for c in cs])
+        base = lm.logp([list(p)])[0]
+        np.testing.assert_allclose(g, full - base, atol=2e-4, rtol=0)
+
+
+def test_logp_equals_score_texts_tiny(tiny):
+    model, tok = tiny
+    texts = ["in the", "god created the heaven", "e", ""]
+    ids = [tok.encode(t, add_special_tokens=False) for t in texts]
+    for kwargs, add_eos in (({}, True), ({"score_end": False}, False),
+                            ({"start_token": "</s>", "end_token": "<pad>"}, True)):
+        lm = HFTokenLM(model, tok, batch_size=2, **kwargs)
+        ref_kwargs = {k: v for k, v in kwargs.items() if k != "score_end"}
+        ref = [-u.nats for u in score_texts(model, tok, texts, add_eos=add_eos, progress=False,
+                                            **ref_kwargs)]
+        got = lm.logp(ids + [ids[1]])
+        assert got.dtype == np.float64
+        np.testing.assert_allclose(got[:4], ref, atol=1e-4, rtol=0)
+        assert got[4] == got[1]
+    assert isinstance(lm, TokenLM)
+    assert lm.start_id == tok.convert_tokens_to_ids("</s>")
+    assert lm.end_id == tok.convert_tokens_to_ids("<pad>")
+    # the empty sequence without an end token has probability 1
+    assert HFTokenLM(model, tok, score_end=False).logp([[]])[0] == 0.0
+
+
+def test_logp_counts_each_distinct_sequence_once(tiny):
+    model, tok = tiny
+    lm = HFTokenLM(model, tok, batch_size=8)
+    lm.logp([[5, 6, 7], [5, 6, 7], [8]])
+    # one batch; inputs start+5+6+7 and start+8 (the end token is a target, never an input)
+    assert (lm.calls, lm.positions) == (1, 6)
+
+
+def test_logp_next_many_equals_differences_of_full_scores(tiny):
+    model, tok = tiny
+    lm = HFTokenLM(model, tok, score_end=False, batch_size=4, max_batch_tokens=12)
+    prefixes, conts = _random_requests(np.random.default_rng(0), len(tok))
+    got = lm.logp_next_many(prefixes, conts)
+    _check_next_against_full(lm, prefixes, conts, got)
+    assert got[1].shape == (0,)
+    # logp_next is the one-prefix case
+    np.testing.assert_array_equal(lm.logp_next(prefixes[0], conts[0]), got[0])
+    assert lm.logp_next([5], []).shape == (0,)
+    assert lm.logp_next([5], [[]])[0] == 0.0
+
+
+def test_logp_next_many_work_counts_hand_example(tiny):
+    model, tok = tiny
+    lm = HFTokenLM(model, tok, score_end=False)
+    out = lm.logp_next_many([[5, 6], [5, 6], [7], [9]],
+                            [[[8], [8, 9]], [[8, 9, 10], [8]], [], [[]]])
+    assert [len(o) for o in out] == [2, 2, 0, 1]
+    assert out[0][0] == out[1][1] and out[3][0] == 0.0
+    # one prefix forward (start 5 6: 3 positions), then one batch of continuations run after the
+    # cache: (8 9) needs input 8, (8 9 10) needs 8 9: 3 positions; [7] and [9] have nothing to run
+    assert (lm.calls, lm.positions) == (2, 6)
+    # naive full forwards of every prefix + continuation would run 3 + 4 + 5 + 3 positions
+
+
+def test_too_long_sequences_are_refused(tiny):
+    model, tok = tiny
+    lm = HFTokenLM(model, tok)
+    with pytest.raises(ValueError, match=r"sequence 1 \(32 tokens\): 33 input positions .* limit "
+                                         r"of 32"):
+        lm.logp([[5], [5] * 32])
+    with pytest.raises(ValueError, match="prefix of 30 tokens: 33 input positions"):
+        lm.logp_next([5] * 30, [[6, 7, 8]])
+    with pytest.raises(ValueError, match="2 prefixes but 1 lists"):
+        lm.logp_next_many([[5], [6]], [[[7]]])
+    with pytest.raises(TypeError, match="sequence of token ids, got str"):
+        lm.logp(["abc"])
+
+
+@pytest.mark.pretrained
+@pytest.mark.skipif(not (SMOLLM2 / "model.safetensors").exists(),
+                    reason=f"SmolLM2 weights absent at {SMOLLM2} (make resources)")
+def test_smollm2_default_path_and_next_tokens():
+    from fairppl.lm_cache import load_lm
+
+    model, tok = load_lm(SMOLLM2, device="cpu")
+    verses = ["In the beginning God created the heaven and the earth.",
+              "And God said, Let there be light: and there was light.",
+              "Jesus wept."]
+    lm = HFTokenLM(model, tok)
+    ref = [-u.nats for u in score_texts(model, tok, verses, progress=False)]
+    ids = [tok.encode(v, add_special_tokens=False) for v in verses]
+    np.testing.assert_allclose(lm.logp(ids), ref, atol=1e-4, rtol=0)
+    # a split of the first verse's words into other tokens: prefix + alternative continuations
+    nxt = HFTokenLM(model, tok, score_end=False)
+    first = ids[0]
+    conts = [first[3:5], tok.encode(" God", add_special_tokens=False) + first[4:5],
+             [tok.convert_tokens_to_ids(c) for c in ("ĠG", "od")]]
+    got = nxt.logp_next_many([first[:3], first[:2]], [conts, [first[2:4]]])
+    _check_next_against_full(nxt, [first[:3], first[:2]], [conts, [first[2:4]]], got)
+
+
+# ---------------------------------------------------------------------------------------------
+# KenLM
+
+WORDS = ("the lord god light earth heaven waters beginning created said darkness was upon face "
+         "deep spirit moved divided called day night evening morning first second").split()
+
+
+def _sentences(n, seed):
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module")
+def piece_ngram(tmp_path_factory, resources_ready):
+    """A unigram SentencePiece model and an order-3 KenLM over its pieces, trained here."""
+    from fairppl.kenlm_lm import train_model
+    from fairppl.subwordlm import load_sentencepiece, pieces
+    from fairppl.tokenizers import train_sentencepiece
+
+    work = tmp_path_factory.mktemp("piece_ngram")
+    train = _sentences(400, seed=1)
+    train_sentencepiece(train, "unigram", 320, str(work / "spm"), allow_reduction=True)
+    sp = load_sentencepiece(work / "spm.model")
+    text = work / "pieces.txt"
+    text.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in train), encoding="utf-8")
+    binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
+    train_model(text, work / "m.kenlm", order=3, lmplz=binary / "lmplz",
+                build_binary=binary / "build_binary", tmpdir=work / "tmp")
+    words = [None if sp.is_control(i) or sp.is_unknown(i) else sp.id_to_piece(i)
+             for i in range(sp.get_piece_size())]
+    return work / "m.kenlm", work / "spm.model", sp, words
+
+
+def test_kenlm_default_path_equals_subword_score(piece_ngram):
+    from fairppl.subwordlm import score_piece_units
+
+    model, spm_file, sp, words = piece_ngram
+    texts = _sentences(5, seed=2) + ["the lord über alles", "x"]  # unseen pieces: bytes of ü, x
+    ref = score_piece_units(model, spm_file, texts, progress=False)
+    assert sum(r.n_unseen for r in ref) >= 3
+    lm = KenLMTokenLM(model, words)
+    seqs = [sp.encode(t) for t in texts]
+    got = lm.logp(seqs)
+    np.testing.assert_allclose(got, [-r.bits * math.log(2.0) for r in ref], rtol=1e-12, atol=1e-9)
+    # every distinct prefix's last piece is scored once (units starting alike share it), and
+    # each unit's </s>
+    distinct = {tuple(s[:k]) for s in seqs for k in range(1, len(s) + 1)}
+    assert lm.calls == lm.positions == len(distinct) + len(texts) < sum(r.n_tokens for r in ref)
+    assert isinstance(lm, TokenLM) and lm.end_id == KenLMTokenLM.END
+
+
+def test_kenlm_next_equals_differences_and_shares_prefixes(piece_ngram):
+    model, _, sp, words = piece_ngram
+    lm = KenLMTokenLM(model, words, end=False)
+    assert lm.end_id is None
+    rng = np.random.default_rng(3)
+    scorable = [i for i, w in enumerate(words) if w is not None]
+    ids = lambda n: [int(t) for t in rng.choice(scorable, size=n)]  # noqa: E731
+    prefixes = [ids(4), ids(0), ids(2)]
+    prefixes.append(prefixes[0])
+    conts = [[ids(1), ids(3), []], [ids(2)], [], [ids(2)]]
+    got = lm.logp_next_many(prefixes, conts)
+    _check_next_against_full(lm, prefixes, conts, got)
+    # counters: a prefix already scored is not scored again
+    before = lm.positions
+    lm.logp_next(prefixes[0], [conts[0][1]])
+    assert lm.positions == before
+    lm.logp_next(prefixes[0] + conts[0][1], [[scorable[0]]])
+    assert lm.positions == before + 1
+    with pytest.raises(ValueError, match="token id 1 has no KenLM word"):
+        lm.logp([[1]])
+    with pytest.raises(ValueError, match=r"id_to_word\[0\] = 'a b'"):
+        KenLMTokenLM(model, ["a b"])

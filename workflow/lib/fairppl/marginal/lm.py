@@ -1,0 +1,403 @@
+"""One language-model interface for scoring many token sequences of the same text, with the work
+shared across them: the marginal likelihood over tokenizations needs log P_LM of hundreds of
+tokenizations of one unit, and of many candidate continuations after many sampled prefixes.
+
+:class:`TokenLM` is the contract; :class:`HFTokenLM` implements it for a transformers causal LM,
+:class:`KenLMTokenLM` for a KenLM n-gram over a tokenizer's pieces. Every log-probability is a
+natural log (**nats**), float64.
+
+Conventions (the same as the study's default-path scores, so that the default tokenization's
+``logp`` is exactly the number in the study's tables):
+
+* A sequence is scored after a start context that is never scored: the configured start token
+  for a transformers LM (:func:`fairppl.special_tokens.start_token_id`: models.tsv ``bos``, else
+  the tokenizer's BOS, else its EOS), KenLM's ``<s>`` for an n-gram.
+* :meth:`TokenLM.logp` charges the end token after the sequence iff ``end_id`` is not None (the
+  study's default: the EOS, or models.tsv ``eos``; KenLM's ``</s>``).
+* :meth:`TokenLM.logp_next` never charges the end: it is log P(cont | start + prefix), the sum of
+  the continuation's token log-probabilities.
+* ``calls`` and ``positions`` count cumulatively the model forward passes and the token positions
+  run through the model (padding excluded); for KenLM both count scored tokens. They measure the
+  work an estimator costs.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+Seq = Sequence[int]
+
+
+@runtime_checkable
+class TokenLM(Protocol):
+    """Scores token sequences in nats; see the module docstring for the conventions."""
+
+    start_id: int
+    end_id: int | None
+    calls: int
+    positions: int
+
+    def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
+        """log P(seq [+ end] | start) per sequence, nats, float64; equal sequences scored once."""
+
+    def logp_next(self, prefix: Seq, conts: Sequence[Seq]) -> np.ndarray:
+        """log P(cont | start + prefix) per continuation (no end), nats, float64."""
+
+    def logp_next_many(self, prefixes: Sequence[Seq],
+                       conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
+        """:meth:`logp_next` for many prefixes at once (equal prefixes run once)."""
+
+
+def _as_tuple(seq, what: str) -> tuple[int, ...]:
+    if isinstance(seq, (str, bytes)):
+        raise TypeError(f"{what}: expected a sequence of token ids, got {type(seq).__name__}")
+    return tuple(int(t) for t in seq)
+
+
+def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]]:
+    """Distinct (prefix -> set of distinct conts) and each request's keys, in order."""
+    if len(prefixes) != len(conts_per_prefix):
+        raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
+                         f"continuations: expected one list per prefix")
+    wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
+    keys = []
+    for i, (prefix, conts) in enumerate(zip(prefixes, conts_per_prefix)):
+        p = _as_tuple(prefix, f"prefix {i}")
+        row = []
+        bucket = wanted.setdefault(p, {})
+        for j, cont in enumerate(conts):
+            c = _as_tuple(cont, f"continuation {j} of prefix {i}")
+            bucket[c] = None
+            row.append((p, c))
+        keys.append(row)
+    return wanted, keys
+
+
+# ---------------------------------------------------------------------------------------------
+# transformers
+
+
+class HFTokenLM:
+    """A transformers causal LM as a :class:`TokenLM`.
+
+    ``start_token``/``end_token``: vocabulary entries replacing the tokenizer's BOS/EOS (as in
+    :func:`fairppl.scoring.score_texts`); ``score_end``: charge the end token in :meth:`logp`
+    (``end_id`` is None otherwise). ``batch_size``: rows per forward pass; ``max_batch_tokens``:
+    padded positions per forward pass (default 2**28 / vocabulary rows, about 1 GiB of float32
+    logits). ``device``: where to run (default: where the model is; moved if another is given).
+
+    The model runs in eval mode under ``torch.inference_mode``; log-probabilities are float32
+    ``log_softmax`` (as the study's scorer), summed per sequence in float64. Rows are right-padded
+    without an attention mask (causal attention: no real token sees a pad; see
+    :mod:`fairppl.scoring`). A sequence whose model input is longer than the model's positional
+    limit raises ValueError (the marginal works on units that fit in one window).
+
+    :meth:`logp_next_many` runs each distinct prefix once (prefixes of equal length batched, no
+    padding), keeps its key/value cache, and runs every continuation after it with the cache
+    repeated over the batch of continuations: prefix positions are never recomputed within a call.
+    """
+
+    def __init__(self, model, tokenizer, *, start_token: str | None = None,
+                 end_token: str | None = None, score_end: bool = True, batch_size: int = 64,
+                 max_batch_tokens: int | None = None, device=None):
+        from ..errors import ScoringError
+        from ..scoring import check_vocab, model_device
+        from ..scoring_batches import model_max_length
+        from ..special_tokens import end_token_id, start_token_id
+
+        rows = check_vocab(model, tokenizer)
+        if device is not None:
+            model.to(device)
+        model.eval()
+        self.model = model
+        self.device = model_device(model)
+        self.start_id = start_token_id(tokenizer, start_token)[0]
+        self.end_id = end_token_id(tokenizer, end_token) if score_end else None
+        if score_end and self.end_id is None:
+            raise ScoringError("score_end=True but the tokenizer has no EOS and no end_token was "
+                               "given: there is no end token to charge")
+        self.vocab_rows = rows
+        self.max_length = model_max_length(model)
+        self.batch_size = int(batch_size)
+        self.max_batch_tokens = int(max_batch_tokens or max(64, (1 << 28) // rows))
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad if pad is not None else (tokenizer.eos_token_id or 0))
+        self.calls = 0
+        self.positions = 0
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _check_length(self, n_inputs: int, what: str) -> None:
+        if self.max_length is not None and n_inputs > self.max_length:
+            raise ValueError(f"{what}: {n_inputs} input positions (start token included) exceed "
+                             f"the model's limit of {self.max_length}: score units that fit in "
+                             f"one window")
+
+    def _forward(self, input_ids, n_real: int, **kwargs):
+        self.calls += 1
+        self.positions += n_real
+        return self.model(input_ids=input_ids, attention_mask=None, **kwargs)
+
+    def _batches(self, lengths: list[int]) -> list[list[int]]:
+        """Indices grouped longest first into batches within batch_size and max_batch_tokens."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        out, cur = [], []
+        for i in order:
+            if cur and (len(cur) >= self.batch_size
+                        or lengths[cur[0]] * (len(cur) + 1) > self.max_batch_tokens):
+                out.append(cur)
+                cur = []
+            cur.append(i)
+        if cur:
+            out.append(cur)
+        return out
+
+    def _padded(self, rows: list[list[int]]):
+        import torch
+
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
+        for k, r in enumerate(rows):
+            ids[k, :len(r)] = torch.tensor(r, dtype=torch.long)
+        return ids.to(self.device), width
+
+    @staticmethod
+    def _check_finite(values: np.ndarray, what) -> None:
+        bad = ~np.isfinite(values)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            from ..errors import ScoringError
+            raise ScoringError(f"{what(k)}: log-probability {values[k]}: the model produced "
+                               f"NaN/inf (broken weights or overflow)")
+
+    def _row_logps(self, inputs: list[list[int]], targets: list[list[int]], **kwargs):
+        """Sum over each row of log P(target | inputs so far), float64 numpy; rows right-padded
+        to one batch. ``kwargs`` go to the model (e.g. a key/value cache)."""
+        import torch
+        import torch.nn.functional as F
+
+        ids, width = self._padded(inputs)
+        n_real = sum(len(r) for r in inputs)
+        logits = self._forward(ids, n_real, use_cache="past_key_values" in kwargs,
+                               **kwargs).logits
+        tgt = torch.full((len(inputs), width), -100, dtype=torch.long)
+        for k, t in enumerate(targets):
+            tgt[k, :len(t)] = torch.tensor(t, dtype=torch.long)
+        tgt = tgt.to(self.device)
+        nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), tgt.reshape(-1),
+                               reduction="none", ignore_index=-100).reshape(len(inputs), width)
+        return -nats.double().sum(dim=1).cpu().numpy()
+
+    # -- TokenLM ------------------------------------------------------------------------------
+
+    def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
+        """log P(seq [+ end] | start) per sequence, nats (see the class docstring)."""
+        import torch
+
+        keys = [_as_tuple(s, f"sequence {i}") for i, s in enumerate(seqs)]
+        distinct = list(dict.fromkeys(keys))
+        fulls = []
+        for i, s in enumerate(distinct):
+            full = [self.start_id, *s] + ([self.end_id] if self.end_id is not None else [])
+            self._check_length(len(full) - 1, f"sequence {keys.index(s)} ({len(s)} tokens)")
+            fulls.append(full)
+        values = np.zeros(len(distinct))
+        todo = [i for i, f in enumerate(fulls) if len(f) > 1]
+        with torch.inference_mode():
+            for batch in self._batches([len(fulls[i]) - 1 for i in todo]):
+                idx = [todo[b] for b in batch]
+                values[idx] = self._row_logps([fulls[i][:-1] for i in idx],
+                                              [fulls[i][1:] for i in idx])
+        self._check_finite(values, lambda k: f"sequence {keys.index(distinct[k])}")
+        where = {s: i for i, s in enumerate(distinct)}
+        return np.array([values[where[s]] for s in keys], dtype=np.float64)
+
+    def logp_next(self, prefix: Seq, conts: Sequence[Seq]) -> np.ndarray:
+        """log P(cont | start + prefix) per continuation, nats, no end token."""
+        return self.logp_next_many([prefix], [conts])[0]
+
+    def logp_next_many(self, prefixes: Sequence[Seq],
+                       conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
+        """:meth:`logp_next` for each ``(prefix, conts)`` pair; one array per prefix."""
+        import torch
+
+        wanted, keys = _merge_requests(prefixes, conts_per_prefix)
+        for p, conts in wanted.items():
+            longest = max((len(c) for c in conts), default=1)
+            self._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
+        result: dict[tuple, float] = {}
+        by_length: dict[int, list[tuple]] = {}
+        for p, conts in wanted.items():
+            for c in conts:
+                if not c:
+                    result[(p, c)] = 0.0
+            if any(conts):
+                by_length.setdefault(len(p), []).append(p)
+        with torch.inference_mode():
+            for length in sorted(by_length):
+                group = by_length[length]
+                for lo in range(0, len(group), self.batch_size):
+                    self._prefix_batch(group[lo:lo + self.batch_size], wanted, result)
+        values = np.array(list(result.values()))
+        self._check_finite(values, lambda k: f"continuation {list(result)[k][1]!r} after "
+                                             f"prefix {list(result)[k][0][:20]!r}")
+        return [np.array([result[key] for key in row], dtype=np.float64) for row in keys]
+
+    def _prefix_batch(self, group: list[tuple], wanted: dict, result: dict) -> None:
+        """Run the equal-length prefixes of ``group`` once, then their continuations."""
+        import torch
+
+        ids = torch.tensor([[self.start_id, *p] for p in group], dtype=torch.long,
+                           device=self.device)
+        out = self._forward(ids, ids.numel(), use_cache=True, logits_to_keep=1)
+        first = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+        cache = out.past_key_values
+        pairs = []  # (row of the prefix in the batch, prefix, cont) for conts of >= 2 tokens
+        for row, p in enumerate(group):
+            conts = [c for c in wanted[p] if c]
+            heads = torch.tensor([c[0] for c in conts], dtype=torch.long, device=self.device)
+            lp = first[row, heads].double().cpu().numpy()
+            for c, v in zip(conts, lp):
+                result[(p, c)] = float(v)
+                if len(c) > 1:
+                    pairs.append((row, p, c))
+        if not pairs:
+            return
+        for batch in self._batches([len(c) - 1 for _, _, c in pairs]):
+            chosen = [pairs[b] for b in batch]
+            rows_cache = copy.deepcopy(cache)
+            rows_cache.batch_select_indices(
+                torch.tensor([r for r, _, _ in chosen], dtype=torch.long, device=self.device))
+            rest = self._row_logps([list(c[:-1]) for _, _, c in chosen],
+                                   [list(c[1:]) for _, _, c in chosen],
+                                   past_key_values=rows_cache)
+            for (_, p, c), v in zip(chosen, rest):
+                result[(p, c)] += float(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# KenLM
+
+
+class KenLMTokenLM:
+    """A KenLM n-gram over a tokenizer's pieces (the study's subword n-gram) as a
+    :class:`TokenLM`.
+
+    ``model``: a path (ARPA or binary) or a loaded ``kenlm.Model``; ``id_to_word``: the KenLM word
+    of each token id (a SentencePiece piece), None for ids that can never be scored (control
+    tokens). ``start``: begin-of-unit context ``<s>`` (else no context); ``end``: charge ``</s>``
+    in :meth:`logp`. A token the n-gram never saw costs ``log p(<unk> | context)`` plus
+    ``unk_logp`` nats (default ``-ln(len(id_to_word))``, a uniform choice among the tokenizer's
+    pieces), the convention of :mod:`fairppl.subwordlm`. KenLM's log10 probabilities are turned
+    into nats one token at a time.
+
+    ``start_id``/``end_id`` are the sentinels ``START``/``END`` (KenLM's ``<s>``/``</s>`` have no
+    token id); ``end_id`` is None without ``end``. States after each scored prefix are cached, so
+    a prefix shared by many sequences is scored once.
+    """
+
+    START = -1
+    END = -2
+    #: Cached prefix states before the cache is cleared (memory bound).
+    MAX_STATES = 1_000_000
+
+    def __init__(self, model, id_to_word: Sequence[str | None], *, start: bool = True,
+                 end: bool = True, unk_logp: float | None = None):
+        import kenlm
+
+        from ..kenlm_lm import KENLM_RESERVED, load_model
+
+        self.model = load_model(model) if isinstance(model, (str, os.PathLike)) else model
+        self._kenlm = kenlm
+        self.words = list(id_to_word)
+        for i, w in enumerate(self.words):
+            if w is not None and (not w or any(ch.isspace() for ch in w) or w in KENLM_RESERVED):
+                raise ValueError(f"id_to_word[{i}] = {w!r}: expected a KenLM word (non-empty, no "
+                                 f"whitespace, not one of {KENLM_RESERVED}) or None")
+        self.known = [w is not None and w in self.model for w in self.words]
+        self.unk_logp = -math.log(len(self.words)) if unk_logp is None else float(unk_logp)
+        self.start_id = self.START if start else None
+        self.end_id = self.END if end else None
+        self._begin = kenlm.State()
+        if start:
+            self.model.BeginSentenceWrite(self._begin)
+        else:
+            self.model.NullContextWrite(self._begin)
+        self._states: dict[tuple[int, ...], tuple[object, float]] = {(): (self._begin, 0.0)}
+        self.calls = 0
+        self.positions = 0
+
+    def _step(self, state, token: int):
+        """(next state, log p(token | state) in nats)."""
+        from ..kenlm_lm import NO_UNK_LOG10
+
+        if token == self.END:
+            word, known = "</s>", True
+        else:
+            if not 0 <= token < len(self.words) or self.words[token] is None:
+                raise ValueError(f"token id {token} has no KenLM word (control token or out of "
+                                 f"range 0..{len(self.words) - 1})")
+            word, known = self.words[token], self.known[token]
+        out = self._kenlm.State()
+        log10p = self.model.BaseScore(state, word, out)
+        self.calls += 1
+        self.positions += 1
+        if not math.isfinite(log10p):
+            raise ValueError(f"KenLM gave a non-finite log-probability ({log10p}) to {word!r}")
+        lp = log10p * math.log(10.0)
+        if not known:
+            if log10p < NO_UNK_LOG10:
+                raise ValueError(f"the model gives no probability to unseen tokens (log10 "
+                                 f"p(<unk>) = {log10p}): cannot score {word!r}")
+            lp += self.unk_logp
+        return out, lp
+
+    def _state(self, prefix: tuple[int, ...]):
+        """(state after prefix, log P(prefix | start)), cached per prefix."""
+        hit = self._states.get(prefix)
+        if hit is not None:
+            return hit
+        k = len(prefix)
+        while k > 0 and prefix[:k] not in self._states:
+            k -= 1
+        state, total = self._states[prefix[:k]]
+        if len(self._states) > self.MAX_STATES:
+            self._states = {(): (self._begin, 0.0)}
+        for i in range(k, len(prefix)):
+            state, lp = self._step(state, prefix[i])
+            total += lp
+            self._states[prefix[:i + 1]] = (state, total)
+        return state, total
+
+    def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
+        """log P(seq [+ </s>] | <s>) per sequence, nats."""
+        out = np.empty(len(seqs))
+        for i, s in enumerate(seqs):
+            s = _as_tuple(s, f"sequence {i}")
+            state, total = self._state(s)
+            if self.end_id is not None:
+                total += self._step(state, self.END)[1]
+            out[i] = total
+        return out
+
+    def logp_next(self, prefix: Seq, conts: Sequence[Seq]) -> np.ndarray:
+        """log P(cont | <s> + prefix) per continuation, nats, no end."""
+        return self.logp_next_many([prefix], [conts])[0]
+
+    def logp_next_many(self, prefixes: Sequence[Seq],
+                       conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
+        """:meth:`logp_next` for each ``(prefix, conts)`` pair; one array per prefix."""
+        _, keys = _merge_requests(prefixes, conts_per_prefix)
+        out = []
+        for row in keys:
+            values = np.empty(len(row))
+            for j, (p, c) in enumerate(row):
+                base = self._state(p)[1]
+                values[j] = self._state(p + c)[1] - base if c else 0.0
+            out.append(values)
+        return out
