@@ -35,11 +35,18 @@ def brute_force(vocab, data):
 
 
 def sort_key(vocab, ids):
+    """The documented order: tokens, aliases (a token whose bytes a higher id also spells),
+    end offsets, then larger ids first."""
+    top = {}
+    for t, p in enumerate(vocab.token_bytes):
+        if p:
+            top[p] = max(top.get(p, -1), t)
     ends, pos = [], 0
     for t in ids:
         pos += len(vocab.token_bytes[t])
         ends.append(pos)
-    return (len(ids), tuple(ends), tuple(ids))
+    aliases = sum(t != top[vocab.token_bytes[t]] for t in ids)
+    return (len(ids), aliases, tuple(ends), tuple(-t for t in ids))
 
 
 def spans(blocks):
@@ -114,7 +121,9 @@ def test_bad_offsets_and_arguments_are_named():
         default_offsets(vocab.token_bytes, [0], b"a")
 
 
-UNIGRAM_LIKE = [None, b"a", b"b", b"c", b"ab", b"bc", b"abc", b" ", b" a", b"ca", b"cab", b"bca"]
+# ids 1-3 are aliased by 12-14 (like byte-fallback pieces and the learned pieces they duplicate)
+UNIGRAM_LIKE = [None, b"a", b"b", b"c", b"ab", b"bc", b"abc", b" ", b" a", b"ca", b"cab", b"bca",
+                b"a", b"b", b"c"]
 
 
 @pytest.mark.parametrize("data", [b"abcab", b" abcabc", b"cabca", b"bcabca "])
@@ -134,6 +143,10 @@ def test_hand_counted_order_and_cache():
     # "abab": 1 path of 2 tokens, 2 of 3, 1 of 4; ties by end offsets (1,2,4) < (2,3,4)
     assert top_m_tokenizations(vocab, b"abab", 10) == [(3, 3), (1, 2, 3), (3, 1, 2), (1, 2, 1, 2)]
     assert top_m_tokenizations(vocab, b"c", 3) == []
+    # aliases: id 3 also spells "a" and is primary (higher id); 2 tokens each, 0 aliases first
+    aliased = ListVocab([None, b"a", b"b", b"a", b"ab"])
+    assert top_m_tokenizations(aliased, b"aba", 10) == [(4, 3), (4, 1), (3, 2, 3), (3, 2, 1),
+                                                        (1, 2, 3), (1, 2, 1)]
     cands = BlockCandidates(vocab, 2)
     assert cands(b"abab") == [(3, 3), (1, 2, 3)]
     assert cands(b"abab") is cands(b"abab") and cands.hits == 2 and len(cands) == 1
@@ -171,3 +184,41 @@ def test_smollm2_brute_force_and_defaults_in_top_m(smollm2_vocab):
     for blk, dflt in zip(blocks, block_default(blocks, ids, offs)):
         assert dflt in cands(data[blk.start:blk.end]), data[blk.start:blk.end]
     assert cands.hits == 2  # " the" three times
+
+
+UNITS = ["In the beginning God created the heaven and the earth.",
+         "And the earth was without form, and void; and darkness was upon the face of the deep.",
+         "And God said, Let there be light: and there was light.",
+         "Am Anfang schuf Gott Himmel und Erde. Und die Erde war wüst und leer."]
+
+
+def test_small_unigram_vocab_brute_force_blocks_and_defaults(tmp_path):
+    import sentencepiece as spm
+
+    from fairppl.marginal.vocab import vocab_from_sentencepiece
+    from fairppl.tokenizers import train_sentencepiece
+
+    train_sentencepiece(UNITS * 4, "unigram", 300, str(tmp_path / "m"), allow_reduction=True)
+    vocab = vocab_from_sentencepiece(str(tmp_path / "m.model"))
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    # byte pieces double every character that has its own piece: many paths, still exact
+    for word in [" God", " wüst", "ü"]:
+        data = word.encode()
+        every = sorted(brute_force(vocab, data), key=lambda ids: sort_key(vocab, ids))
+        assert len(every) >= 2
+        for M in (1, 4, 50):
+            assert top_m_tokenizations(vocab, data, M) == every[:M]
+    text = "Und Gott sprach: Es werde Licht."
+    ids = sp.encode(text)
+    data = vocab.text_bytes(text)
+    assert data.startswith(b" Und")  # the dummy prefix is a byte of the first block
+    offs = default_offsets(vocab.token_bytes, ids, data)
+    blocks = split_blocks(data, offs, 6)
+    # words of more than 6 characters are cut at the default boundaries (T1)
+    assert [(data[b.start:b.end], b.kind) for b in blocks] == [
+        (b" Und", "T0"), (b" Gott", "T0"), (b" sprac", "T1"), (b"h:", "T1"), (b" Es", "T0"),
+        (b" werde", "T0"), (b" Licht", "T1"), (b".", "T1")]
+    assert all(b.aligned for b in blocks)
+    cands = BlockCandidates(vocab, 16)
+    for blk, dflt in zip(blocks, block_default(blocks, ids, offs)):
+        assert dflt in cands(data[blk.start:blk.end])

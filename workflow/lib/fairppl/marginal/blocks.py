@@ -25,8 +25,14 @@ words) also puts the default tokenization outside the proposal.
 
 Candidates: :func:`top_m_tokenizations` returns the M tokenizations of a block's bytes with the
 fewest tokens, by a k-best dynamic program over byte positions (never enumerating all paths).
-Ties are broken by the lexicographically smaller tuple of token end positions (a shorter first
-token first), then by the smaller tuple of token ids, so the order is total and deterministic.
+Order: fewer tokens; then fewer *alias* tokens; then the lexicographically smaller tuple of token
+end offsets (a shorter first token first); then the larger tuple of token ids. Aliases are
+tokens spelling the same bytes (with byte fallback, the piece ``<0x61>`` and the piece ``a``);
+the highest id of such a group is the primary one and the others count as aliases, because
+byte-fallback pieces come before the learned pieces in SentencePiece and Gemma vocabularies and
+the LM has almost never seen them stand for a character that has its own piece. Without this rule
+the 2^k byte/character variants of a k-character word would fill the M slots ahead of the
+default. Two paths with equal end offsets differ only in aliases, so the order is total.
 """
 
 from __future__ import annotations
@@ -172,32 +178,36 @@ def block_default(blocks: Sequence[Block], default_ids: Sequence[int],
     return out
 
 
-def _kbest(arcs_into: list[list[tuple[int, int]]], n: int, M: int) -> list[tuple]:
-    """k-best DP: best[j] holds the M smallest keys (ntokens, ends, ids) of paths 0 -> j; an
-    extension by one arc preserves the order of paths ending at the same node, so keeping M per
-    node is exact."""
+def _kbest(arcs_into: list[list[tuple[int, int, int]]], n: int, M: int) -> list[tuple]:
+    """k-best DP: best[j] holds the M smallest keys (ntokens, aliases, ends, -ids) of paths
+    0 -> j; extending by one arc preserves the order of paths ending at the same node, so keeping
+    M per node is exact."""
     best: list[list[tuple]] = [[] for _ in range(n + 1)]
-    best[0] = [(0, (), ())]
+    best[0] = [(0, 0, (), ())]
     for j in range(1, n + 1):
-        cand = [(k + 1, ends + (j,), ids + (tid,))
-                for i, tid in arcs_into[j] for k, ends, ids in best[i]]
+        cand = [(k + 1, a + alias, ends + (j,), neg + (-tid,))
+                for i, tid, alias in arcs_into[j] for k, a, ends, neg in best[i]]
         cand.sort()
         best[j] = cand[:M]
     return best[n]
 
 
 def top_m_tokenizations(vocab, block_bytes: bytes, M: int) -> list[tuple[int, ...]]:
-    """The (at most) M tokenizations of ``block_bytes`` with the fewest tokens, best first
-    (ties: smaller tuple of token end offsets, then smaller tuple of ids). Uses ``vocab.matches``
-    (every non-special token at each byte offset). Empty list when no tokenization exists."""
+    """The (at most) M tokenizations of ``block_bytes`` with the fewest tokens, best first (order
+    and aliases in the module docstring). Uses ``vocab.matches`` (every non-special token at each
+    byte offset). Empty list when no tokenization exists."""
     if M < 1:
         raise ValueError(f"the number of candidates per block M must be at least 1, got {M}")
     n = len(block_bytes)
-    arcs_into: list[list[tuple[int, int]]] = [[] for _ in range(n + 1)]
+    arcs_into: list[list[tuple[int, int, int]]] = [[] for _ in range(n + 1)]
     for i in range(n):
-        for tid, end in vocab.matches(block_bytes, i):
-            arcs_into[end].append((i, int(tid)))
-    return [ids for _, _, ids in _kbest(arcs_into, n, M)]
+        primary: dict[int, int] = {}
+        found = vocab.matches(block_bytes, i)
+        for tid, end in found:  # same start and end: same bytes, so aliases of each other
+            primary[end] = max(primary.get(end, -1), int(tid))
+        for tid, end in found:
+            arcs_into[end].append((i, int(tid), int(tid) != primary[end]))
+    return [tuple(-t for t in neg) for _, _, _, neg in _kbest(arcs_into, n, M)]
 
 
 class BlockCandidates:
