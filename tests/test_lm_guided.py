@@ -186,3 +186,50 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="top-3 lists but M=4"):
         lm_guided_marginal(lm, vocab, TEXT, default_ids=default, K=3, M=4,
                            cache=BlockCandidates(vocab, 3), rng=np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def tiny_hf():
+    """A tiny random Llama over SmolLM2's tokenizer (embeddings scaled up so that the LM has
+    preferences beyond the token count), as an HFTokenLM, and SmolLM2's TokenVocab."""
+    if not (SMOLLM2 / "tokenizer.json").exists():
+        pytest.skip(f"SmolLM2 tokenizer not installed at {SMOLLM2} (make resources)")
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.vocab import vocab_from_hf
+
+    tok = AutoTokenizer.from_pretrained(SMOLLM2)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=128, tie_word_embeddings=True,
+                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        model = LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        model.model.embed_tokens.weight.mul_(60.0)
+    return HFTokenLM(model, tok), vocab_from_hf(tok), tok
+
+
+def test_hf_lm_batched_equals_reference_and_is_unbiased_for_the_covered_set(tiny_hf):
+    lm, vocab, tok = tiny_hf
+    text = "In the beginning"
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    kw = dict(default_ids=ids, M=3, return_samples=True)
+    fast = lm_guided_marginal(lm, vocab, text, K=10, rng=np.random.default_rng(1), **kw)
+    slow = lm_guided_reference(lm, vocab, text, K=10, rng=np.random.default_rng(1), **kw)
+    assert fast.samples == slow.samples
+    np.testing.assert_allclose(fast.log_weights, slow.log_weights, atol=1e-5, rtol=0)
+    assert fast.lm_calls < slow.lm_calls
+    data = vocab.text_bytes(text)
+    blocks = split_blocks(data, default_offsets(vocab.token_bytes, ids, data), 20)
+    cands = [top_m_tokenizations(vocab, data[b.start:b.end], 3) for b in blocks]
+    covered = [sum(c, ()) for c in itertools.product(*cands)]
+    exact = exact_logsum(lm, covered)
+    res = lm_guided_marginal(lm, vocab, text, K=600, rng=np.random.default_rng(2), **kw)
+    assert set(res.samples) <= set(covered) and 0 < res.percent_nd < 100
+    w = np.exp(res.log_weights - exact)
+    assert abs(w.mean() - 1.0) < 4 * w.std() / math.sqrt(w.size)
+    assert exact > res.logp_default  # the covered set holds the default and more
