@@ -93,7 +93,8 @@ def _lse(x: np.ndarray) -> float:
 
 def forward(lat: Lattice, tau: float = 1.0) -> tuple[np.ndarray, float]:
     """Forward log-marginals: ``alpha[i]`` = log of the summed ``exp(logw/tau)`` of all partial
-    paths 0 -> i (``alpha[0] = 0``, -inf where unreachable); returns ``(alpha, logZ = alpha[n])``."""
+    paths 0 -> i (``alpha[0] = 0``, -inf where unreachable); returns
+    ``(alpha, logZ = alpha[n])``."""
     w = lat.logw / tau
     alpha = np.full(lat.n + 1, -np.inf)
     alpha[0] = 0.0
@@ -117,7 +118,8 @@ def backward(lat: Lattice, tau: float = 1.0) -> np.ndarray:
     return beta
 
 
-def _arcs_of_path(lat: Lattice, path) -> list[int]:
+def path_arcs(lat: Lattice, path) -> list[int]:
+    """The arc indices of ``path`` (token ids) in order; ``ValueError`` if it is not a path."""
     arcs, pos = [], 0
     for k, tok in enumerate(path):
         arc = lat._arc_of.get((pos, int(tok)))
@@ -132,7 +134,7 @@ def _arcs_of_path(lat: Lattice, path) -> list[int]:
 
 def path_logq(lat: Lattice, path, tau: float = 1.0) -> float:
     """log Q_tau(path) in nats; ``ValueError`` if ``path`` is not a path of ``lat``."""
-    arcs = _arcs_of_path(lat, path)
+    arcs = path_arcs(lat, path)
     _, logz = forward(lat, tau)
     return float(lat.logw[arcs].sum() / tau - logz)
 
@@ -322,27 +324,44 @@ def _stochastic_beam(lat: Lattice, beam: int, rng: np.random.Generator, tau: flo
     pos = np.array([lat.n])
     suff = np.zeros(1)  # summed logw/tau of the suffix
     pert = np.array([rng.gumbel()])  # the root's event (all paths) has log-probability 0
-    arcs: list[tuple] = [()]
-    while pos.max() > 0:
+    hid = np.array([-1])  # the item's last arc in the history (-1: the root)
+    h_arc, h_parent, n_hist = [], [], 0
+    start_ok = alpha[lat.start] > -np.inf
+    while True:
         i = int(pos.max())
-        here = np.flatnonzero(pos == i)
-        seg = np.arange(off[i], off[i + 1])
-        seg = seg[alpha[lat.start[seg]] > -np.inf]
-        phi = suff[here, None] + w[seg] + alpha[lat.start[seg]] - logz  # [m, c]
-        g = phi + rng.gumbel(size=phi.shape)
-        top = g.max(axis=1, keepdims=True)
+        if i == 0:
+            break
+        here = pos == i
+        seg = np.arange(off[i], off[i + 1])[start_ok[off[i]:off[i + 1]]]
+        m, c = int(np.count_nonzero(here)), len(seg)
+        s_here, p_here = suff[here, None], pert[here, None]
+        g = (s_here + (w[seg] + alpha[lat.start[seg]] - logz)) + rng.gumbel(size=(m, c))
         # condition the children's maximum on the parent's perturbed value (Kool et al., eq. 23)
-        v = pert[here, None] - g + _log1mexp(np.minimum(g - top, 0.0))
-        child = pert[here, None] - np.maximum(v, 0.0) - np.log1p(np.exp(-np.abs(v)))
-        keep = np.flatnonzero(pos != i)
-        pos = np.concatenate([pos[keep], np.tile(lat.start[seg], len(here))])
-        suff = np.concatenate([suff[keep], (suff[here, None] + w[seg]).ravel()])
+        with np.errstate(divide="ignore"):
+            v = p_here - g + np.log(-np.expm1(g - g.max(axis=1, keepdims=True)))
+        child = p_here - np.maximum(v, 0.0) - np.log1p(np.exp(-np.abs(v)))
+        h_arc.append(np.broadcast_to(seg, (m, c)).ravel())
+        h_parent.append(np.broadcast_to(hid[here, None], (m, c)).ravel())
+        keep = ~here
+        pos = np.concatenate([pos[keep], np.broadcast_to(lat.start[seg], (m, c)).ravel()])
+        suff = np.concatenate([suff[keep], (s_here + w[seg]).ravel()])
         pert = np.concatenate([pert[keep], child.ravel()])
-        arcs = [arcs[j] for j in keep] + [(int(a),) + arcs[h] for h in here for a in seg]
-        order = np.argsort(-pert, kind="stable")[:beam]
-        pos, suff, pert = pos[order], suff[order], pert[order]
-        arcs = [arcs[j] for j in order]
-    return arcs, suff - logz, pert
+        hid = np.concatenate([hid[keep], np.arange(n_hist, n_hist + m * c)])
+        n_hist += m * c
+        if len(pert) > beam:
+            top_b = np.argpartition(-pert, beam - 1)[:beam]
+            pos, suff, pert, hid = pos[top_b], suff[top_b], pert[top_b], hid[top_b]
+    order = np.argsort(-pert, kind="stable")
+    arc_of = np.concatenate(h_arc) if h_arc else np.zeros(0, dtype=np.int64)
+    parent_of = np.concatenate(h_parent) if h_parent else np.zeros(0, dtype=np.int64)
+    arcs = []
+    for h in hid[order].tolist():
+        path = []
+        while h >= 0:
+            path.append(int(arc_of[h]))
+            h = int(parent_of[h])
+        arcs.append(path)
+    return arcs, suff[order] - logz, pert[order]
 
 
 def sample_wor(lat: Lattice, k: int, rng: np.random.Generator, tau: float = 1.0,
