@@ -217,3 +217,18 @@ def test_user_defined_piece_score_matches_sentencepiece(tmp_path):
                                                               abs=1e-4)
         assert entropy(lat, 2.0) == pytest.approx(sp.calculate_entropy(text, 0.5),
                                                   rel=1e-4, abs=2e-6)
+
+
+def test_unigram_paths_are_tokenizations_of_the_vocab(tiny):
+    """Same byte positions as fairppl.marginal.vocab, and the unigram support is a subset of
+    every tokenization (which adds e.g. byte pieces for covered characters)."""
+    from fairppl.marginal.vocab import vocab_from_sentencepiece
+
+    m = U.UnigramModel.from_file(tiny)
+    vocab = vocab_from_sentencepiece(tiny)
+    for text in ("kato xé", " to  me", "anme"):
+        data = U.text_bytes(m, text)
+        assert data == vocab.text_bytes(text)
+        mine = enumerate_paths(U.lattice(m, text), 10_000)
+        every = set(enumerate_paths(vocab.lattice(data), 1_000_000))
+        assert set(mine) < every and all(vocab.decode(p) == data for p in mine)
