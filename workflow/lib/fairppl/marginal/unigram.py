@@ -51,8 +51,8 @@ import numpy as np
 from ..errors import InputError
 from ..tokenizers.spm_model import (BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
                                     parse_spm_model)
-from .lattice import Lattice, count_paths, enumerate_paths, path_arcs, path_logq, sample, \
-    sample_wor
+from .lattice import (Lattice, count_paths, enumerate_paths, forward, path_arcs, sample,
+                      sample_wor)
 
 SPACE = "\u2581"  # SentencePiece's whitespace symbol
 UNK_PENALTY = 10.0  # sentencepiece's kUnkPenalty: unknown score = min normal score - 10
@@ -280,7 +280,8 @@ def proposal(model: UnigramModel, text: str, k: int, rng: np.random.Generator,
     n_paths = count_paths(lat)
     if n_paths <= k:
         paths = enumerate_paths(lat, k)
-        logq = np.array([path_logq(lat, p, tau) for p in paths])
+        logz = forward(lat, tau)[1]
+        logq = np.array([lat.logw[path_arcs(lat, p)].sum() / tau - logz for p in paths])
         return Proposal([expand(p) for p in paths], logq, np.zeros(len(paths)), True, n_paths)
     got = sample_document(model, text, k, rng, tau, mode, wor, include_best)
     return Proposal([g[0] for g in got], np.array([g[1] for g in got]),
