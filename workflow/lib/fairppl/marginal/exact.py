@@ -168,7 +168,8 @@ def _score_tree(lm, trie: _Trie, n: int) -> tuple[np.ndarray, np.ndarray]:
                 lp_child[kids] = got.double().cpu().numpy()
             leaves = np.flatnonzero(trie.pos[a:b] == n) + a
             if len(leaves) and lm.end_id is not None:
-                lp_end[leaves] = logsm[torch.from_numpy(leaves - a), lm.end_id].double().cpu().numpy()
+                got = logsm[torch.from_numpy(leaves - a), lm.end_id]
+                lp_end[leaves] = got.double().cpu().numpy()
     return lp_child, lp_end
 
 
