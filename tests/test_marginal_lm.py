@@ -60,13 +60,17 @@ def _check_next_against_full(lm, prefixes, conts, got):
         np.testing.assert_allclose(g, full - base, atol=2e-4, rtol=0)
 
 
-def test_logp_equals_score_texts_tiny(tiny):
+SHARES = pytest.mark.parametrize("share", ["tree", "cache"])
+
+
+@SHARES
+def test_logp_equals_score_texts_tiny(tiny, share):
     model, tok = tiny
     texts = ["in the", "god created the heaven", "e", ""]
     ids = [tok.encode(t, add_special_tokens=False) for t in texts]
     for kwargs, add_eos in (({}, True), ({"score_end": False}, False),
                             ({"start_token": "</s>", "end_token": "<pad>"}, True)):
-        lm = HFTokenLM(model, tok, batch_size=2, **kwargs)
+        lm = HFTokenLM(model, tok, batch_size=2, share=share, **kwargs)
         ref_kwargs = {k: v for k, v in kwargs.items() if k != "score_end"}
         ref = [-u.nats for u in score_texts(model, tok, texts, add_eos=add_eos, progress=False,
                                             **ref_kwargs)]
@@ -81,17 +85,20 @@ def test_logp_equals_score_texts_tiny(tiny):
     assert HFTokenLM(model, tok, score_end=False).logp([[]])[0] == 0.0
 
 
-def test_logp_counts_each_distinct_sequence_once(tiny):
+@pytest.mark.parametrize("share, work", [("tree", (1, 5)), ("cache", (1, 6))])
+def test_logp_counts_each_distinct_sequence_once(tiny, share, work):
     model, tok = tiny
-    lm = HFTokenLM(model, tok, batch_size=8)
+    lm = HFTokenLM(model, tok, batch_size=8, share=share)
     lm.logp([[5, 6, 7], [5, 6, 7], [8]])
-    # one batch; inputs start+5+6+7 and start+8 (the end token is a target, never an input)
-    assert (lm.calls, lm.positions) == (1, 6)
+    # cache: one batch of rows start 5 6 7 and start 8 (the end token is a target, never an
+    # input); tree: the distinct inputs start, 5, 6, 7, 8 (start shared) in one row
+    assert (lm.calls, lm.positions) == work
 
 
-def test_logp_next_many_equals_differences_of_full_scores(tiny):
+@SHARES
+def test_logp_next_many_equals_differences_of_full_scores(tiny, share):
     model, tok = tiny
-    lm = HFTokenLM(model, tok, score_end=False, batch_size=4, max_batch_tokens=12)
+    lm = HFTokenLM(model, tok, score_end=False, batch_size=4, max_batch_tokens=12, share=share)
     prefixes, conts = _random_requests(np.random.default_rng(0), len(tok))
     got = lm.logp_next_many(prefixes, conts)
     _check_next_against_full(lm, prefixes, conts, got)
@@ -102,17 +109,34 @@ def test_logp_next_many_equals_differences_of_full_scores(tiny):
     assert lm.logp_next([5], [[]])[0] == 0.0
 
 
-def test_logp_next_many_work_counts_hand_example(tiny):
+def test_tree_rows_split_and_agree_with_cache(tiny):
+    """Rows of 7 nodes: subtrees cut across rows (ancestors run again in the next row); the
+    values equal the key/value-cache path's, and every node's pairs are computed once."""
     model, tok = tiny
-    lm = HFTokenLM(model, tok, score_end=False)
+    prefixes, conts = _random_requests(np.random.default_rng(1), len(tok), n_prefixes=12)
+    tree = HFTokenLM(model, tok, score_end=False, share="tree", tree_nodes=7)
+    cache = HFTokenLM(model, tok, score_end=False, share="cache")
+    for a, b in zip(tree.logp_next_many(prefixes, conts), cache.logp_next_many(prefixes, conts)):
+        np.testing.assert_allclose(a, b, atol=2e-5, rtol=0)
+    assert tree.calls > 3
+    seqs = [list(p) + list(c) for p, cs in zip(prefixes, conts) for c in cs]
+    np.testing.assert_allclose(HFTokenLM(model, tok, tree_nodes=5).logp(seqs),
+                               HFTokenLM(model, tok, share="cache").logp(seqs), atol=2e-5, rtol=0)
+
+
+@pytest.mark.parametrize("share, work", [("tree", (1, 5)), ("cache", (2, 6))])
+def test_logp_next_many_work_counts_hand_example(tiny, share, work):
+    model, tok = tiny
+    lm = HFTokenLM(model, tok, score_end=False, share=share)
     out = lm.logp_next_many([[5, 6], [5, 6], [7], [9]],
                             [[[8], [8, 9]], [[8, 9, 10], [8]], [], [[]]])
     assert [len(o) for o in out] == [2, 2, 0, 1]
     assert out[0][0] == out[1][1] and out[3][0] == 0.0
-    # one prefix forward (start 5 6: 3 positions), then one batch of continuations run after the
-    # cache: (8 9) needs input 8, (8 9 10) needs 8 9: 3 positions; [7] and [9] have nothing to run
-    assert (lm.calls, lm.positions) == (2, 6)
-    # naive full forwards of every prefix + continuation would run 3 + 4 + 5 + 3 positions
+    # cache: one prefix forward (start 5 6: 3 positions), then one batch of continuations run
+    # after the cache: (8 9) needs input 8, (8 9 10) needs 8 9: 3 positions. tree: the distinct
+    # inputs start, 5, 6, 8, 9 in one row. [7] and [9] have nothing to score; naive full
+    # forwards of every prefix + continuation would run 3 + 4 + 5 + 3 positions.
+    assert (lm.calls, lm.positions) == work
 
 
 def test_too_long_sequences_are_refused(tiny):

@@ -78,6 +78,75 @@ def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]
     return wanted, keys
 
 
+class _Trie:
+    """The model inputs of many token sequences as one prefix tree: each distinct input prefix is
+    one node (to be run through the model once), each scored ``(node, next token)`` pair one log-
+    probability. Node 0 is the start token."""
+
+    def __init__(self, start_id: int):
+        self.token = [start_id]
+        self.parent = [-1]
+        self.depth = [0]
+        self.children: list[dict[int, int]] = [{}]
+        self.pairs: dict[tuple[int, int], int] = {}  # (node, target token) -> pair index
+
+    def _child(self, node: int, tok: int) -> int:
+        nxt = self.children[node].get(tok)
+        if nxt is None:
+            nxt = len(self.token)
+            self.children[node][tok] = nxt
+            self.token.append(tok)
+            self.parent.append(node)
+            self.depth.append(self.depth[node] + 1)
+            self.children.append({})
+        return nxt
+
+    def add(self, full: Sequence[int], first: int) -> list[int]:
+        """Add ``full`` (start token first); return the pair indices of the targets
+        ``full[first + 1:]``, each predicted from the node of the tokens before it."""
+        out, node = [], 0
+        for i in range(len(full) - 1):
+            if i >= first:
+                out.append(self.pairs.setdefault((node, full[i + 1]), len(self.pairs)))
+            if i + 1 < len(full) - 1:
+                node = self._child(node, full[i + 1])
+        return out
+
+    def rows(self, cap: int) -> list[tuple[list[int], list[int]]]:
+        """Pack the nodes that predict a pair (and their ancestors) depth-first into rows of at
+        most ``cap`` nodes: ``(nodes, owned)`` per row, a row starting with the ancestors of its
+        first node again when a subtree did not fit in the previous one; ``owned`` are the nodes
+        whose pairs this row computes (each node's in exactly one row)."""
+        needed = [False] * len(self.token)
+        for node, _ in self.pairs:
+            while node >= 0 and not needed[node]:
+                needed[node] = True
+                node = self.parent[node]
+        out, cur, owned, where = [], [], [], {}
+        stack = [0] if needed[0] else []
+        while stack:
+            node = stack.pop()
+            if len(cur) >= cap or (node and self.parent[node] not in where):
+                if owned:
+                    out.append((cur, owned))
+                chain, a = [], self.parent[node]
+                while a >= 0:
+                    chain.append(a)
+                    a = self.parent[a]
+                cur, owned = chain[::-1], []
+                if len(cur) >= cap:
+                    raise ValueError(f"a sequence of depth {len(cur) + 1} does not fit in rows "
+                                     f"of {cap} positions")
+                where = {n: k for k, n in enumerate(cur)}
+            where[node] = len(cur)
+            cur.append(node)
+            owned.append(node)
+            stack.extend(c for c in reversed(self.children[node].values()) if needed[c])
+        if owned:
+            out.append((cur, owned))
+        return out
+
+
 # ---------------------------------------------------------------------------------------------
 # transformers
 
@@ -97,14 +166,24 @@ class HFTokenLM:
     :mod:`fairppl.scoring`). A sequence whose model input is longer than the model's positional
     limit raises ValueError (the marginal works on units that fit in one window).
 
-    :meth:`logp_next_many` runs each distinct prefix once (prefixes of equal length batched, no
-    padding), keeps its key/value cache, and runs every continuation after it with the cache
-    repeated over the batch of continuations: prefix positions are never recomputed within a call.
+    Work is shared in one of two ways (``share``):
+
+    * ``"tree"`` (default): the inputs of all sequences of a call form a prefix tree; its nodes are
+      packed depth-first into rows of at most ``tree_nodes`` positions, each node once, and run
+      with a tree attention mask (a node sees its ancestors only; position id = depth), so a
+      prefix shared by many sequences or continuations is computed once per call; logits only
+      where a scored token is predicted. Falls back to ``"cache"`` for a model whose sliding
+      attention window is shorter than the deepest sequence, or that runs flash attention (no
+      custom masks).
+    * ``"cache"``: :meth:`logp` batches distinct sequences by length; :meth:`logp_next_many` runs
+      each distinct prefix once (equal lengths batched, no padding), keeps its key/value cache and
+      runs the continuations after it with the cache repeated over their batch.
     """
 
     def __init__(self, model, tokenizer, *, start_token: str | None = None,
                  end_token: str | None = None, score_end: bool = True, batch_size: int = 64,
-                 max_batch_tokens: int | None = None, device=None):
+                 max_batch_tokens: int | None = None, device=None, share: str = "tree",
+                 tree_nodes: int = 1024):
         from ..errors import ScoringError
         from ..scoring import check_vocab, model_device
         from ..scoring_batches import model_max_length
@@ -125,6 +204,14 @@ class HFTokenLM:
         self.max_length = model_max_length(model)
         self.batch_size = int(batch_size)
         self.max_batch_tokens = int(max_batch_tokens or max(64, (1 << 28) // rows))
+        if share not in ("tree", "cache"):
+            raise ValueError(f"share={share!r}: expected 'tree' or 'cache'")
+        self.share = share
+        self.tree_nodes = max(2, min(int(tree_nodes), self.max_batch_tokens))
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
+            else model.config
+        self._window = getattr(config, "sliding_window", None)
+        self._flash = "flash" in str(getattr(model.config, "_attn_implementation", ""))
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else (tokenizer.eos_token_id or 0))
         self.calls = 0
@@ -193,6 +280,56 @@ class HFTokenLM:
                                reduction="none", ignore_index=-100).reshape(len(inputs), width)
         return -nats.double().sum(dim=1).cpu().numpy()
 
+    def _use_tree(self, depth: int) -> bool:
+        return (self.share == "tree" and not self._flash
+                and (not self._window or depth < self._window))
+
+    def _tree_score(self, requests: list[tuple[list[int], int]]) -> np.ndarray:
+        """Sum of log P(full[i + 1] | full[:i + 1]) over ``i >= first`` for each ``(full,
+        first)`` request, float64, every distinct input prefix run once (see ``share``)."""
+        import torch
+
+        trie = _Trie(self.start_id)
+        req_pairs = [trie.add(full, first) for full, first in requests]
+        values = torch.zeros(len(trie.pairs), dtype=torch.float64)
+        by_node: dict[int, list[tuple[int, int]]] = {}
+        for (node, tok), k in trie.pairs.items():
+            by_node.setdefault(node, []).append((tok, k))
+        dtype = next(self.model.parameters()).dtype
+        # a row holds at least one whole input (rows may then exceed tree_nodes)
+        cap = max(self.tree_nodes, max(len(full) for full, _ in requests))
+        for nodes, owned in trie.rows(cap):
+            n = len(nodes)
+            pos = {node: k for k, node in enumerate(nodes)}
+            allowed = np.zeros((n, n), dtype=bool)
+            for k, node in enumerate(nodes):
+                if k:
+                    allowed[k] = allowed[pos[trie.parent[node]]]
+                allowed[k, k] = True
+            mask = torch.full((n, n), torch.finfo(dtype).min, dtype=dtype)
+            mask[torch.from_numpy(allowed)] = 0.0
+            keep, rows, toks, ks = [], [], [], []
+            for node in owned:
+                if node in by_node:
+                    for tok, k in by_node[node]:
+                        rows.append(len(keep))
+                        toks.append(tok)
+                        ks.append(k)
+                    keep.append(pos[node])
+            dev = self.device
+            self.calls += 1
+            self.positions += n
+            logits = self.model(
+                input_ids=torch.tensor([[trie.token[x] for x in nodes]], device=dev),
+                position_ids=torch.tensor([[trie.depth[x] for x in nodes]], device=dev),
+                attention_mask=mask[None, None].to(dev), use_cache=False,
+                logits_to_keep=torch.tensor(keep, device=dev)).logits[0]
+            lp = torch.log_softmax(logits.float(), dim=-1)[torch.tensor(rows, device=dev),
+                                                            torch.tensor(toks, device=dev)]
+            values[torch.tensor(ks)] = lp.double().cpu()
+        values = values.numpy()
+        return np.array([math.fsum(values[k] for k in ks) for ks in req_pairs])
+
     # -- TokenLM ------------------------------------------------------------------------------
 
     def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
@@ -209,6 +346,9 @@ class HFTokenLM:
         values = np.zeros(len(distinct))
         todo = [i for i, f in enumerate(fulls) if len(f) > 1]
         with torch.inference_mode():
+            if todo and self._use_tree(max(len(fulls[i]) for i in todo)):
+                values[todo] = self._tree_score([(fulls[i], 0) for i in todo])
+                todo = []
             for batch in self._batches([len(fulls[i]) - 1 for i in todo]):
                 idx = [todo[b] for b in batch]
                 values[idx] = self._row_logps([fulls[i][:-1] for i in idx],
@@ -231,6 +371,13 @@ class HFTokenLM:
             longest = max((len(c) for c in conts), default=1)
             self._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
         result: dict[tuple, float] = {}
+        depth = max((len(p) + len(c) for p, cs in wanted.items() for c in cs), default=0)
+        if depth and self._use_tree(depth + 1):
+            todo = [(p, c) for p, cs in wanted.items() for c in cs]
+            with torch.inference_mode():
+                values = self._tree_score([([self.start_id, *p, *c], len(p)) for p, c in todo])
+            result = dict(zip(todo, values.tolist()))
+            wanted = {}
         by_length: dict[int, list[tuple]] = {}
         for p, conts in wanted.items():
             for c in conts:
