@@ -29,14 +29,12 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    from .lattice import Lattice
+from .lattice import Lattice
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _PREFIX_MODES = ("never", "always", "unless_space")
@@ -129,13 +127,11 @@ class TokenVocab:
                 out.extend((i, end) for i in self._ids[lo])
         return out
 
-    def lattice(self, data: bytes, logw: Callable[[int], float] | None = None) -> "Lattice":
+    def lattice(self, data: bytes, logw: Callable[[int], float] | None = None) -> Lattice:
         """The lattice of every tokenization of ``data`` over byte positions 0..len(data):
         one arc per (start, matching token), kept only when it lies on a complete path.
         ``logw(token_id)`` gives each arc's log-weight (default 0.0). Raises ``ValueError``
         naming the first byte offset no tokenization can get past."""
-        from .lattice import Lattice
-
         n = len(data)
         arcs_at = [self.matches(data, pos) for pos in range(n)]
         reach = np.zeros(n + 1, dtype=bool)  # reachable from 0
