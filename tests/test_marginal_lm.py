@@ -124,6 +124,34 @@ def test_tree_rows_split_and_agree_with_cache(tiny):
                                HFTokenLM(model, tok, share="cache").logp(seqs), atol=2e-5, rtol=0)
 
 
+@pytest.mark.parametrize("window", [64, 4])
+def test_gemma3_sliding_window(tiny, window):
+    """A tiny random Gemma-3 (sliding and full attention layers): with a window longer than
+    every sequence the tree path runs; with a window of 4 it falls back to the cache path
+    (a tree mask would ignore the window). Both agree with one-sequence-at-a-time forwards."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    _, tok = tiny
+    torch.manual_seed(0)
+    cfg = Gemma3TextConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                           num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                           head_dim=8, sliding_window=window, max_position_embeddings=64,
+                           layer_types=["sliding_attention", "full_attention"],
+                           bos_token_id=1, eos_token_id=2, pad_token_id=3)
+    model = Gemma3ForCausalLM(cfg).eval()
+    rng = np.random.default_rng(0)
+    seqs = [list(rng.integers(4, len(tok), size=rng.integers(1, 12))) for _ in range(10)]
+    lm = HFTokenLM(model, tok)
+    one = [HFTokenLM(model, tok, share="cache").logp([s])[0] for s in seqs]
+    np.testing.assert_allclose(lm.logp(seqs), one, atol=2e-5, rtol=0)
+    row_positions = sum(len(s) + 1 for s in seqs)  # start + tokens per row, nothing shared
+    assert (lm.positions < row_positions) == (window == 64)
+    nxt = HFTokenLM(model, tok, score_end=False)
+    prefixes = [s[:3] for s in seqs]
+    conts = [[s[3:], s[3:5], [7]] for s in seqs]
+    _check_next_against_full(nxt, prefixes, conts, nxt.logp_next_many(prefixes, conts))
+
+
 @pytest.mark.parametrize("share, work", [("tree", (1, 5)), ("cache", (2, 6))])
 def test_logp_next_many_work_counts_hand_example(tiny, share, work):
     model, tok = tiny
