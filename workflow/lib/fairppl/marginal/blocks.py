@@ -88,7 +88,7 @@ def default_offsets(token_bytes: Sequence[bytes | None], ids: Sequence[int], dat
         out.append(pos)
     if pos != len(data):
         raise ValueError(f"default tokenization spells {pos} bytes, the text has {len(data)}")
-    return out if ids else [0]
+    return out
 
 
 def _words(data: bytes) -> list[tuple[int, int]]:
@@ -107,7 +107,8 @@ def _words(data: bytes) -> list[tuple[int, int]]:
     return spans
 
 
-def _chars(data: bytes, a: int, b: int) -> int:
+def char_count(data: bytes, a: int, b: int) -> int:
+    """Characters in ``data[a:b]``, each counted at its first byte (module docstring)."""
     return sum(_is_lead(x) for x in data[a:b])
 
 
@@ -117,14 +118,14 @@ def _chunks(data: bytes, start: int, end: int, inner: list[int], L: int) -> list
     out: list[tuple[int, int, bool]] = []
     cur, acc_end, acc, raw_start = start, start, 0, False
     for b in inner + [end]:
-        seg = _chars(data, acc_end, b)
+        seg = char_count(data, acc_end, b)
         if acc + seg <= L:
             acc, acc_end = acc + seg, b
             continue
         if acc_end > cur:
             out.append((cur, acc_end, raw_start))
             cur, raw_start = acc_end, False
-        seg = _chars(data, cur, b)
+        seg = char_count(data, cur, b)
         while seg > L:
             cut, seen = cur, 0
             while seen < L or not _is_lead(data[cut]):
@@ -151,7 +152,7 @@ def split_blocks(data: bytes, default_offsets: Sequence[int], L: int) -> list[Bl
     bounds = set(off.tolist())
     blocks = []
     for start, end in _words(data):
-        if _chars(data, start, end) <= L:
+        if char_count(data, start, end) <= L:
             pieces = [(start, end, False)]
             kind_split = "T0"
         else:

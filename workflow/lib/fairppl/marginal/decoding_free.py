@@ -20,9 +20,9 @@ no bootstrap interval here (``ci_low``/``ci_high`` are NaN).
 
 Long texts: the number of paths grows exponentially with the length while the LM's probability
 mass sits on very few of them (around the default tokenization). The uniform proposal then almost
-never draws those, its weights span hundreds of nats, the effective sample size falls to ~1 and
-the estimate is far below the marginal with an interval that does not show it (its variance
-explodes). ``fewer_tokens`` with a large ``lam`` tracks the default much better, but the LM's
+rarely draws those: the weights ``N * P(T)`` span many nats, the effective sample size (``ess``)
+falls towards 1, the variance of the estimate explodes, and with a practical K the log estimate
+tends to fall below the marginal with a bootstrap interval that does not show it. ``fewer_tokens`` with a large ``lam`` tracks the default much better, but the LM's
 posterior is not a function of the token count alone, so it also degrades with length; the
 LM-guided proposal (:mod:`.lm_guided`) spends LM work to stay close to the posterior.
 

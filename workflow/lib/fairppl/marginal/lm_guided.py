@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .blocks import BlockCandidates, block_default, default_offsets, split_blocks
+from .blocks import BlockCandidates, block_default, char_count, default_offsets, split_blocks
 from .estimate import bca_interval, log_mean_exp
 
 #: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
@@ -94,8 +94,7 @@ def _plan(vocab, text: str, default_ids: Sequence[int], L: int | None, M: int,
     offs = default_offsets(vocab.token_bytes, default_ids, data)
     if L is None:
         # the longest default token in characters: no T2 block (Chirkova et al., appendix C)
-        L = max([len(data[a:b].decode("utf-8", "ignore")) for a, b in zip(offs, offs[1:])] or [1])
-        L = max(L, 1)
+        L = max([char_count(data, a, b) for a, b in zip(offs, offs[1:])] + [1])
     blocks = split_blocks(data, offs, L)
     if cache is None:
         cache = BlockCandidates(vocab, M)
