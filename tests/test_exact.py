@@ -105,15 +105,16 @@ def test_each_prefix_is_scored_once(tiny):
     # tokenization (scored for its end token)
     distinct = {p[:k] for p in tree.paths for k in range(len(p))} | set(tree.paths)
     assert lm.positions == len(distinct) == tree.n_prefixes
-    naive = HFTokenLM(model, tok)
+    naive = HFTokenLM(model, tok, share="cache")  # one full forward per distinct path
     naive.logp(tree.paths)
     assert naive.positions == sum(len(p) + 1 for p in tree.paths) > 3 * lm.positions
     # one logp_next_many request per depth: each distinct prefix requested exactly once
-    rec = Recording(HFTokenLM(model, tok))
+    rec = Recording(HFTokenLM(model, tok, share="cache"))
     depth = exact.enumerate_marginal(rec, vocab, text)
     assert len(rec.prefixes) == len(set(rec.prefixes)) == len(distinct)
     assert depth.paths == tree.paths
     np.testing.assert_allclose(depth.path_logp, tree.path_logp, atol=2e-4, rtol=0)
+    # ... and the cache-sharing LM runs each requested prefix (after the start token) once
     assert rec.lm.positions == sum(len(p) + 1 for p in rec.prefixes)
 
 

@@ -137,6 +137,10 @@ def _score_tree(lm, trie: _Trie, n: int) -> tuple[np.ndarray, np.ndarray]:
     if lm.max_length is not None and int(trie.depth.max()) + 1 > lm.max_length:
         raise ValueError(f"tokenizations of {int(trie.depth.max())} tokens exceed the model's "
                          f"limit of {lm.max_length} positions")
+    window = getattr(model.config, "sliding_window", None)
+    if window and int(trie.depth.max()) + 1 > window:  # the custom mask would see past it
+        raise ValueError(f"tokenizations of {int(trie.depth.max())} tokens exceed the model's "
+                         f"sliding attention window of {window}: use method='depth'")
     tokens = trie.token.copy()
     tokens[0] = lm.start_id
     rows = int(model.get_output_embeddings().weight.shape[0])
@@ -173,6 +177,15 @@ def _score_tree(lm, trie: _Trie, n: int) -> tuple[np.ndarray, np.ndarray]:
     return lp_child, lp_end
 
 
+def _tree_ready(lm) -> bool:
+    """Whether :func:`_score_tree` can run ``lm``: a transformers model whose attention honours
+    a custom 4-D mask (eager or SDPA; flash attention ignores it)."""
+    model = getattr(lm, "model", None)
+    if model is None or not hasattr(model, "get_output_embeddings"):
+        return False
+    return getattr(model.config, "_attn_implementation", "eager") in ("eager", "sdpa")
+
+
 def enumerate_marginal(lm, vocab: TokenVocab, text: str, max_paths: int = 20_000,
                        default: Sequence[int] | None = None,
                        method: str = "auto") -> ExactResult:
@@ -181,9 +194,9 @@ def enumerate_marginal(lm, vocab: TokenVocab, text: str, max_paths: int = 20_000
 
     The tokenizations form a trie; each trie node (a distinct token prefix) is scored once.
     ``method``: ``"tree"`` runs every node through a transformers LM once (tree attention, see
-    :func:`_score_tree`; needs ``lm.model``), ``"depth"`` makes one ``lm.logp_next_many``
-    request per trie depth (any TokenLM; a transformers LM then re-runs each prefix's tokens
-    as context), ``"auto"`` picks ``"tree"`` when ``lm`` has a ``model``. ``default``: a
+    :func:`_score_tree`; needs ``lm.model`` with eager or SDPA attention), ``"depth"`` makes
+    one ``lm.logp_next_many`` request per trie depth (any TokenLM; how much of each prefix is
+    re-run is then the LM's business), ``"auto"`` picks ``"tree"`` when it can run. ``default``: a
     tokenization whose log P to report (ValueError if it does not spell the text). Raises
     ValueError when the text has more than ``max_paths`` tokenizations."""
     data = vocab.text_bytes(text)
@@ -199,10 +212,12 @@ def enumerate_marginal(lm, vocab: TokenVocab, text: str, max_paths: int = 20_000
             raise ValueError(f"default tokenization {default_key[:20]} does not spell "
                              f"{data[:40]!r}")
     if method == "auto":
-        method = "tree" if getattr(lm, "model", None) is not None and \
-            hasattr(lm.model, "get_output_embeddings") else "depth"
+        method = "tree" if _tree_ready(lm) else "depth"
     if method not in ("tree", "depth"):
         raise ValueError(f"method={method!r}: expected 'auto', 'tree' or 'depth'")
+    if method == "tree" and not _tree_ready(lm):
+        raise ValueError("method='tree' needs a transformers LM (lm.model) with eager or SDPA "
+                         "attention: use method='depth'")
     trie = _Trie.of(lat)
     score = _score_tree if method == "tree" else _score_by_depth
     lp_child, lp_end = score(lm, trie, lat.n)
