@@ -450,6 +450,8 @@ class KenLMTokenLM:
 
     START = -1
     END = -2
+    #: No positional limit (the n-gram's context is its order).
+    max_length = None
     #: Cached prefix states before the cache is cleared (memory bound).
     MAX_STATES = 1_000_000
 
