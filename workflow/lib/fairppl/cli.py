@@ -1,6 +1,7 @@
 """Command-line entry point: run one estimator on one file without Snakemake.
 
     fairppl char-ngram --model char.o5.kenlm --text units.txt [--english english.txt]
+    fairppl marginal --model DIR --texts FILE --estimator NAME --out FILE.jsonl  (see cli_marginal)
 
 reads one unit per line (normalised as the pipeline does), scores every character and the end of
 each unit, and prints bits per utterance, bits per character and per byte (and BPEC when the
@@ -132,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--english", help="aligned English file (for BPEC)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_char_ngram)
+    from .cli_marginal import add_parser  # the marginal command lives in its own module
+
+    add_parser(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
