@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ torch = pytest.importorskip("torch")
 from fairppl.marginal import exact  # noqa: E402
 from fairppl.marginal.lattice import Lattice, count_paths, enumerate_paths  # noqa: E402
 from fairppl.marginal.lm import HFTokenLM, KenLMTokenLM  # noqa: E402
+from marginal_data import sentences, train_unigram  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf, vocab_from_sentencepiece  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,23 +26,9 @@ SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
 STUDY_SPM = ROOT / "results" / "tokenizers" / "bible" / "deu" / "spm-unigram-4000.model"
 STUDY_NGRAM = ROOT / "results" / "ngram" / "bible" / "deu" / "spm-unigram-4000.o5.kenlm"
 
-WORDS = ("der die das und ist nicht ein eine mit von zu dem den Gott Himmel Erde Wasser sprach "
-         "sah gut Licht Finsternis Tag Nacht schuf war Geist über alle").split()
-
-
-def _sentences(n: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(n)]
-
-
 @pytest.fixture(scope="module")
 def spm_file(tmp_path_factory) -> str:
-    from fairppl.tokenizers import train_sentencepiece
-
-    work = tmp_path_factory.mktemp("exact_spm")
-    train_sentencepiece(_sentences(300, seed=1), "unigram", 320, str(work / "spm"),
-                        allow_reduction=True)
-    return str(work / "spm.model")
+    return train_unigram(tmp_path_factory.mktemp("exact_spm"))
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +146,7 @@ def piece_ngram(tmp_path_factory, resources_ready, spm_file):
     work = tmp_path_factory.mktemp("exact_ngram")
     sp = load_sentencepiece(spm_file)
     text = work / "pieces.txt"
-    text.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in _sentences(300, seed=1)),
+    text.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in sentences(300, seed=1)),
                     encoding="utf-8")
     binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
     train_model(text, work / "m.kenlm", order=3, lmplz=binary / "lmplz",

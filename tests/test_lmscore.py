@@ -9,7 +9,6 @@ import math
 
 import polars as pl
 import pytest
-import torch
 
 from fairppl import lmscore
 from fairppl.errors import InputError, ScoringError
@@ -22,12 +21,7 @@ from test_scoring import CHARS, make_model, make_texts, make_tokenizer
 SCORING = {"batch_size": 4, "chunk_units": 5, "max_units": None}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ keys and units, and the refusals."""
 from __future__ import annotations
 
 import math
-import random
 
 import numpy as np
 import pytest
@@ -18,25 +17,12 @@ from fairppl.marginal import api  # noqa: E402
 from fairppl.marginal.lattice import enumerate_paths  # noqa: E402
 from fairppl.marginal.lm import HFTokenLM  # noqa: E402
 from fairppl.marginal.unigram import UnigramModel, lattice  # noqa: E402
+from marginal_data import sentences, train_unigram  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
-
-WORDS = ("der die das und ist nicht ein eine mit von zu dem den Gott Himmel Erde Wasser sprach "
-         "sah gut Licht Finsternis Tag Nacht schuf war Geist über alle").split()
-
-
-def _sentences(n: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(n)]
-
 
 @pytest.fixture(scope="module")
 def spm_file(tmp_path_factory) -> str:
-    from fairppl.tokenizers import train_sentencepiece
-
-    work = tmp_path_factory.mktemp("api_spm")
-    train_sentencepiece(_sentences(300, seed=1), "unigram", 320, str(work / "spm"),
-                        allow_reduction=True)
-    return str(work / "spm.model")
+    return train_unigram(tmp_path_factory.mktemp("api_spm"))
 
 
 @pytest.fixture(scope="module")

@@ -26,12 +26,7 @@ from fairppl.neural.data import _pack
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def char_tokenizer(texts):

@@ -62,13 +62,7 @@ def make_texts(n: int = 40, seed: int = 1) -> list[str]:
     return texts
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """The models here are tiny: one thread is faster than two busy ones (and restored after)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
