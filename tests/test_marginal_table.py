@@ -1,0 +1,207 @@
+"""The marginal table (fairppl.marginal.table) on hand-made records: exact sums, the identities
+between columns, the paired bootstrap interval of the sum; and the job module
+(fairppl.marginal.units): the run plan, a resumed run equal to a clean one."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fairppl.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
+from fairppl.marginal.units import run_plan, unit_table
+
+KEYS = {"corpus": "bible", "language": "deu", "model": "kenlm-subword-o5",
+        "tokenizer": "spm-unigram-4000", "split": "test"}
+SETTINGS = BootstrapSettings(replicates=200, seed=3, level=0.9)
+# Work counters depend on what the LM has cached from earlier runs of the same job.
+WORK = ["seconds", "lm_calls", "positions"]
+
+
+def _rec(uid, estimator, logp_default, logp, text, **extra):
+    return {"unit_id": uid, "estimator": estimator, "text": text, "logp_default": logp_default,
+            "logp": logp, "n_tokens": len(text.split()) + 1, "n_chars": len(text),
+            "n_bytes": len(text.encode("utf-8")), "n_words": len(text.split()),
+            "start_token": "<s>", "end_scored": True, "seconds": 0.5, "lm_calls": 2,
+            "positions": 10, "lower_bound": estimator == "default", "tau": 1.0,
+            "entropy": 2.0, **extra}
+
+
+def _units():
+    rows = []
+    for uid, eng, deu in (("u1", "In the beginning", "Am Anfang"), ("u2", "God", "Gott"),
+                          ("u3", "and the earth", "und die Erde")):
+        rows += [{"corpus": "bible", "unit_id": uid, "language": "eng", "split": "test",
+                  "text": eng, "english_reference": True},
+                 {"corpus": "bible", "unit_id": uid, "language": "deu", "split": "test",
+                  "text": deu, "english_reference": False}]
+    return pl.DataFrame(rows)
+
+
+def _records():
+    texts = {"u1": "Am Anfang", "u2": "Gott", "u3": "und die Erde"}
+    default = {"u1": -20.0, "u2": -8.0, "u3": -15.0}
+    exact = {"u1": -19.0, "u2": -7.5, "u3": -14.0}
+    recs = []
+    for uid, text in texts.items():
+        recs.append(_rec(uid, "default", default[uid], default[uid], text))
+        recs.append(_rec(uid, "exact", default[uid], exact[uid], text, enumerated=True))
+        recs.append(_rec(uid, "wr", default[uid], exact[uid] + 0.1, text, K=32,
+                         percent_nd={"u1": 50.0, "u2": 0.0, "u3": 25.0}[uid]))
+    recs.append(_rec("u1", "lm-guided", -20.0, -19.5, texts["u1"], K=4, M=8, t0=0.5, t1=0.5,
+                     t2=0.0, n_blocks=4, tau=None, entropy=None))
+    recs.append(_rec("u2", "lm-guided", -8.0, -7.0, texts["u2"], K=4, M=8, t0=1.0, t1=0.0,
+                     t2=0.0, n_blocks=1, tau=None, entropy=None))
+    return recs
+
+
+def _table():
+    return marginal_table(unit_table(_records(), KEYS), _units(), SETTINGS)
+
+
+def test_sums_and_identities_by_hand():
+    table = _table()
+    assert table.columns == list(MARGINAL_COLUMNS)
+    exact = table.filter(estimator="exact").row(0, named=True)
+    assert exact["n_units"] == 3 and exact["n_exact_units"] == 3
+    assert exact["logp_default_nats"] == -43.0 and exact["logp_nats"] == -40.5
+    assert exact["gap_nats"] == pytest.approx(2.5)
+    n_chars = len("Am Anfang") + len("Gott") + len("und die Erde")
+    english = len("In the beginning") + len("God") + len("and the earth")
+    assert exact["n_chars"] == n_chars and exact["n_english_chars"] == english
+    assert exact["n_words"] == 6 and exact["n_tokens"] == 9
+    assert exact["gap_bits_per_char"] == pytest.approx(2.5 / math.log(2) / n_chars)
+    assert exact["relative_gap_percent"] == pytest.approx(100 * 2.5 / 43.0)
+    assert exact["bpec_default"] == pytest.approx(43.0 / math.log(2) / english)
+    assert exact["bpec"] == pytest.approx(40.5 / math.log(2) / english)
+    assert exact["bpec_default"] - exact["bpec"] == pytest.approx(
+        exact["gap_nats"] / math.log(2) / english)
+    assert exact["ppl_word"] == pytest.approx(math.exp(40.5 / 6))
+    assert exact["ppl_word_default"] == pytest.approx(math.exp(43.0 / 6))
+    assert exact["entropy_nats_per_token"] == pytest.approx(6.0 / 9)
+    assert exact["seconds"] == 1.5 and exact["lm_calls"] == 6 and exact["token_positions"] == 30
+    assert exact["lower_bound"] is False and exact["tau"] == 1.0 and exact["K"] is None
+    default = table.filter(estimator="default").row(0, named=True)
+    assert default["gap_nats"] == 0.0 and default["lower_bound"] is True
+    assert default["gap_ci_low_nats"] == 0.0 == default["gap_ci_high_nats"]
+    wr = table.filter(estimator="wr").row(0, named=True)
+    assert wr["percent_nd"] == pytest.approx(25.0) and wr["K"] == 32
+    assert wr["logp_nats"] == pytest.approx(-40.2)
+
+
+def test_lm_guided_shares_weighted_by_blocks():
+    row = _table().filter(estimator="lm-guided").row(0, named=True)
+    assert row["n_units"] == 2 and row["M"] == 8 and row["L"] is None
+    # u1: 4 blocks (2 T0, 2 T1); u2: 1 block (T0): 3 of 5 blocks T0, not the mean 0.75.
+    assert row["t0_share"] == pytest.approx(3 / 5) and row["t1_share"] == pytest.approx(2 / 5)
+    assert row["t2_share"] == 0.0 and row["entropy_nats_per_token"] is None
+    assert row["tau"] is None
+
+
+def test_interval_is_a_paired_bootstrap_of_the_sum():
+    row = _table().filter(estimator="exact").row(0, named=True)
+    # units sorted by id: u1, u2, u3
+    logp, default = np.array([-19.0, -7.5, -14.0]), np.array([-20.0, -8.0, -15.0])
+    counts = resample_counts(3, SETTINGS.replicates, SETTINGS.seed)
+    low, high = percentile_interval(counts @ logp, SETTINGS.level)
+    assert (row["logp_ci_low_nats"], row["logp_ci_high_nats"]) == pytest.approx((low, high))
+    g_low, g_high = percentile_interval(counts @ (logp - default), SETTINGS.level)
+    assert (row["gap_ci_low_nats"], row["gap_ci_high_nats"]) == pytest.approx((g_low, g_high))
+    # not the sum of per-unit bounds, and around the point estimate
+    assert row["logp_ci_low_nats"] <= row["logp_nats"] <= row["logp_ci_high_nats"]
+    assert row["bpec_ci_low"] <= row["bpec"] <= row["bpec_ci_high"]
+    assert row["ci_replicates"] == 200 and row["ci_level"] == 0.9 and row["ci_seed"] == 3
+
+
+def test_unaligned_unit_and_duplicates_are_errors():
+    recs = _records() + [_rec("u9", "exact", -1.0, -1.0, "x")]
+    with pytest.raises(ValueError, match="corpus 'bible' unit 'u9'"):
+        marginal_table(unit_table(recs, KEYS), _units(), SETTINGS)
+    recs = _records() + [_rec("u1", "exact", -1.0, -1.0, "x")]
+    with pytest.raises(ValueError, match="unit 'u1' appears 2 times for deu kenlm-subword-o5 exact"):
+        marginal_table(unit_table(recs, KEYS), _units(), SETTINGS)
+
+
+def test_run_plan_expands_tau_only_for_sampling_estimators():
+    runs = run_plan(["a", "b"], ["default", "exact", "wr", "nbest", "wor"], [1.0, 0.5])
+    assert len(runs) == 2 * (1 + 1 + 2 + 1 + 2)
+    assert runs[0] == ("a|default|1.0", "a", "default", 1.0)
+    assert [r[3] for r in runs if r[1] == "b" and r[2] == "wor"] == [1.0, 0.5]
+    assert len({r[0] for r in runs}) == len(runs)
+
+
+@pytest.fixture(scope="module")
+def tiny_ngram(tmp_path_factory, resources_ready):
+    """A 3-gram KenLM over the pieces of the tests' small unigram model."""
+    from marginal_data import sentences, train_unigram
+
+    from fairppl.kenlm_lm import train_model
+    from fairppl.subwordlm import load_sentencepiece, pieces
+
+    base = tmp_path_factory.mktemp("tiny_ngram")
+    spm = train_unigram(base)
+    sp = load_sentencepiece(spm)
+    corpus = base / "pieces.txt"
+    corpus.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in sentences(200, 3)),
+                      encoding="utf-8")
+    binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
+    train_model(corpus, base / "m.kenlm", order=3, lmplz=binary / "lmplz",
+                build_binary=binary / "build_binary", tmpdir=base / "tmp")
+    return base / "m.kenlm", spm
+
+
+def test_resumed_job_equals_a_clean_run(tiny_ngram, tmp_path):
+    from marginal_data import sentences
+
+    from fairppl.marginal.exact import ngram_marginal
+    from fairppl.marginal.units import kenlm_lm, run_units
+
+    model, spm = tiny_ngram
+    units = pl.DataFrame({"unit_id": ["v1", "v2", "v3"], "text": sentences(3, seed=9)})
+    opts = dict(keys=KEYS, estimators=["default", "exact", "wr", "nbest"], taus=[1.0, 0.5],
+                K=4, L=None, M=8, seed=0, progress=False)
+
+    def run(folder, **extra):
+        lm, vocab, encode, unigram = kenlm_lm(model, spm)
+        return run_units(lm, vocab, encode, units, part=folder / ".part.jsonl",
+                         out=folder / "out.parquet", unigram_model=unigram,
+                         start_token="<s>", **(opts | extra))
+
+    clean = run(tmp_path / "clean")
+    assert clean.height == 3 * (1 + 1 + 2 + 1)
+    assert not (tmp_path / "clean" / ".part.jsonl").exists()
+    exact = clean.filter(estimator="exact", unit_id="v2").row(0, named=True)
+    lm, vocab, _, _ = kenlm_lm(model, spm)
+    want = ngram_marginal(lm.model, vocab, exact["text"], lm.words).logp
+    assert exact["logp"] == pytest.approx(want, abs=1e-9)
+    by_unit = clean.pivot(on="estimator", index="unit_id", values="logp", aggregate_function="first")
+    assert (by_unit["exact"] >= by_unit["default"] - 1e-9).all()
+    assert (by_unit["nbest"] <= by_unit["exact"] + 1e-9).all()
+
+    # a job killed after 4 runs, the 5th line cut short: a rerun keeps the 4, does the rest
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    plan = run_plan(["v1", "v2", "v3"], opts["estimators"], opts["taus"])
+    first = clean.head(4).to_dicts()
+    part = resumed / ".part.jsonl"
+    (resumed / ".part.jsonl.json").write_text(json.dumps(
+        {"estimators": opts["estimators"], "taus": opts["taus"], "K": 4, "L": None, "M": 8,
+         "seed": 0}, sort_keys=True) + "\n", encoding="utf-8")
+    first[0]["logp"] = 1.0  # marks the kept line: the rerun must not recompute it
+    part.write_text("".join(json.dumps({"id": plan[i][0], **r}) + "\n"
+                            for i, r in enumerate(first)) + '{"id": "v2|cut', encoding="utf-8")
+    again = run(resumed)
+    assert again["logp"][0] == 1.0
+    assert again.drop(WORK)[1:].equals(clean.drop(WORK)[1:])
+
+    # a partial file of other options is discarded, not mixed in
+    part.write_text(json.dumps({"id": plan[0][0], **first[0]}) + "\n", encoding="utf-8")
+    (resumed / ".part.jsonl.json").write_text('{"K": 99}\n', encoding="utf-8")
+    again = run(resumed)
+    assert again.drop(WORK).equals(clean.drop(WORK))

@@ -1,0 +1,172 @@
+"""One marginal-likelihood job of the workflow: every configured estimator on the evaluation units
+of one (corpus, language, model, tokenizer), resumable, written as one per-unit table.
+
+:func:`run_plan` lists the runs: one per (unit, estimator, tau), where only the estimators whose
+proposal depends on the temperature (``TAU_ESTIMATORS``) get one run per tau; the others run
+once, at the first tau (their ``entropy`` is the lattice's at that tau). :func:`run_units` runs
+them through :func:`fairppl.marginal.runner.run_documents` (one JSON line per finished run in a
+partial file beside the output, so a killed job resumes; the options are written beside it and
+a partial file of other options is discarded, with a log line) and writes the table
+(:data:`KEY_COLUMNS` + ``unit_id`` + :data:`fairppl.marginal.api.FIELDS`, one row per run; all
+log-probabilities in nats). The loaders build the LM, its vocabulary and its default tokenizer
+for a subword KenLM (:func:`kenlm_lm`) or a transformers folder (:func:`hf_lm`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Callable, Sequence
+
+import polars as pl
+
+from ..errors import InputError
+from ..io import write_table, write_text
+from .api import FIELDS, estimate
+from .runner import document_rng, read_done, run_documents
+
+_log = logging.getLogger(__name__)
+
+#: Estimators whose proposal is the unigram lattice at temperature tau.
+TAU_ESTIMATORS = ("wr", "wor", "wor-1best")
+
+#: Columns naming the job of every per-unit row.
+KEY_COLUMNS = ("corpus", "language", "model", "tokenizer", "split")
+
+#: Types of the record fields (a field no estimator of a job produces is all null).
+FIELD_TYPES = {
+    "text": pl.String, "estimator": pl.String, "logp_default": pl.Float64, "logp": pl.Float64,
+    "ci_low": pl.Float64, "ci_high": pl.Float64, "lower_bound": pl.Boolean,
+    "n_samples": pl.Float64, "seconds": pl.Float64, "start_token": pl.String,
+    "end_scored": pl.Boolean, "n_tokenizations": pl.Float64, "enumerated": pl.Boolean,
+    "percent_nd": pl.Float64, "t0": pl.Float64, "t1": pl.Float64, "t2": pl.Float64,
+    "n_blocks": pl.Int64, "n_distinct": pl.Int64, "ess": pl.Float64, "lm_calls": pl.Int64,
+    "positions": pl.Int64, "entropy": pl.Float64, "entropy_per_token": pl.Float64,
+    "n_tokens": pl.Int64, "n_chars": pl.Int64, "n_bytes": pl.Int64, "n_words": pl.Int64,
+    "K": pl.Int64, "L": pl.Int64, "M": pl.Int64, "tau": pl.Float64, "mode": pl.String,
+    "beam": pl.Int64, "proposal": pl.String, "lam": pl.Float64,
+}
+assert tuple(FIELD_TYPES) == FIELDS
+
+
+def run_plan(unit_ids: Sequence[str], estimators: Sequence[str],
+             taus: Sequence[float]) -> list[tuple[str, str, str, float]]:
+    """``(run id, unit id, estimator, tau)`` of every run, unit by unit. The run id
+    ``"<unit>|<estimator>|<tau>"`` also seeds the run (:func:`document_rng`)."""
+    if not estimators or not taus:
+        raise InputError("expected at least one estimator and one tau")
+    runs = []
+    for uid in unit_ids:
+        for est in estimators:
+            for tau in (taus if est in TAU_ESTIMATORS else taus[:1]):
+                runs.append((f"{uid}|{est}|{float(tau)!r}", str(uid), est, float(tau)))
+    return runs
+
+
+def _fresh_part(part: Path, options: dict) -> None:
+    """Discard ``part`` unless it was written with ``options``; record them beside it."""
+    side = part.with_name(part.name + ".json")
+    if part.exists():
+        saved = json.loads(side.read_text(encoding="utf-8")) if side.exists() else None
+        if saved != options:
+            _log.info("%s: partial output of other options (%s): discarded", part,
+                      "none recorded" if saved is None else
+                      ", ".join(sorted(k for k in options if saved.get(k) != options[k])))
+            part.unlink()
+    write_text(side, json.dumps(options, sort_keys=True) + "\n")
+
+
+def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataFrame, *,
+              keys: dict, estimators: Sequence[str], taus: Sequence[float], K: int,
+              L: int | None, M: int, seed: int, part, out, unigram_model=None,
+              start_token: str | None = None, options: dict | None = None,
+              progress: bool = True) -> pl.DataFrame:
+    """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
+    table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
+    ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
+    between attempts, removed at the end); ``options``: what the records depend on besides the
+    texts (a partial file written under other options is discarded)."""
+    missing = [k for k in KEY_COLUMNS if k not in keys]
+    if missing:
+        raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
+    part = Path(part)
+    part.parent.mkdir(parents=True, exist_ok=True)
+    _fresh_part(part, dict(options or {}) | {"estimators": list(estimators),
+                                             "taus": [float(t) for t in taus], "K": K, "L": L,
+                                             "M": M, "seed": seed})
+    texts = dict(zip(units["unit_id"].cast(pl.String), units["text"]))
+    runs = run_plan(list(texts), estimators, taus)
+    spec = {run_id: (uid, est, tau) for run_id, uid, est, tau in runs}
+
+    def make_record(text: str, run_id: str) -> dict:
+        uid, est, tau = spec[run_id]
+        try:
+            rec = estimate(lm, vocab, text, est, rng=document_rng(seed, run_id),
+                           default_ids=encode(text), K=K, L=L, M=M, tau=tau,
+                           unigram_model=unigram_model, start_token=start_token)
+        except ValueError as err:
+            raise InputError(f"{keys['language']} unit {uid}, estimator {est}: {err}") from None
+        return {"unit_id": uid, **rec}
+
+    ids = [r[0] for r in runs]
+    run_documents([texts[r[1]] for r in runs], ids, make_record, part,
+                  desc=f"{keys['language']} {keys['model']}", progress=progress)
+    done = read_done(part, ids)
+    lost = [i for i in ids if i not in done]
+    if lost:
+        raise InputError(f"{len(lost)} runs have no record (first: {lost[:3]})", path=str(part))
+    table = unit_table([done[i] for i in ids], keys)
+    write_table(table, parquet=out)
+    part.unlink()
+    part.with_name(part.name + ".json").unlink(missing_ok=True)
+    return table
+
+
+def unit_table(records: Sequence[dict], keys: dict) -> pl.DataFrame:
+    """The per-unit table of ``records`` (each with ``unit_id`` and the fields of
+    :data:`~fairppl.marginal.api.FIELDS`), typed as :data:`FIELD_TYPES`."""
+    schema = {k: pl.String for k in KEY_COLUMNS} | {"unit_id": pl.String} | FIELD_TYPES
+    rows = [{k: keys[k] for k in KEY_COLUMNS} | {"unit_id": str(r["unit_id"])}
+            | {f: r.get(f) for f in FIELDS} for r in records]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def kenlm_lm(model_path, tokenizer_path):
+    """``(lm, vocab, encode, unigram)`` for a KenLM n-gram over the pieces of the SentencePiece
+    model ``tokenizer_path`` (the study's subword n-gram and its conventions: ``<s>`` context,
+    ``</s>`` charged, an unseen piece costs p(<unk>) plus ln(pieces) nats). ``unigram`` is the
+    lattice model, or None for a BPE tokenizer."""
+    from ..subwordlm import load_sentencepiece
+    from ..tokenizers.spm_model import parse_spm_model
+    from .lm import KenLMTokenLM
+    from .unigram import UnigramModel
+    from .vocab import vocab_from_sentencepiece
+
+    sp = load_sentencepiece(tokenizer_path)
+    words = [None if sp.is_control(i) or sp.is_unknown(i) else sp.id_to_piece(i)
+             for i in range(sp.get_piece_size())]
+    lm = KenLMTokenLM(str(model_path), words)
+    unigram = None
+    if parse_spm_model(Path(tokenizer_path).read_bytes())["model_type"] == "unigram":
+        unigram = UnigramModel.from_file(str(tokenizer_path))
+    return lm, vocab_from_sentencepiece(tokenizer_path), sp.encode, unigram
+
+
+def hf_lm(load_from, special: dict | None = None, device=None):
+    """``(lm, vocab, encode, start_token)`` for a transformers folder (or hub id), framed with
+    the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer)."""
+    from ..lm_cache import load_lm
+    from .lm import HFTokenLM
+    from .vocab import vocab_from_hf
+
+    special = special or {}
+    model, tokenizer = load_lm(load_from, device=device)
+    lm = HFTokenLM(model, tokenizer, start_token=special.get("bos"),
+                   end_token=special.get("eos"))
+
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+
+    start = tokenizer.convert_ids_to_tokens(lm.start_id)
+    return lm, vocab_from_hf(tokenizer), encode, start
