@@ -23,9 +23,17 @@ include: "workflow/rules/ngram.smk"
 include: "workflow/rules/neural.smk"
 include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/metrics.smk"
+include: "workflow/rules/marginal.smk"
 
 
 rule all:
     default_target: True
     input:
         study_outputs(),
+
+
+# The marginal-likelihood stage, run on request (`snakemake marginal`); not yet in `all`.
+rule marginal:
+    input:
+        "results/tables/marginal.parquet",
+        "results/tables/marginal.csv",

@@ -124,7 +124,8 @@ def test_unaligned_unit_and_duplicates_are_errors():
     with pytest.raises(ValueError, match="corpus 'bible' unit 'u9'"):
         marginal_table(unit_table(recs, KEYS), _units(), SETTINGS)
     recs = _records() + [_rec("u1", "exact", -1.0, -1.0, "x")]
-    with pytest.raises(ValueError, match="unit 'u1' appears 2 times for deu kenlm-subword-o5 exact"):
+    with pytest.raises(ValueError,
+                       match="unit 'u1' appears 2 times for deu kenlm-subword-o5 exact"):
         marginal_table(unit_table(recs, KEYS), _units(), SETTINGS)
 
 
@@ -180,7 +181,8 @@ def test_resumed_job_equals_a_clean_run(tiny_ngram, tmp_path):
     lm, vocab, _, _ = kenlm_lm(model, spm)
     want = ngram_marginal(lm.model, vocab, exact["text"], lm.words).logp
     assert exact["logp"] == pytest.approx(want, abs=1e-9)
-    by_unit = clean.pivot(on="estimator", index="unit_id", values="logp", aggregate_function="first")
+    by_unit = clean.pivot(on="estimator", index="unit_id", values="logp",
+                          aggregate_function="first")
     assert (by_unit["exact"] >= by_unit["default"] - 1e-9).all()
     assert (by_unit["nbest"] <= by_unit["exact"] + 1e-9).all()
 
@@ -205,3 +207,42 @@ def test_resumed_job_equals_a_clean_run(tiny_ngram, tmp_path):
     (resumed / ".part.jsonl.json").write_text('{"K": 99}\n', encoding="utf-8")
     again = run(resumed)
     assert again.drop(WORK).equals(clean.drop(WORK))
+
+
+@pytest.mark.e2e
+def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
+    """`snakemake marginal` on the test config, one language, the n-gram estimators only: the
+    table's exact value is the forward algorithm's, never below the default, never below nbest."""
+    import yaml
+
+    from conftest import ROOT, assert_ok, make_workdir, snakemake
+
+    from fairppl.marginal.exact import ngram_marginal
+    from fairppl.marginal.units import kenlm_lm
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    path = wd / "config" / "config.yaml"
+    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
+    cfg["marginal"].update(languages=["tur"], max_units=3)
+    cfg["marginal"]["lm"]["estimators"] = []
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    assert_ok(snakemake(wd, "marginal"))
+    table = pl.read_csv(wd / "results" / "tables" / "marginal.csv")
+    assert sorted(table["estimator"]) == sorted(cfg["marginal"]["ngram"]["estimators"])
+    assert set(table["n_units"]) == {3} and set(table["model"]) == {"kenlm-subword-o3"}
+    row = {r["estimator"]: r for r in table.iter_rows(named=True)}
+    assert row["exact"]["n_exact_units"] == 3 and row["exact"]["gap_nats"] > 0
+    assert row["exact"]["logp_nats"] >= row["nbest"]["logp_nats"] >= row["default"]["logp_nats"]
+    out = wd / "results" / "marginal" / "bible" / "tur"
+    per_unit = pl.read_parquet(out / "kenlm-subword-o3.spm-unigram-3000.parquet")
+    wide = per_unit.pivot(on="estimator", index="unit_id", values="logp")
+    assert wide.height == 3
+    assert (wide["exact"] >= wide["default"]).all() and (wide["nbest"] <= wide["exact"]).all()
+    assert row["exact"]["logp_nats"] == pytest.approx(wide["exact"].sum())
+    results = wd / "results"
+    lm, vocab, _, _ = kenlm_lm(results / "ngram" / "bible" / "tur" / "spm-unigram-3000.o3.kenlm",
+                               results / "tokenizers" / "bible" / "tur" / "spm-unigram-3000.model")
+    unit = per_unit.filter(estimator="exact").row(1, named=True)
+    want = ngram_marginal(lm.model, vocab, unit["text"], lm.words).logp
+    assert unit["logp"] == pytest.approx(want, abs=1e-9)
+    assert not list(out.glob(".*part*"))  # the partial file is removed once the table is written

@@ -65,6 +65,20 @@ def test_dry_run_test_config(tmp_path):
     assert counts["score_word_ngram"] == 9
 
 
+def test_dry_run_marginal_default_config(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    proc = snakemake(wd, "--dry-run", "--forceall", "marginal")
+    assert proc.returncode == 0, proc.stderr
+    counts = _job_counts(proc.stdout)
+    # The subword n-gram of each of the 22 Bible languages; the LM runs on the 6 languages of
+    # the models stage: the Transformer over unigram pieces and the 2 pretrained LMs each.
+    assert counts["marginal_ngram"] == 22
+    assert counts["marginal_lm"] == 6 * (1 + 2)
+    assert counts["marginal_table"] == 1 and counts["marginal"] == 1
+    # Not part of the default target yet.
+    assert "marginal_table" not in _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+
+
 def _edit_config(wd, edit):
     path = wd / "config" / "config.yaml"
     cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -93,6 +107,9 @@ def _edit_config(wd, edit):
          "field 'neural.languages': ['fra'] have no row for corpus 'bible'"),
         (lambda c: c["subword_ngram"].update(tokenizers=["spm-bpe-4000"]),
          "field 'subword_ngram.tokenizers': ['spm-bpe-4000'] are not trained"),
+        (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"),
+         "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
+        (lambda c: c["marginal"].update(K=0), "0 is less than the minimum of 1"),
     ],
 )
 def test_config_schema_violation_is_reported(tmp_path, edit, expected):

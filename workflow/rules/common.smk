@@ -23,7 +23,7 @@ from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
 from fairppl.errors import InputError
 from fairppl.pretrained import resolve_model
-from fairppl.settings import check_config, check_references
+from fairppl.settings import check_config, check_marginal, check_references
 from fairppl.sheet import (
     check_against_config,
     check_models,
@@ -42,6 +42,7 @@ try:
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
     check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
+    check_marginal(config, CONFIG_SOURCE)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
     RESOLVED = {
@@ -424,3 +425,84 @@ def study_outputs():
         "results/tables/word_sweep_decisions.csv",
         "results/report.html",
     ]
+
+
+def marginal_languages():
+    """Sheet rows of the enabled corpora that the marginal stage covers."""
+    block = config.get("marginal", {})
+    corpora, languages = block.get("corpora", []), block.get("languages")
+    return [
+        row
+        for row in STUDY_LANGUAGES
+        if row.corpus in corpora and (languages is None or row.language in languages)
+    ]
+
+
+def marginal_lm_runs(row):
+    """(model, tokenizer) of the token LMs the marginal stage runs on a sheet row: the trained
+    Transformers over unigram pieces and the pretrained LMs of the model sheet."""
+    if not config["marginal"]["lm"]["estimators"]:
+        return []
+    return [
+        (model, tok)
+        for model, tok in token_lm_runs(row)
+        if tok == "native" or tok.startswith("spm-unigram-")
+    ]
+
+
+def marginal_files():
+    """Per-unit marginal tables of every (corpus, language, model, tokenizer) of the stage."""
+    ngram = config["marginal"]["ngram"]
+    order = config["subword_ngram"]["order"]
+    files = []
+    for row in marginal_languages():
+        prefix = f"results/marginal/{row.corpus}/{row.language}"
+        if has_trained_models(row):
+            files.append(
+                f"{prefix}/kenlm-subword-o{order}.{ngram['tokenizer']}.parquet"
+            )
+        files += [f"{prefix}/{m}.{tok}.parquet" for m, tok in marginal_lm_runs(row)]
+    return files
+
+
+def marginal_unit_tables():
+    """Prepared units tables of the corpora of the marginal stage."""
+    corpora = sorted({row.corpus for row in marginal_languages()})
+    return expand("results/corpus/{corpus}/units.parquet", corpus=corpora)
+
+
+def marginal_lm_inputs(wildcards):
+    """Inputs of marginal_lm: the units, and the model folder (a trained Transformer's, or a
+    pretrained model's unless it is a hub id)."""
+    inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
+    if wildcards.model == "transformer":
+        inputs["model"] = trained_on(
+            "results/neural/{corpus}/{language}/{tokenizer}/model"
+        )(wildcards)
+    elif RESOLVED[wildcards.model].source != "hf":
+        inputs["model"] = RESOLVED[wildcards.model].load_from
+    return inputs
+
+
+def marginal_lm_load_from(wildcards):
+    """Where marginal_lm loads its model from (a folder, or a hub id)."""
+    if wildcards.model == "transformer":
+        return marginal_lm_inputs(wildcards)["model"]
+    return RESOLVED[wildcards.model].load_from
+
+
+def marginal_lm_special(wildcards):
+    """The model sheet's start/end tokens of a pretrained model; none for a trained one."""
+    if wildcards.model == "transformer":
+        return {}
+    return RESOLVED[wildcards.model].special_tokens()
+
+
+def marginal_lm_constraint():
+    """Wildcard constraint of marginal_lm's model: the trained Transformer or a sheet model."""
+    return "|".join(["transformer", *sorted(RESOLVED)])
+
+
+def marginal_sampling():
+    """The marginal stage's settings shared by its jobs: seed, K, tau, L and M."""
+    return {k: config["marginal"][k] for k in ("seed", "K", "tau", "L", "M")}

@@ -118,7 +118,7 @@ def check_split(split: dict, source: str) -> None:
 def check_corpus_ids(config: dict, source: str) -> None:
     """Every corpus id that a model block lists is a key of ``corpora``."""
     known = sorted(config["corpora"])
-    for block in ("tokenizers", "word_ngram", "subword_ngram", "neural"):
+    for block in ("tokenizers", "word_ngram", "subword_ngram", "neural", "marginal"):
         unknown = [c for c in config.get(block, {}).get("corpora", []) if c not in known]
         if unknown:
             raise InputError(f"field '{block}.corpora': {unknown} name no corpus; expected ids "
@@ -175,3 +175,30 @@ def check_references(config: dict, languages: list, source: str) -> None:
         if untrained and any(t != "char" for t in ids):
             raise InputError(f"field '{block}.corpora': {untrained} get no tokenizers; expected "
                              f"them in tokenizers.corpora too", path=source)
+
+
+def check_marginal(config: dict, source: str) -> None:
+    """The `marginal` block, where the config gives one: its n-gram tokenizer is a subword n-gram
+    of the study (``subword_ngram.tokenizers``, trained on each of its corpora or their
+    ``models_from``), and a unigram one when a unigram-lattice estimator is asked for."""
+    block = config.get("marginal")
+    if not block or "ngram" not in block:
+        return
+    tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
+    subword = config.get("subword_ngram", {})
+    if tok not in subword.get("tokenizers", []):
+        raise InputError(f"field 'marginal.ngram.tokenizer': {tok!r} has no subword n-gram; "
+                         f"expected one of subword_ngram.tokenizers "
+                         f"{subword.get('tokenizers', [])}", path=source)
+    lattice = [e for e in block["ngram"].get("estimators", []) if e in
+               ("wr", "wor", "wor-1best", "nbest")]
+    if lattice and not tok.startswith("spm-unigram-"):
+        raise InputError(f"field 'marginal.ngram.estimators': {lattice} sample the unigram "
+                         f"lattice but the tokenizer is {tok!r}; expected an spm-unigram-<size> "
+                         f"tokenizer or no lattice estimators", path=source)
+    for corpus in block.get("corpora", []):
+        train = config["corpora"].get(corpus, {}).get("models_from") or corpus
+        if train not in subword.get("corpora", []):
+            raise InputError(f"field 'marginal.corpora': {corpus!r} has no subword n-grams "
+                             f"(trained on {train!r}); expected {train!r} in "
+                             f"subword_ngram.corpora", path=source)

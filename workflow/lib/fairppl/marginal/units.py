@@ -67,6 +67,7 @@ def run_plan(unit_ids: Sequence[str], estimators: Sequence[str],
 def _fresh_part(part: Path, options: dict) -> None:
     """Discard ``part`` unless it was written with ``options``; record them beside it."""
     side = part.with_name(part.name + ".json")
+    options = json.loads(json.dumps(options))  # tuples -> lists, as read back
     if part.exists():
         saved = json.loads(side.read_text(encoding="utf-8")) if side.exists() else None
         if saved != options:
@@ -110,8 +111,10 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
         return {"unit_id": uid, **rec}
 
     ids = [r[0] for r in runs]
-    run_documents([texts[r[1]] for r in runs], ids, make_record, part,
-                  desc=f"{keys['language']} {keys['model']}", progress=progress)
+    computed = run_documents([texts[r[1]] for r in runs], ids, make_record, part,
+                             desc=f"{keys['language']} {keys['model']}", progress=progress)
+    _log.info("%d of %d runs computed in this attempt, %d found in %s", computed, len(ids),
+              len(ids) - computed, part)
     done = read_done(part, ids)
     lost = [i for i in ids if i not in done]
     if lost:
@@ -151,6 +154,16 @@ def kenlm_lm(model_path, tokenizer_path):
     if parse_spm_model(Path(tokenizer_path).read_bytes())["model_type"] == "unigram":
         unigram = UnigramModel.from_file(str(tokenizer_path))
     return lm, vocab_from_sentencepiece(tokenizer_path), sp.encode, unigram
+
+
+def file_identity(path) -> list:
+    """What a model's records depend on: its files' names, sizes and modification times."""
+    from ..lmscore import model_identity
+
+    path = Path(path)
+    if path.is_file():
+        return [path.name, path.stat().st_size, path.stat().st_mtime]
+    return model_identity(path)
 
 
 def hf_lm(load_from, special: dict | None = None, device=None):

@@ -1,0 +1,85 @@
+# The marginal likelihood over tokenizations (fairppl.marginal): every configured estimator on an
+# evenly spaced subset of each language's evaluation units, per model, one resumable job each
+# (finished runs are appended to a hidden partial file beside the output, which Snakemake does not
+# delete when a job fails, so a rerun computes only what is missing); then one table.
+
+
+rule marginal_ngram:
+    input:
+        model=trained_on("results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"),
+        tokenizer=trained_on("results/tokenizers/{corpus}/{language}/{tokenizer}.model"),
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        table="results/marginal/{corpus}/{language}/kenlm-subword-o{order}.{tokenizer}.parquet",
+    log:
+        "logs/marginal_ngram/{corpus}/{language}.{tokenizer}.o{order}.log",
+    benchmark:
+        "benchmarks/marginal_ngram/{corpus}/{language}.{tokenizer}.o{order}.tsv"
+    conda:
+        "../../envs/kenlm.yaml"
+    # One thread: KenLM queries and the lattice code are single-threaded.
+    threads: 1
+    resources:
+        # Minutes, with margin: the six n-gram estimators on 50 German test verses took 8 s.
+        runtime=30,
+        mem_mb=2000,
+    params:
+        split=eval_split,
+        max_units=lookup(dpath="marginal/max_units", within=config),
+        estimators=lookup(dpath="marginal/ngram/estimators", within=config),
+        sampling=marginal_sampling(),
+        part="results/marginal/{corpus}/{language}/.kenlm-subword-o{order}.{tokenizer}.part.jsonl",
+    script:
+        "../scripts/marginal_units.py"
+
+
+rule marginal_lm:
+    input:
+        unpack(marginal_lm_inputs),
+    output:
+        table="results/marginal/{corpus}/{language}/{model}.{tokenizer}.parquet",
+    log:
+        "logs/marginal_lm/{corpus}/{language}.{model}.{tokenizer}.log",
+    benchmark:
+        "benchmarks/marginal_lm/{corpus}/{language}.{model}.{tokenizer}.tsv"
+    wildcard_constraints:
+        model=marginal_lm_constraint(),
+        tokenizer=r"native|spm-unigram-\d+",
+    conda:
+        "../../envs/torch.yaml"
+    # One thread: as for score_pretrained, two jobs side by side on 2 cores beat one on two.
+    threads: 1
+    resources:
+        # Minutes: the LM-guided estimator targets ~6 s per verse for SmolLM2-135M on 2 CPU
+        # threads (K=30, M=128); Gemma-3-270M is ~3 times slower per token.
+        runtime=120,
+        gpu=1,
+        mem_mb=8000,
+    params:
+        split=eval_split,
+        max_units=lookup(dpath="marginal/lm/max_units", within=config),
+        estimators=lookup(dpath="marginal/lm/estimators", within=config),
+        sampling=marginal_sampling(),
+        load_from=marginal_lm_load_from,
+        special=marginal_lm_special,
+        part="results/marginal/{corpus}/{language}/.{model}.{tokenizer}.part.jsonl",
+    script:
+        "../scripts/marginal_units.py"
+
+
+rule marginal_table:
+    input:
+        units=marginal_unit_tables(),
+        tables=marginal_files(),
+    output:
+        parquet="results/tables/marginal.parquet",
+        csv="results/tables/marginal.csv",
+    log:
+        "logs/marginal_table.log",
+    localrule: True
+    conda:
+        "../../envs/report.yaml"
+    params:
+        bootstrap=bootstrap_settings(),
+    script:
+        "../scripts/marginal_table.py"
