@@ -441,12 +441,15 @@ def marginal_languages():
 def marginal_lm_runs(row):
     """(model, tokenizer) of the token LMs the marginal stage runs on a sheet row: the trained
     Transformers over unigram pieces and the pretrained LMs of the model sheet."""
-    if not config["marginal"]["lm"]["estimators"]:
-        return []
+    lm = config["marginal"]["lm"]
     return [
         (model, tok)
         for model, tok in token_lm_runs(row)
-        if tok == "native" or tok.startswith("spm-unigram-")
+        if (tok == "native" and lm["estimators"])
+        or (
+            tok.startswith("spm-unigram-")
+            and lm["estimators"] + lm["lattice_estimators"]
+        )
     ]
 
 
@@ -479,6 +482,10 @@ def marginal_lm_inputs(wildcards):
         inputs["model"] = trained_on(
             "results/neural/{corpus}/{language}/{tokenizer}/model"
         )(wildcards)
+        # its pieces' unigram lattice: lattice estimators and the entropy per token
+        inputs["tokenizer"] = trained_on(
+            "results/tokenizers/{corpus}/{language}/{tokenizer}.model"
+        )(wildcards)
     elif RESOLVED[wildcards.model].source != "hf":
         inputs["model"] = RESOLVED[wildcards.model].load_from
     return inputs
@@ -489,6 +496,15 @@ def marginal_lm_load_from(wildcards):
     if wildcards.model == "transformer":
         return marginal_lm_inputs(wildcards)["model"]
     return RESOLVED[wildcards.model].load_from
+
+
+def marginal_lm_estimators(wildcards):
+    """Estimators of marginal_lm: the `lm` block's, plus its lattice estimators for a
+    Transformer over unigram pieces."""
+    lm = config["marginal"]["lm"]
+    if wildcards.model == "transformer":
+        return lm["estimators"] + lm["lattice_estimators"]
+    return lm["estimators"]
 
 
 def marginal_lm_special(wildcards):

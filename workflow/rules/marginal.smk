@@ -58,7 +58,7 @@ rule marginal_lm:
     params:
         split=eval_split,
         max_units=lookup(dpath="marginal/lm/max_units", within=config),
-        estimators=lookup(dpath="marginal/lm/estimators", within=config),
+        estimators=marginal_lm_estimators,
         sampling=marginal_sampling(),
         load_from=marginal_lm_load_from,
         special=marginal_lm_special,

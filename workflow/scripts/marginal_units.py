@@ -5,6 +5,7 @@ table."""
 import logging
 
 from fairppl.corpora import read_split
+from fairppl.marginal.unigram import UnigramModel
 from fairppl.marginal.units import file_identity, hf_lm, kenlm_lm, run_units
 
 
@@ -24,6 +25,9 @@ def main(snakemake):
         lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
         model, unigram = wc.model, None
         identity = {"model": file_identity(params.load_from), "special": params.special or None}
+        if "tokenizer" in snakemake.input.keys():  # a Transformer over unigram pieces
+            unigram = UnigramModel.from_file(snakemake.input.tokenizer)
+            identity["tokenizer"] = file_identity(snakemake.input.tokenizer)
     units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
     keys = {"corpus": wc.corpus, "language": wc.language, "model": model,
             "tokenizer": wc.tokenizer, "split": params.split}
