@@ -110,6 +110,8 @@ def _edit_config(wd, edit):
         (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"),
          "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
         (lambda c: c["marginal"].update(K=0), "0 is less than the minimum of 1"),
+        (lambda c: c["marginal"].update(languages=["fra"]),
+         "field 'marginal.languages': ['fra'] have no row for the corpora ['bible']"),
     ],
 )
 def test_config_schema_violation_is_reported(tmp_path, edit, expected):

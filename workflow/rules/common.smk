@@ -42,7 +42,7 @@ try:
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
     check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
-    check_marginal(config, CONFIG_SOURCE)
+    check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
     RESOLVED = {

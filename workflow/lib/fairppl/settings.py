@@ -177,12 +177,22 @@ def check_references(config: dict, languages: list, source: str) -> None:
                              f"them in tokenizers.corpora too", path=source)
 
 
-def check_marginal(config: dict, source: str) -> None:
-    """The `marginal` block, where the config gives one: its n-gram tokenizer is a subword n-gram
-    of the study (``subword_ngram.tokenizers``, trained on each of its corpora or their
-    ``models_from``), and a unigram one when a unigram-lattice estimator is asked for."""
+def check_marginal(config: dict, source: str, languages: list = ()) -> None:
+    """The `marginal` block, where the config gives one: every id of its ``languages`` has a row
+    of one of its corpora in the language sheet (``languages``: rows with ``corpus`` and
+    ``language``); its n-gram tokenizer is a subword n-gram of the study
+    (``subword_ngram.tokenizers``, trained on each of its corpora or their ``models_from``),
+    and a unigram one when a unigram-lattice estimator is asked for."""
     block = config.get("marginal")
-    if not block or "ngram" not in block:
+    if not block:
+        return
+    known = {row.language for row in languages if row.corpus in block.get("corpora", [])}
+    unknown = [lang for lang in block.get("languages") or [] if lang not in known]
+    if languages and unknown:
+        raise InputError(f"field 'marginal.languages': {unknown} have no row for the corpora "
+                         f"{block.get('corpora', [])} in the language sheet; expected ids among "
+                         f"{sorted(known)}", path=source)
+    if "ngram" not in block:
         return
     tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
     subword = config.get("subword_ngram", {})
