@@ -123,8 +123,9 @@ def test_identities_between_columns(study):
     assert ((bpu["bits_total"] - bpu["bits_eos_total"]) / bpu["n_units"]
             - bpu["bits_per_utterance_no_eos"]).abs().max() < 1e-9
     assert (bpu["eos_share"] > 0).all() and (bpu["eos_share"] < 1).all()
-    # The trained n-grams learn where a verse ends: a few bits, far below a pretrained chat LM's.
-    assert ngrams.filter(corpus="bible")["eos_share"].max() < 0.05
+    # The trained open-vocabulary n-grams learn where a verse ends: under 1% of their bits here
+    # (a closed 100-word model's few bits of naive UNK cost make the end a larger share: 7%).
+    assert ngrams.filter(corpus="bible", open_vocabulary=True)["eos_share"].max() < 0.02
 
 
 def test_units_and_dropped_placeholders(study):
