@@ -21,6 +21,7 @@ FAMILIES = {
     "score_word_ngram": "kenlm", "score_subword_ngram": "kenlm", "word_sweep_decisions": "kenlm",
     "train_tokenizer": "torch", "train_neural": "torch", "score_neural": "torch",
     "install_pretrained": "torch", "cache_pretrained": "torch", "score_pretrained": "torch",
+    "marginal_ngram": "marginal", "marginal_lm": "marginal", "marginal_table": "report",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 
@@ -71,6 +72,26 @@ def rules() -> list[tuple[str, str, str, str | None]]:
     return found
 
 
+def _library_files(importer: Path, name: str, level: int, members: tuple[str, ...]) -> list[Path]:
+    """The fairppl files an import reaches: the module (``x.py`` or ``x/__init__.py``), every
+    package on the way, and the members that are submodules (``from .marginal import api``).
+    ``level`` > 0: relative to the importing file's package."""
+    if level:
+        base = importer.parent
+        for _ in range(level - 1):
+            base = base.parent
+        parts = name.split(".") if name else []
+    else:
+        base, parts = LIB, name.split(".")[1:]
+    files = [LIB / "__init__.py"]
+    for i in range(len(parts) + 1):
+        files.append(base.joinpath(*parts[:i], "__init__.py"))
+    module = base.joinpath(*parts)
+    files.append(module.with_suffix(".py") if parts else module / "__init__.py")
+    files += [module / f"{m}.py" for m in members]
+    return files
+
+
 def third_party_imports(script: Path) -> set[str]:
     """Top-level packages imported at module level by ``script`` and the fairppl modules it
     reaches (imports inside functions are loaded only when called and are left out)."""
@@ -84,18 +105,15 @@ def third_party_imports(script: Path) -> set[str]:
         for node in tree.body:
             for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []:
                 if isinstance(sub, ast.Import):
-                    names = [(a.name, 0) for a in sub.names]
+                    targets = [(a.name, 0, ()) for a in sub.names]
                 elif isinstance(sub, ast.ImportFrom):
-                    names = [(sub.module or "", sub.level)]
-                    if sub.level and not sub.module:
-                        names = [(a.name, 1) for a in sub.names]
+                    targets = [(sub.module or "", sub.level, tuple(a.name for a in sub.names))]
                 else:
                     continue
-                for name, level in names:
+                for name, level, members in targets:
                     top = name.split(".")[0]
                     if level or top == "fairppl":
-                        module = name.split(".")[-1] if name else "__init__"
-                        todo += [LIB / f"{module}.py", LIB / "__init__.py"]
+                        todo += _library_files(path, name, level, members)
                     elif top and top not in sys.stdlib_module_names and top != "snakemake":
                         found.add(DISTRIBUTION.get(top, top).lower())
     return found

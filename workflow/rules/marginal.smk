@@ -16,7 +16,7 @@ rule marginal_ngram:
     benchmark:
         "benchmarks/marginal_ngram/{corpus}/{language}.{tokenizer}.o{order}.tsv"
     conda:
-        "../../envs/kenlm.yaml"
+        "../../envs/marginal.yaml"
     # One thread: KenLM queries and the lattice code are single-threaded.
     threads: 1
     resources:
@@ -46,7 +46,7 @@ rule marginal_lm:
         model=marginal_lm_constraint(),
         tokenizer=r"native|spm-unigram-\d+",
     conda:
-        "../../envs/torch.yaml"
+        "../../envs/marginal.yaml"
     # One thread: as for score_pretrained, two jobs side by side on 2 cores beat one on two.
     threads: 1
     resources:
