@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from scipy.stats import spearmanr
+from scipy.stats import permutation_test, spearmanr
 
 from fairppl.bootstrap import BootstrapSettings
 from fairppl.correlates import feature_correlations, language_features, spearman
@@ -74,10 +74,20 @@ def test_model_agreement_is_scipy_spearman():
     agree = model_agreement(_models(), "bible").row(0, named=True)
     ref = spearmanr([1.0, 2.0, 3.0, 4.0], [1.2, 2.5, 2.0, 3.0])
     assert agree["spearman_rho"] == pytest.approx(ref.statistic) == pytest.approx(0.8)
-    assert agree["p_value"] == pytest.approx(ref.pvalue)
+    # Four languages: the p-value is exact (every pairing enumerated), as scipy's permutation
+    # test computes it with all 4! pairings.
+    exact = permutation_test(([1.0, 2.0, 3.0, 4.0], [1.2, 2.5, 2.0, 3.0]),
+                             lambda a, b: spearmanr(a, b).statistic,
+                             permutation_type="pairings", n_resamples=10_000)
+    assert agree["p_value"] == pytest.approx(exact.pvalue) == pytest.approx(8 / 24)
     assert agree["n_languages"] == 4
     assert spearman([1, 2, 3], [3, 2, 1])[0] == pytest.approx(-1.0)
     assert spearman([1, 2], [1, 2]) == (None, None, 2)  # too few languages
+    # rho = 1 over 6 languages: 2 of 720 pairings are as extreme (scipy's t approximation: 0).
+    assert spearman(range(6), range(6))[1] == pytest.approx(2 / 720)
+    # Above EXACT_MAX_PAIRS, scipy's approximation.
+    x, y = list(range(12)), [0, 2, 1, 3, 5, 4, 6, 8, 7, 9, 11, 10]
+    assert spearman(x, y)[1] == pytest.approx(spearmanr(x, y).pvalue)
 
 
 def test_ranking_transfer_between_corpora():
@@ -102,7 +112,7 @@ def test_answer_names_hardest_and_easiest():
     assert "transformer / char: hardest Turkish (3.00" in text
     assert "harder than the next language, Korean, by 1.00" in text and "[0.800, 1.20]" in text
     assert ("ranking with Spearman's rho 0.80; against kenlm-char-o5 / char: transformer / char "
-            "0.80 (p = 0.2, 4 languages)") in text
+            "0.80 (p = 0.33, 4 languages)") in text  # exact: 8 of 24 pairings
 
 
 def test_language_features_hand_counts():

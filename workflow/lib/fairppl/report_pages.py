@@ -50,7 +50,7 @@ UNITS = {
     "rank": "1 = hardest",
     "n_languages": "languages compared (count)",
     "spearman_rho": "rank correlation (-1 to 1)",
-    "p_value": "two-sided p of rho = 0",
+    "p_value": "two-sided p of rho = 0 (exact up to 8 languages)",
     "model": "model / tokenizer",
     "model_a": "model / tokenizer",
     "model_b": "model / tokenizer",
