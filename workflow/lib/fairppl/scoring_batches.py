@@ -100,20 +100,28 @@ def unit_rows(unit: int, full: list[int], prefix: list[int], max_length: int | N
     return rows
 
 
-def make_batches(rows: list[Row], batch_size: int, max_batch_tokens: int) -> list[list[Row]]:
-    """Group ``rows`` into batches, longest first, of at most ``batch_size`` rows and at most
-    ``max_batch_tokens`` padded positions (a single longer row is a batch of its own)."""
-    order = sorted(rows, key=lambda r: len(r.inputs), reverse=True)
+def length_batches(lengths: list[int], batch_size: int, max_batch_tokens: int) -> list[list[int]]:
+    """Indices of ``lengths`` grouped into batches, longest first (equal lengths in input order),
+    of at most ``batch_size`` rows and at most ``max_batch_tokens`` padded positions (a single
+    longer row is a batch of its own)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     batches, current = [], []
-    for row in order:
+    for i in order:
         if current and (len(current) >= batch_size
-                        or len(current[0].inputs) * (len(current) + 1) > max_batch_tokens):
+                        or lengths[current[0]] * (len(current) + 1) > max_batch_tokens):
             batches.append(current)
             current = []
-        current.append(row)
+        current.append(i)
     if current:
         batches.append(current)
     return batches
+
+
+def make_batches(rows: list[Row], batch_size: int, max_batch_tokens: int) -> list[list[Row]]:
+    """Group ``rows`` into batches by :func:`length_batches` of their input lengths."""
+    return [[rows[i] for i in batch]
+            for batch in length_batches([len(r.inputs) for r in rows], batch_size,
+                                        max_batch_tokens)]
 
 
 def pad_batch(batch: list[Row], pad_id: int, device) -> tuple[torch.Tensor, ...]:

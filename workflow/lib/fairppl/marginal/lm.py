@@ -232,17 +232,9 @@ class HFTokenLM:
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
         """Indices grouped longest first into batches within batch_size and max_batch_tokens."""
-        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-        out, cur = [], []
-        for i in order:
-            if cur and (len(cur) >= self.batch_size
-                        or lengths[cur[0]] * (len(cur) + 1) > self.max_batch_tokens):
-                out.append(cur)
-                cur = []
-            cur.append(i)
-        if cur:
-            out.append(cur)
-        return out
+        from ..scoring_batches import length_batches  # torch-importing module: only when used
+
+        return length_batches(lengths, self.batch_size, self.max_batch_tokens)
 
     def _padded(self, rows: list[list[int]]):
         import torch
