@@ -10,10 +10,12 @@ WORDS = ("der die das und ist nicht ein eine mit von zu dem den Gott Himmel Erde
          "sah gut Licht Finsternis Tag Nacht schuf war Geist über alle").split()
 
 
-def sentences(n: int, seed: int) -> list[str]:
-    """``n`` sentences of 3-12 words drawn from WORDS (deterministic for a seed)."""
+def sentences(n: int, seed: int, words: list[str] = WORDS, longest: int = 12) -> list[str]:
+    """``n`` sentences of 3 to ``longest`` words drawn from ``words`` (deterministic for a
+    seed)."""
     rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))) for _ in range(n)]
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(3, longest)))
+            for _ in range(n)]
 
 
 def train_unigram(workdir) -> str:
@@ -23,3 +25,22 @@ def train_unigram(workdir) -> str:
     train_sentencepiece(sentences(300, seed=1), "unigram", 320, str(workdir / "spm"),
                         allow_reduction=True)
     return str(workdir / "spm.model")
+
+
+def train_piece_ngram(workdir, spm_model, texts: list[str]):
+    """A 3-gram KenLM (binary, ``workdir/m.kenlm``) over the unigram pieces of ``texts``, built
+    with the test session's KenLM programs (the ``resources_ready`` fixture sets
+    FAIRPPL_KENLM_BIN); its path."""
+    import os
+    from pathlib import Path
+
+    from fairppl.kenlm_lm import train_model
+    from fairppl.subwordlm import load_sentencepiece, pieces
+
+    sp = load_sentencepiece(spm_model)
+    corpus = workdir / "pieces.txt"
+    corpus.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in texts), encoding="utf-8")
+    binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
+    train_model(corpus, workdir / "m.kenlm", order=3, lmplz=binary / "lmplz",
+                build_binary=binary / "build_binary", tmpdir=workdir / "tmp")
+    return workdir / "m.kenlm"

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from marginal_data import sentences, train_piece_ngram  # noqa: E402
 
 from fairppl.cli import main  # noqa: E402
 
@@ -24,8 +24,7 @@ WORDS = "der die das und ist Gott Himmel Erde Wasser sah gut Licht Tag Nacht war
 
 
 def _sentences(n: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 10))) for _ in range(n)]
+    return sentences(n, seed, WORDS, longest=10)
 
 
 @pytest.fixture(scope="module")
@@ -111,19 +110,11 @@ def test_no_eos_and_bos_change_the_conventions(tiny_dir, tmp_path):
 
 
 def test_kenlm_model_with_its_pieces(tiny_dir, tmp_path, resources_ready):
-    from fairppl.kenlm_lm import train_model
     from fairppl.marginal.lattice import enumerate_paths
     from fairppl.marginal.vocab import vocab_from_sentencepiece
-    from fairppl.subwordlm import load_sentencepiece, pieces
 
     _, spm = tiny_dir
-    sp = load_sentencepiece(spm)
-    corpus = tmp_path / "pieces.txt"
-    corpus.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in _sentences(200, 3)),
-                      encoding="utf-8")
-    binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
-    train_model(corpus, tmp_path / "m.kenlm", order=3, lmplz=binary / "lmplz",
-                build_binary=binary / "build_binary", tmpdir=tmp_path / "tmp")
+    train_piece_ngram(tmp_path, spm, _sentences(200, 3))
     texts = _texts(tmp_path, ["Gott sah", "das Licht"])
     recs = {}
     for est in ("exact", "nbest", "default"):

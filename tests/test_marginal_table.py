@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -140,21 +138,11 @@ def test_run_plan_expands_tau_only_for_sampling_estimators():
 @pytest.fixture(scope="module")
 def tiny_ngram(tmp_path_factory, resources_ready):
     """A 3-gram KenLM over the pieces of the tests' small unigram model."""
-    from marginal_data import sentences, train_unigram
-
-    from fairppl.kenlm_lm import train_model
-    from fairppl.subwordlm import load_sentencepiece, pieces
+    from marginal_data import sentences, train_piece_ngram, train_unigram
 
     base = tmp_path_factory.mktemp("tiny_ngram")
     spm = train_unigram(base)
-    sp = load_sentencepiece(spm)
-    corpus = base / "pieces.txt"
-    corpus.write_text("".join(" ".join(pieces(sp, t)) + "\n" for t in sentences(200, 3)),
-                      encoding="utf-8")
-    binary = Path(os.environ["FAIRPPL_KENLM_BIN"])
-    train_model(corpus, base / "m.kenlm", order=3, lmplz=binary / "lmplz",
-                build_binary=binary / "build_binary", tmpdir=base / "tmp")
-    return base / "m.kenlm", spm
+    return train_piece_ngram(base, spm, sentences(200, 3)), spm
 
 
 def test_resumed_job_equals_a_clean_run(tiny_ngram, tmp_path):
