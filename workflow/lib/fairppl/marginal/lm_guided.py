@@ -141,9 +141,15 @@ def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
                   seconds=time.perf_counter() - t0, samples=seqs if keep else None)
 
 
-def _check(K: int) -> None:
+def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
+    """What both procedures do first: check K, note the clock and the LM's counters, plan the
+    blocks and draw the (K, blocks) uniforms that pick every sample's candidates."""
     if K < 1:
         raise ValueError(f"the number of samples K must be at least 1, got {K}")
+    t0 = time.perf_counter()
+    counters = (lm.calls, lm.positions)
+    plan = _plan(vocab, text, default_ids, L, M, cache)
+    return t0, counters, plan, rng.random((K, len(plan.candidates)))
 
 
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
@@ -156,12 +162,8 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     for ``text`` (they must spell ``vocab.text_bytes(text)``); ``L``: maximum block length in
     characters (None: the longest default token, so no T2 block); ``M``: candidates per block;
     ``cache``: a BlockCandidates to share across texts (its M must equal ``M``)."""
-    _check(K)
-    t0 = time.perf_counter()
-    counters = (lm.calls, lm.positions)
-    plan = _plan(vocab, text, default_ids, L, M, cache)
+    t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
-    u = rng.random((K, n))
     seqs: list[tuple[int, ...]] = [()] * K
     logw = np.zeros(K)
     chosen = np.zeros((K, n), dtype=np.int64)
@@ -199,12 +201,8 @@ def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: 
     drawn on its own, one ``lm.logp_next`` call per sample and block. Same arguments, same
     randomness and so the same samples and log-weights as :func:`lm_guided_marginal`; kept as
     its cross-check and as the baseline of the speed benchmark."""
-    _check(K)
-    t0 = time.perf_counter()
-    counters = (lm.calls, lm.positions)
-    plan = _plan(vocab, text, default_ids, L, M, cache)
+    t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
-    u = rng.random((K, n))
     seqs: list[tuple[int, ...]] = []
     logw = np.zeros(K)
     chosen = np.zeros((K, n), dtype=np.int64)
