@@ -1,5 +1,8 @@
-"""Sum every per-unit marginal table into results/tables/marginal.{parquet,csv}: one row per
-corpus, language, model, tokenizer, estimator, K, tau, L and M."""
+"""Sum every per-unit marginal table into results/tables/marginal.{parquet,csv} (one row per
+corpus, language, model, tokenizer, estimator, K, tau, L and M), keep the per-unit records
+(without the texts) in marginal_units.parquet, and write the comparisons the report shows
+(fairppl.marginal.compare): default vs marginal bits, the ranking change, the estimators against
+the exact marginal, lattice entropy vs gap, and the published numbers beside ours."""
 
 import logging
 
@@ -7,12 +10,29 @@ import polars as pl
 
 from fairppl.bootstrap import BootstrapSettings
 from fairppl.io import write_table
-from fairppl.marginal.table import marginal_table
+from fairppl.marginal import compare
+from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
+
+
+def empty(columns: dict) -> pl.DataFrame:
+    """A table with ``columns`` and no rows."""
+    return pl.DataFrame(schema={c: pl.String for c in columns})
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     settings = BootstrapSettings(**snakemake.params.bootstrap)
+    out = snakemake.output
+    if not snakemake.input.tables:  # the stage covers no language: empty tables, with headers
+        logging.info("no marginal runs configured (marginal.corpora/languages): empty tables")
+        write_table(empty(MARGINAL_COLUMNS), parquet=out.parquet, csv=out.csv)
+        write_table(pl.DataFrame(), parquet=out.per_unit)
+        for name, columns in (("fair", compare.FAIR_COLUMNS), ("rankings",
+                              compare.RANKING_COLUMNS), ("accuracy", compare.ACCURACY_COLUMNS),
+                              ("entropy", compare.ENTROPY_COLUMNS),
+                              ("published", compare.PUBLISHED_COLUMNS)):
+            write_table(empty(columns), csv=getattr(out, name))
+        return
     per_unit = pl.concat([pl.read_parquet(p) for p in snakemake.input.tables],
                          how="vertical_relaxed")
     units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
@@ -20,6 +40,14 @@ def main(snakemake):
     logging.info("%d rows from %d per-unit tables (%d runs); %s", table.height,
                  len(snakemake.input.tables), per_unit.height, settings.describe())
     write_table(table, parquet=snakemake.output.parquet, csv=snakemake.output.csv)
+    write_table(per_unit.drop("text"), parquet=out.per_unit)
+    fair = compare.fair_bits(table)
+    write_table(fair, csv=out.fair)
+    write_table(compare.ranking_change(fair), csv=out.rankings)
+    write_table(compare.estimator_accuracy(per_unit), csv=out.accuracy)
+    write_table(compare.entropy_gap(per_unit), csv=out.entropy)
+    published = pl.read_csv(snakemake.input.published, separator="\t")
+    write_table(compare.published_comparison(table, published), csv=out.published)
 
 
 if "snakemake" in globals():

@@ -1,0 +1,149 @@
+"""fairppl.marginal.compare: hand-made tables with answers worked out by hand."""
+
+import math
+
+import polars as pl
+import pytest
+
+from fairppl.marginal import compare
+
+LN2 = math.log(2.0)
+
+
+def _agg(language, model, estimator, logp, default, english=100, n_units=2, tau=None, K=None,
+         **extra):
+    row = {"corpus": "bible", "language": language, "model": model, "tokenizer": "spm",
+           "estimator": estimator, "K": K, "tau": tau, "L": None, "M": None, "mode": None,
+           "n_units": n_units, "logp_default_nats": default, "logp_nats": logp,
+           "bpec_default": -default / LN2 / english,
+           "bpec": None if logp is None else -logp / LN2 / english,
+           "bpec_ci_low": None, "bpec_ci_high": None,
+           "relative_gap_percent": None if logp is None else 100 * (logp - default) / -default,
+           "gap_ci_low_nats": None, "gap_ci_high_nats": None, "n_chars": 50,
+           "ppl_word_default": None, "ppl_word": None}
+    return row | extra
+
+
+def test_marginal_rows_prefer_exact_then_lm_guided():
+    table = pl.DataFrame([
+        _agg("eng", "m", "default", -10.0, -10.0),
+        _agg("eng", "m", "wor", -9.5, -10.0, K=8, tau=1.0),
+        _agg("eng", "m", "exact", -9.0, -10.0),
+        _agg("deu", "m", "wor", -19.0, -20.0, K=8, tau=1.0),
+        _agg("deu", "m", "lm-guided", -18.0, -20.0, K=8),
+        _agg("fra", "m", "nbest", None, -5.0),
+    ])
+    rows = compare.marginal_rows(table)
+    assert dict(zip(rows["language"], rows["estimator"])) == {"deu": "lm-guided", "eng": "exact"}
+
+
+def test_fair_bits_per_utterance_and_bpec():
+    fair = compare.fair_bits(pl.DataFrame([_agg("eng", "m", "exact", -8 * LN2, -10 * LN2,
+                                                english=4, n_units=2)]))
+    row = fair.row(0, named=True)
+    assert row["bits_per_utterance_default"] == pytest.approx(5.0)
+    assert row["bits_per_utterance_marginal"] == pytest.approx(4.0)
+    assert row["bpec_default"] == pytest.approx(2.5)
+    assert row["bpec_marginal"] == pytest.approx(2.0)
+    assert row["relative_gap_percent"] == pytest.approx(20.0)
+
+
+def test_ranking_change_counts_moved_languages():
+    # default BPEC order a > b > c > d; the marginal swaps b and c
+    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
+    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
+    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
+    out = compare.ranking_change(compare.fair_bits(table)).row(0, named=True)
+    assert out["n_languages"] == 4
+    assert out["spearman_rho"] == pytest.approx(0.8)  # one adjacent swap: 1 - 6*2/(4*15)
+    assert out["spearman_p"] == pytest.approx(1 / 3)  # exact: 8 of the 24 pairings reach 0.8
+    assert out["languages_moved"] == 2 and out["max_rank_shift"] == 1
+    assert out["largest_gap_language"] == "b"
+    assert out["largest_gap_percent"] == pytest.approx(100 * 5 / 30)
+
+
+def _unit(language, unit, estimator, logp, default, ci=(None, None), entropy=None, n_tokens=4):
+    return {"corpus": "bible", "language": language, "model": "m", "tokenizer": "spm",
+            "unit_id": unit, "estimator": estimator, "K": None if estimator == "exact" else 8,
+            "tau": 1.0, "logp": logp, "logp_default": default, "ci_low": ci[0],
+            "ci_high": ci[1], "entropy": entropy, "n_tokens": n_tokens}
+
+
+def test_estimator_accuracy_against_exact():
+    per_unit = pl.DataFrame([
+        _unit("eng", "u1", "exact", -9.0, -10.0), _unit("eng", "u2", "exact", -19.0, -20.0),
+        _unit("eng", "u1", "wr", -8.9, -10.0, ci=(-9.5, -8.5)),
+        _unit("eng", "u2", "wr", -19.3, -20.0, ci=(-19.5, -19.1)),
+        _unit("eng", "u1", "nbest", -9.5, -10.0), _unit("eng", "u2", "nbest", -19.0, -20.0),
+    ])
+    acc = {r["estimator"]: r for r in compare.estimator_accuracy(per_unit).iter_rows(named=True)}
+    wr, nbest = acc["wr"], acc["nbest"]
+    assert wr["n_units"] == 2
+    assert wr["bias_nats"] == pytest.approx((0.1 - 0.3) / 2)
+    assert wr["rmse_nats"] == pytest.approx(math.sqrt((0.01 + 0.09) / 2))
+    assert wr["max_abs_error_nats"] == pytest.approx(0.3)
+    assert wr["gap_recovered_percent"] == pytest.approx(100 * (1.1 + 0.7) / 2.0)
+    assert wr["above_exact_percent"] == pytest.approx(50.0)
+    assert wr["coverage_percent"] == pytest.approx(50.0)  # u1 covered, u2 not
+    assert nbest["gap_recovered_percent"] == pytest.approx(100 * 1.5 / 2.0)
+    assert nbest["above_exact_percent"] == 0.0 and nbest["coverage_percent"] is None
+
+
+def test_entropy_gap_spearman_pooled_and_per_language():
+    rows = []
+    for i, lang in enumerate(["eng"] * 4 + ["deu"] * 3):
+        gap = [0.1, 0.2, 0.4, 0.3, 0.5, 0.6, 0.7][i]
+        rows.append(_unit(lang, f"u{i}", "exact", -10.0 + 4 * gap, -10.0, entropy=4.0 * i,
+                          n_tokens=4))
+    out = compare.entropy_gap(pl.DataFrame(rows))
+    by_lang = {r["language"]: r for r in out.iter_rows(named=True)}
+    assert out["language"][0] == "all"
+    assert by_lang["all"]["n_units"] == 7
+    # pooled entropy ranks 0..6, gap ranks swap only positions 2 and 3
+    assert by_lang["all"]["spearman_rho"] == pytest.approx(1 - 6 * 2 / (7 * 48))
+    assert by_lang["deu"]["spearman_rho"] == pytest.approx(1.0)
+    assert by_lang["eng"]["mean_gap_nats_per_token"] == pytest.approx(0.25)
+
+
+def test_published_comparison_matches_estimator_and_language():
+    published = pl.DataFrame({
+        "source": ["A", "B"], "table": ["t", "t"], "data": ["WMT", "Wiki"],
+        "model": ["X", "Y"], "tokenizer": ["uni", "bpe"], "language": ["eng", "eus"],
+        "estimator": ["wr", "lm-guided"], "measure": ["word_ppl", "bpc"],
+        "default": [20.0, 1.2], "estimate": [21.0, 1.1]})
+    table = pl.DataFrame([_agg("eng", "m", "wr", -9.0, -10.0, K=8, tau=1.0, mode="independent",
+                               ppl_word_default=50.0, ppl_word=49.0)])
+    out = compare.published_comparison(table, published)
+    first, second = out.row(0, named=True), out.row(1, named=True)
+    assert first["their_change_percent"] == pytest.approx(5.0)
+    assert first["our_change_percent"] == pytest.approx(-2.0)
+    assert "independent" in first["what_differs"]
+    assert second["our_model"] is None and "eus" in second["what_differs"]
+
+
+def test_published_file_is_well_formed():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "resources/published/marginal.tsv"
+    table = pl.read_csv(path, separator="\t")
+    assert set(table["measure"]) <= {"word_ppl", "bpc"}
+    assert table.filter(pl.col("source").str.starts_with("Chirkova"))["estimate"].to_list() == [
+        1.1026, 1.9303, 1.2269]
+
+
+def test_report_section_states_the_ranking_change():
+    from fairppl.report_marginal import marginal_body, ranking_sentences
+
+    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
+    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
+    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
+    fair = compare.fair_bits(table)
+    rankings = compare.ranking_change(fair)
+    (sentence,) = ranking_sentences(rankings, fair)
+    assert sentence.startswith("m / spm (exact, bible, 2 units per language)")
+    assert "2 of 4 languages change place (by at most 1)" in sentence
+    assert "largest: b" in sentence
+    body = marginal_body({"fair": fair, "rankings": rankings}, {"b": "Bislama"}, {},
+                         lambda path, alt: "")
+    assert "Bislama" in body and "bits/utterance" in body
+    assert marginal_body({"fair": fair.head(0)}, {}, {}, lambda p, a: "") is None

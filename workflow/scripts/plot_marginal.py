@@ -1,0 +1,19 @@
+"""The marginal stage's figures: lattice entropy vs gap, and per-sequence intervals."""
+
+import logging
+
+import polars as pl
+
+from fairppl.plots_marginal import entropy_gap_figure, interval_figure
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    per_unit = pl.read_parquet(snakemake.input.per_unit)
+    entropy_gap_figure(per_unit, snakemake.output.entropy)
+    interval_figure(per_unit, snakemake.output.intervals)
+    logging.info("%d per-unit records plotted", per_unit.height)
+
+
+if "snakemake" in globals():
+    main(snakemake)
