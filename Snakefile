@@ -32,7 +32,7 @@ rule all:
         study_outputs(),
 
 
-# The marginal-likelihood stage, run on request (`snakemake marginal`); not yet in `all`.
+# The marginal-likelihood stage alone (`snakemake marginal`); `all` includes it through the report.
 rule marginal:
     input:
         "results/tables/marginal.parquet",

@@ -310,6 +310,38 @@ def test_report_builds(study):
     assert "bpu.csv" in provenance and "main.png" in provenance
 
 
+def test_marginal_stage_bounds_and_report(study):
+    """The marginal stage runs in the default target: per unit, the exact n-gram marginal is at
+    least the default score and at least every lower bound (n-best sums distinct paths); the
+    comparison tables cover every language, and the report has the section."""
+    wd, _ = study
+    units = pl.read_parquet(wd / "results" / "tables" / "marginal_units.parquet")
+    ngram = units.filter(pl.col("model").str.starts_with("kenlm-subword"))
+    exact = ngram.filter(estimator="exact").select("language", "unit_id",
+                                                   pl.col("logp").alias("exact"))
+    assert exact.height == 3 * 3  # 3 languages x max_units 3
+    joined = ngram.join(exact, on=["language", "unit_id"])
+    assert (joined["exact"] >= joined["logp_default"] - 1e-9).all()
+    bounds = joined.filter(pl.col("estimator").is_in(["nbest", "default"]))
+    assert (bounds["logp"] <= bounds["exact"] + 1e-9).all()
+    # every LM of the stage: the Transformer over unigram pieces and the sheet's tiny model
+    models = set(units["model"])
+    assert {"transformer", "tiny-random"} <= models, models
+    assert units.filter(model="tiny-random")["unit_id"].n_unique() == 3  # 1 per language
+    fair = pl.read_csv(wd / "results" / "tables" / "marginal_fair_bits.csv")
+    assert set(fair.filter(model="kenlm-subword-o3")["estimator"]) == {"exact"}
+    assert fair.filter(model="kenlm-subword-o3").height == 3
+    assert (fair["bits_per_utterance_marginal"]
+            <= fair["bits_per_utterance_default"] + 1e-9).all()
+    accuracy = pl.read_csv(wd / "results" / "tables" / "marginal_accuracy.csv")
+    nbest = accuracy.filter(estimator="nbest", model="kenlm-subword-o3").row(0, named=True)
+    assert nbest["above_exact_percent"] == 0.0 and nbest["bias_nats"] <= 0.0
+    report = (wd / "results" / "report.html").read_text(encoding="utf-8")
+    assert "id='marginal'" in report and "Estimators against the exact marginal" in report
+    assert report.index("id='figure'") < report.index("id='marginal'") < report.index(
+        "id='settings'")
+
+
 def test_scoring_conventions_are_recorded(study):
     """Every token-LM scoring job records its conventions beside its scores; the summary page
     groups them per model."""

@@ -75,8 +75,19 @@ def test_dry_run_marginal_default_config(tmp_path):
     assert counts["marginal_ngram"] == 22
     assert counts["marginal_lm"] == 6 * (1 + 2)
     assert counts["marginal_table"] == 1 and counts["marginal"] == 1
-    # Not part of the default target yet.
-    assert "marginal_table" not in _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    # Part of the default target: the report shows it.
+    full = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    assert full["marginal_table"] == 1 and full["plot_marginal"] == 1
+    assert full["marginal_ngram"] == 22 and full["marginal_lm"] == 6 * (1 + 2)
+
+
+def test_dry_run_without_marginal_stage(tmp_path):
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    _edit_config(wd, lambda c: c["marginal"].update(corpora=[]))
+    counts = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    # the table rule still runs (empty tables: the report leaves the section out), no estimator
+    assert counts["marginal_table"] == 1
+    assert "marginal_ngram" not in counts and "marginal_lm" not in counts
 
 
 def _edit_config(wd, edit):

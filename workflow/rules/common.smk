@@ -423,6 +423,7 @@ def study_outputs():
         "results/tables/tokenizers.csv",
         "results/tables/correlates.csv",
         "results/tables/word_sweep_decisions.csv",
+        "results/tables/marginal.csv",
         "results/report.html",
     ]
 
@@ -505,6 +506,15 @@ def marginal_lm_estimators(wildcards):
     if wildcards.model == "transformer":
         return lm["estimators"] + lm["lattice_estimators"]
     return lm["estimators"]
+
+
+def marginal_lm_max_units(wildcards):
+    """Units per language of marginal_lm: the `lm` block's max_units for a trained Transformer,
+    its pretrained_max_units for a model of the sheet."""
+    lm = config["marginal"]["lm"]
+    if wildcards.model == "transformer":
+        return lm["max_units"]
+    return lm["pretrained_max_units"]
 
 
 def marginal_lm_special(wildcards):

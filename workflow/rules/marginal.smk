@@ -1,4 +1,5 @@
-# The marginal likelihood over tokenizations (fairppl.marginal): every configured estimator on an
+# The marginal likelihood over tokenizations (fairppl.marginal), part of the default study: every
+# configured estimator on an
 # evenly spaced subset of each language's evaluation units, per model, one resumable job each
 # (finished runs are appended to a hidden partial file beside the output, which Snakemake does not
 # delete when a job fails, so a rerun computes only what is missing); then one table.
@@ -57,7 +58,7 @@ rule marginal_lm:
         mem_mb=8000,
     params:
         split=eval_split,
-        max_units=lookup(dpath="marginal/lm/max_units", within=config),
+        max_units=marginal_lm_max_units,
         estimators=marginal_lm_estimators,
         sampling=marginal_sampling(),
         load_from=marginal_lm_load_from,
@@ -71,9 +72,16 @@ rule marginal_table:
     input:
         units=marginal_unit_tables(),
         tables=marginal_files(),
+        published="resources/published/marginal.tsv",
     output:
         parquet="results/tables/marginal.parquet",
         csv="results/tables/marginal.csv",
+        per_unit="results/tables/marginal_units.parquet",
+        fair="results/tables/marginal_fair_bits.csv",
+        rankings="results/tables/marginal_rankings.csv",
+        accuracy="results/tables/marginal_accuracy.csv",
+        entropy="results/tables/marginal_entropy_gap.csv",
+        published="results/tables/marginal_published.csv",
     log:
         "logs/marginal_table.log",
     localrule: True
@@ -83,3 +91,18 @@ rule marginal_table:
         bootstrap=bootstrap_settings(),
     script:
         "../scripts/marginal_table.py"
+
+
+rule plot_marginal:
+    input:
+        per_unit="results/tables/marginal_units.parquet",
+    output:
+        entropy="results/figures/marginal_entropy_gap.png",
+        intervals="results/figures/marginal_intervals.png",
+    log:
+        "logs/plot_marginal.log",
+    localrule: True
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/plot_marginal.py"

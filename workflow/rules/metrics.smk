@@ -125,6 +125,13 @@ rule report:
         main="results/figures/main.png",
         second=second_domain_figures(),
         unk="results/figures/unk.png",
+        marginal_fair="results/tables/marginal_fair_bits.csv",
+        marginal_rankings="results/tables/marginal_rankings.csv",
+        marginal_accuracy="results/tables/marginal_accuracy.csv",
+        marginal_entropy="results/tables/marginal_entropy_gap.csv",
+        marginal_published="results/tables/marginal_published.csv",
+        marginal_entropy_figure="results/figures/marginal_entropy_gap.png",
+        marginal_intervals_figure="results/figures/marginal_intervals.png",
     output:
         html="results/report.html",
     log:

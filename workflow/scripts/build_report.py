@@ -8,6 +8,7 @@ import polars as pl
 from fairppl.bootstrap import BootstrapSettings
 from fairppl.io import write_text
 from fairppl.report import conventions_table
+from fairppl.report_marginal import TABLES as MARGINAL_TABLES
 from fairppl.report_pages import ReportInputs, build_report
 
 
@@ -40,7 +41,10 @@ def main(snakemake):
         conventions=conventions_table(records),
         correlates=pl.read_csv(snakemake.input.correlates),
         correlations=pl.read_csv(snakemake.input.correlations),
-        figures={"main": snakemake.input.main, "unk": snakemake.input.unk,
+        marginal={name: pl.read_csv(getattr(snakemake.input, f"marginal_{name}"))
+                  for name in MARGINAL_TABLES},
+        figures={"marginal_entropy": snakemake.input.marginal_entropy_figure,
+                 "marginal_intervals": snakemake.input.marginal_intervals_figure,"main": snakemake.input.main, "unk": snakemake.input.unk,
                  **dict(zip(snakemake.params.second_corpora, snakemake.input.second))},
     )
     html = build_report(inputs)

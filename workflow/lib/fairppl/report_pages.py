@@ -83,6 +83,7 @@ class ReportInputs:
     conventions: pl.DataFrame | None = None
     correlates: pl.DataFrame | None = None
     correlations: pl.DataFrame | None = None
+    marginal: dict[str, pl.DataFrame] = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -338,6 +339,15 @@ def conventions_section(inp: ReportInputs) -> str | None:
                     _p(text, "note") + html_table(inp.conventions, {}))
 
 
+def marginal_section(inp: ReportInputs) -> str | None:
+    from .report_marginal import marginal_body
+
+    body = marginal_body(inp.marginal, inp.names, inp.figures, figure)
+    if body is None:
+        return None
+    return _section("marginal", "Marginal likelihood over tokenizations", body)
+
+
 def settings_section(inp: ReportInputs) -> str:
     from .report_settings import settings_sentences
 
@@ -349,7 +359,7 @@ def settings_section(inp: ReportInputs) -> str:
 
 
 SECTIONS = [answer_section, languages_models_section, main_figure_section,
-            second_domain_section, unk_section, correlates_section, tokenizers_section,
+            marginal_section, second_domain_section, unk_section, correlates_section, tokenizers_section,
             corpus_section, conventions_section, settings_section]
 
 
