@@ -109,6 +109,28 @@ def test_no_eos_and_bos_change_the_conventions(tiny_dir, tmp_path):
     assert got["plain"]["n_tokenizations"] >= 2 and got["plain"]["ci_low"] == got["plain"]["logp"]
 
 
+def test_model_sheet_start_token_unless_bos_given(tiny_dir, tmp_path):
+    """A folder that is a sheet model's gets the sheet's bos; --bos overrides it; another
+    folder keeps the tokenizer's BOS."""
+    folder, _ = tiny_dir
+    sheet = tmp_path / "models.tsv"
+    sheet.write_text("model\tsource\tspec\tcorpora\tlanguages\tdescription\tbos\teos\n"
+                     f"tiny\tpath\t{folder}\tbible\teng\ttiny\t</s>\t</s>\n", encoding="utf-8")
+    texts = _texts(tmp_path, ["Gott sah"])
+    got = {}
+    for name, extra in (("sheet", []), ("override", ["--bos", "<s>"]),
+                        ("nosheet", ["--models-sheet", str(tmp_path / "absent.tsv")])):
+        out = tmp_path / f"{name}.jsonl"
+        assert main(["marginal", "--model", str(folder), "--texts", texts, "--estimator",
+                     "default", "--out", str(out), "--quiet", "--models-sheet", str(sheet),
+                     *extra]) == 0
+        got[name] = _read(out)[0]
+    assert got["sheet"]["start_token"] == "</s>"
+    assert got["override"]["start_token"] == "<s>" and got["nosheet"]["start_token"] == "<s>"
+    assert got["sheet"]["logp"] != got["override"]["logp"]
+    assert got["override"]["logp"] == got["nosheet"]["logp"]
+
+
 def test_kenlm_model_with_its_pieces(tiny_dir, tmp_path, resources_ready):
     from fairppl.marginal.lattice import enumerate_paths
     from fairppl.marginal.vocab import vocab_from_sentencepiece
@@ -168,7 +190,8 @@ def test_smollm2_exact_on_two_short_lines(tmp_path):
     recs = _read(out)
     assert [r["text"] for r in recs] == ["Amen.", "Jesus wept."]
     for r in recs:
-        assert r["start_token"] == "<|im_start|>"  # the tokenizer's BOS: no --bos given
+        # the model sheet's start token (config/models.tsv), not the tokenizer's <|im_start|>
+        assert r["start_token"] == "<|endoftext|>"
         assert math.isfinite(r["logp"]) and r["logp_default"] <= r["logp"] + 1e-6
         assert r["n_tokenizations"] >= 6 and r["n_tokens"] <= 5
     print("\n" + json.dumps(recs[0]))

@@ -47,7 +47,11 @@ def add_parser(sub) -> None:
     p.add_argument("-M", type=int, default=128, help="lm-guided: candidates per block (128)")
     p.add_argument("--tau", type=float, default=1.0, help="unigram proposal temperature (1.0)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
-    p.add_argument("--bos", help="start token (default: the tokenizer's BOS, else its EOS)")
+    p.add_argument("--bos", help="start token (default: the model sheet's bos when --model is "
+                                 "a sheet model's folder, else the tokenizer's BOS, else its EOS)")
+    p.add_argument("--models-sheet", default="config/models.tsv",
+                   help="model sheet whose bos/eos apply when --model is the folder of one of "
+                        "its models (default config/models.tsv; ignored when absent)")
     p.add_argument("--no-eos", action="store_true", help="do not score the end token")
     p.add_argument("--unigram-model", help="SentencePiece unigram .model of the LM's pieces "
                                            "(wr, wor, wor-1best, nbest; KenLM models)")
@@ -84,6 +88,26 @@ def _check_args(args) -> None:
             raise InputError(f"no such file or folder (given as {flag})", path=path)
 
 
+def sheet_special_tokens(sheet, model_dir, models_dir="resources/models") -> dict:
+    """The model sheet's ``bos``/``eos`` (empty ones left out) of the row whose installed folder
+    is ``model_dir``; {} when the sheet is absent or no row's folder is ``model_dir``."""
+    from .pretrained import resolve_model
+    from .sheet import read_model_sheet
+
+    if not sheet or not Path(sheet).is_file():
+        return {}
+    schema = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
+    target = Path(model_dir).resolve()
+    for row in read_model_sheet(str(sheet), str(schema)):
+        try:
+            resolved = resolve_model(vars(row), models_dir, sheet=str(sheet))
+        except InputError:
+            continue  # a row that cannot be resolved here (not installed, hub id offline)
+        if Path(resolved.load_from).resolve() == target:
+            return resolved.special_tokens()
+    return {}
+
+
 def load(args):
     """``(lm, vocab, encode, unigram, start_token, description)`` for the CLI's options."""
     from .marginal.unigram import UnigramModel
@@ -109,8 +133,10 @@ def load(args):
         raise InputError(f"cannot load a transformers model and tokenizer here "
                          f"({str(err).splitlines()[0]}): expected a folder with config.json, "
                          f"weights and tokenizer.json", path=args.model) from None
+    special = sheet_special_tokens(args.models_sheet, args.model)
     try:
-        lm = HFTokenLM(model, tokenizer, start_token=args.bos, score_end=not args.no_eos)
+        lm = HFTokenLM(model, tokenizer, start_token=args.bos or special.get("bos"),
+                       end_token=special.get("eos"), score_end=not args.no_eos)
     except ScoringError as err:
         raise InputError(f"--bos: {err}", path=args.model) from None
 
