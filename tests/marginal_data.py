@@ -44,3 +44,10 @@ def train_piece_ngram(workdir, spm_model, texts: list[str]):
     train_model(corpus, workdir / "m.kenlm", order=3, lmplz=binary / "lmplz",
                 build_binary=binary / "build_binary", tmpdir=workdir / "tmp")
     return workdir / "m.kenlm"
+
+
+def tiny_piece_ngram(workdir):
+    """``(kenlm file, .model file)``: :func:`train_unigram` and a :func:`train_piece_ngram` over
+    200 of :func:`sentences` (needs the ``resources_ready`` fixture)."""
+    spm = train_unigram(workdir)
+    return train_piece_ngram(workdir, spm, sentences(200, 3)), spm

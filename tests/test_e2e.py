@@ -336,7 +336,11 @@ def test_marginal_stage_bounds_and_report(study):
     accuracy = pl.read_csv(wd / "results" / "tables" / "marginal_accuracy.csv")
     nbest = accuracy.filter(estimator="nbest", model="kenlm-subword-o3").row(0, named=True)
     assert nbest["above_exact_percent"] == 0.0 and nbest["bias_nats"] <= 0.0
+    lengths = pl.read_csv(wd / "results" / "tables" / "marginal_lengths.csv")
+    assert set(lengths["language"]) == {"eng", "kor"} and set(lengths["n_words"]) == {1, 4, 64}
+    assert lengths.filter(estimator="wor-1best")["rmse_nats"].max() < 1.0
     report = (wd / "results" / "report.html").read_text(encoding="utf-8")
+    assert "Estimators by text length" in report
     assert "id='marginal'" in report and "Estimators against the exact marginal" in report
     assert report.index("id='figure'") < report.index("id='marginal'") < report.index(
         "id='settings'")

@@ -22,7 +22,7 @@ FAMILIES = {
     "train_tokenizer": "torch", "train_neural": "torch", "score_neural": "torch",
     "install_pretrained": "torch", "cache_pretrained": "torch", "score_pretrained": "torch",
     "marginal_ngram": "marginal", "marginal_lm": "marginal", "marginal_table": "report",
-    "plot_marginal": "report",
+    "plot_marginal": "report", "marginal_lengths": "marginal",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -138,11 +138,9 @@ def test_run_plan_expands_tau_only_for_sampling_estimators():
 @pytest.fixture(scope="module")
 def tiny_ngram(tmp_path_factory, resources_ready):
     """A 3-gram KenLM over the pieces of the tests' small unigram model."""
-    from marginal_data import sentences, train_piece_ngram, train_unigram
+    from marginal_data import tiny_piece_ngram
 
-    base = tmp_path_factory.mktemp("tiny_ngram")
-    spm = train_unigram(base)
-    return train_piece_ngram(base, spm, sentences(200, 3)), spm
+    return tiny_piece_ngram(tmp_path_factory.mktemp("tiny_ngram"))
 
 
 def test_resumed_job_equals_a_clean_run(tiny_ngram, tmp_path):

@@ -469,6 +469,20 @@ def marginal_files():
     return files
 
 
+def marginal_length_files():
+    """Length sweeps of the subword n-gram (rule marginal_lengths), one per language of
+    marginal.lengths.languages that the stage covers."""
+    ngram = config["marginal"]["ngram"]
+    order = config["subword_ngram"]["order"]
+    wanted = config["marginal"]["lengths"]["languages"]
+    return [
+        f"results/marginal/{row.corpus}/{row.language}/lengths.kenlm-subword-o{order}."
+        f"{ngram['tokenizer']}.parquet"
+        for row in marginal_languages()
+        if row.language in wanted and has_trained_models(row)
+    ]
+
+
 def marginal_unit_tables():
     """Prepared units tables of the corpora of the marginal stage."""
     corpora = sorted({row.corpus for row in marginal_languages()})

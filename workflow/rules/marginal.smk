@@ -34,6 +34,33 @@ rule marginal_ngram:
         "../scripts/marginal_units.py"
 
 
+rule marginal_lengths:
+    input:
+        model=trained_on("results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"),
+        tokenizer=trained_on("results/tokenizers/{corpus}/{language}/{tokenizer}.model"),
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        table="results/marginal/{corpus}/{language}/lengths.kenlm-subword-o{order}.{tokenizer}.parquet",
+    log:
+        "logs/marginal_lengths/{corpus}/{language}.{tokenizer}.o{order}.log",
+    benchmark:
+        "benchmarks/marginal_lengths/{corpus}/{language}.{tokenizer}.o{order}.tsv"
+    conda:
+        "../../envs/marginal.yaml"
+    threads: 1
+    resources:
+        # Minutes, with margin: 5 estimators x 6 prefix lengths on 10 units took about 25 s.
+        runtime=30,
+        mem_mb=2000,
+    params:
+        split=eval_split,
+        max_units=lookup(dpath="marginal/lengths/max_units", within=config),
+        word_counts=lookup(dpath="marginal/lengths/word_counts", within=config),
+        sampling=marginal_sampling(),
+    script:
+        "../scripts/marginal_lengths.py"
+
+
 rule marginal_lm:
     input:
         unpack(marginal_lm_inputs),
@@ -73,6 +100,7 @@ rule marginal_table:
         units=marginal_unit_tables(),
         tables=marginal_files(),
         published="resources/published/marginal.tsv",
+        lengths=marginal_length_files(),
     output:
         parquet="results/tables/marginal.parquet",
         csv="results/tables/marginal.csv",
@@ -82,6 +110,7 @@ rule marginal_table:
         accuracy="results/tables/marginal_accuracy.csv",
         entropy="results/tables/marginal_entropy_gap.csv",
         published="results/tables/marginal_published.csv",
+        lengths="results/tables/marginal_lengths.csv",
     log:
         "logs/marginal_table.log",
     localrule: True

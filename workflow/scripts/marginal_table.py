@@ -2,7 +2,8 @@
 corpus, language, model, tokenizer, estimator, K, tau, L and M), keep the per-unit records
 (without the texts) in marginal_units.parquet, and write the comparisons the report shows
 (fairppl.marginal.compare): default vs marginal bits, the ranking change, the estimators against
-the exact marginal, lattice entropy vs gap, and the published numbers beside ours."""
+the exact marginal, lattice entropy vs gap, the published numbers beside ours, and the length
+sweep's summary (fairppl.marginal.lengths)."""
 
 import logging
 
@@ -11,6 +12,7 @@ import polars as pl
 from fairppl.bootstrap import BootstrapSettings
 from fairppl.io import write_table
 from fairppl.marginal import compare
+from fairppl.marginal.lengths import SUMMARY_COLUMNS, length_summary
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
 
 
@@ -30,7 +32,8 @@ def main(snakemake):
         for name, columns in (("fair", compare.FAIR_COLUMNS), ("rankings",
                               compare.RANKING_COLUMNS), ("accuracy", compare.ACCURACY_COLUMNS),
                               ("entropy", compare.ENTROPY_COLUMNS),
-                              ("published", compare.PUBLISHED_COLUMNS)):
+                              ("published", compare.PUBLISHED_COLUMNS),
+                              ("lengths", SUMMARY_COLUMNS)):
             write_table(empty(columns), csv=getattr(out, name))
         return
     per_unit = pl.concat([pl.read_parquet(p) for p in snakemake.input.tables],
@@ -48,6 +51,9 @@ def main(snakemake):
     write_table(compare.entropy_gap(per_unit), csv=out.entropy)
     published = pl.read_csv(snakemake.input.published, separator="\t")
     write_table(compare.published_comparison(table, published), csv=out.published)
+    lengths = [pl.read_parquet(p) for p in snakemake.input.lengths]
+    write_table(length_summary(pl.concat(lengths)) if lengths else empty(SUMMARY_COLUMNS),
+                csv=out.lengths)
 
 
 if "snakemake" in globals():

@@ -18,6 +18,7 @@ from .marginal.compare import (
     PUBLISHED_COLUMNS,
     RANKING_COLUMNS,
 )
+from .marginal.lengths import SUMMARY_COLUMNS, recommendation
 from .plots import model_label
 from .report import drop_constant_columns, fmt, html_table
 
@@ -28,6 +29,7 @@ TABLES = {
     "accuracy": ("marginal_accuracy.csv", ACCURACY_COLUMNS),
     "entropy": ("marginal_entropy_gap.csv", ENTROPY_COLUMNS),
     "published": ("marginal_published.csv", PUBLISHED_COLUMNS),
+    "lengths": ("marginal_lengths.csv", SUMMARY_COLUMNS),
 }
 
 
@@ -124,6 +126,23 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         parts.append(_table(entropy, ENTROPY_COLUMNS, "Lattice entropy vs marginal gap, per "
                             "language", names, keep=("language",)))
     parts.append(figure(figures.get("marginal_intervals"), "per-sequence intervals"))
+    lengths = tables.get("lengths")
+    if lengths is not None and lengths.height:
+        parts.append(_p("Which proposal should a user pick, at what text length? Each estimator "
+                        "on the first n words of units against the n-gram's exact marginal "
+                        "(RMSE in nats), with its cost (LM token positions: the cost that "
+                        "carries over to a neural LM). Cheapest estimator within 0.01 nats of "
+                        "the exact marginal, pooled over languages:", "note"))
+        items = "".join(f"<li>{html.escape(s)}</li>" for s in recommendation(lengths))
+        parts.append(f"<ul>{items}</ul>")
+        pooled = lengths.group_by("estimator", "n_words").agg(
+            pl.col("n_units").sum(), pl.col("mean_chars").mean(),
+            ((pl.col("rmse_nats") ** 2 * pl.col("n_units")).sum() / pl.col("n_units").sum())
+            .sqrt().alias("rmse_nats"), pl.col("gap_nats").mean(), pl.col("seconds").mean(),
+            pl.col("positions").mean()).sort("estimator", "n_words")
+        parts.append(_table(pooled, SUMMARY_COLUMNS, "Estimators by text length, languages "
+                            "pooled (results/tables/marginal_lengths.csv has each language)",
+                            names, keep=("estimator",)))
     published = tables.get("published")
     if published is not None and published.height:
         parts.append(_table(published, PUBLISHED_COLUMNS, "Published numbers beside ours "

@@ -192,9 +192,20 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
         raise InputError(f"field 'marginal.languages': {unknown} have no row for the corpora "
                          f"{block.get('corpora', [])} in the language sheet; expected ids among "
                          f"{sorted(known)}", path=source)
+    swept = (block.get("lengths") or {}).get("languages") or []
+    unknown = [lang for lang in swept if lang not in known]
+    if languages and unknown:
+        raise InputError(f"field 'marginal.lengths.languages': {unknown} have no row for the "
+                         f"corpora {block.get('corpora', [])} in the language sheet; expected "
+                         f"ids among {sorted(known)}", path=source)
     if "ngram" not in block:
         return
     tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
+    if swept and not tok.startswith("spm-unigram-"):
+        raise InputError(f"field 'marginal.lengths.languages': the length sweep runs wor-1best "
+                         f"on the unigram lattice but marginal.ngram.tokenizer is {tok!r}; "
+                         f"expected an spm-unigram-<size> tokenizer or lengths.languages: []",
+                         path=source)
     subword = config.get("subword_ngram", {})
     if tok not in subword.get("tokenizers", []):
         raise InputError(f"field 'marginal.ngram.tokenizer': {tok!r} has no subword n-gram; "

@@ -1,0 +1,61 @@
+"""fairppl.marginal.lengths: estimators against the exact n-gram marginal on prefixes."""
+
+import math
+
+import polars as pl
+import pytest
+
+from fairppl.marginal.lengths import length_summary, length_sweep, prefix, recommendation
+
+
+def test_prefix_words():
+    assert prefix("In  the beginning God", 2) == "In the"
+    assert prefix("Amen.", 3) == "Amen."
+    with pytest.raises(ValueError, match="at least 1"):
+        prefix("a b", 0)
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory, resources_ready):
+    from marginal_data import sentences, tiny_piece_ngram
+
+    from fairppl.marginal.units import kenlm_lm
+
+    model, spm = tiny_piece_ngram(tmp_path_factory.mktemp("lengths"))
+    lm, vocab, encode, unigram = kenlm_lm(model, spm)
+    texts = [s for s in sentences(40, seed=11) if len(s.split()) >= 5][:3]
+    units = pl.DataFrame({"unit_id": ["a", "b", "c"], "text": texts})
+    return length_sweep(lm, vocab, encode, units, word_counts=[1, 3, 99], K=8, M=8, seed=0,
+                        unigram_model=unigram), texts, (lm, vocab, unigram)
+
+
+def test_sweep_against_the_exact_forward(sweep):
+    from fairppl.marginal.exact import ngram_marginal
+
+    table, texts, (lm, vocab, _) = sweep
+    # 3 units x 3 lengths x 5 estimators; 99 words = the whole unit
+    assert table.height == 3 * 3 * 5
+    row = table.filter(unit_id="b", n_words=99, estimator="beam").row(0, named=True)
+    want = ngram_marginal(lm.model, vocab, " ".join(texts[1].split()), lm.words).logp
+    assert row["exact"] == pytest.approx(want, abs=1e-9)
+    assert row["n_chars"] == len(" ".join(texts[1].split()))
+    # the beam and the default are lower bounds; the exact value is at least the default
+    bounds = table.filter(pl.col("estimator") == "beam")
+    assert (bounds["error_nats"] <= 1e-9).all()
+    assert (table["exact"] >= table["logp_default"] - 1e-9).all()
+    assert (table["error_nats"] == table["logp"] - table["exact"]).all()
+
+
+def test_summary_and_recommendation(sweep):
+    table = sweep[0].with_columns(language=pl.lit("xx"))
+    summary = length_summary(table)
+    assert summary.height == 3 * 5
+    part = table.filter(estimator="lm-guided", n_words=3)
+    row = summary.filter(estimator="lm-guided", n_words=3).row(0, named=True)
+    assert row["n_units"] == 3
+    assert row["rmse_nats"] == pytest.approx(math.sqrt((part["error_nats"] ** 2).mean()))
+    lines = recommendation(summary, tolerance_nats=1e9)  # everything qualifies: the cheapest
+    assert len(lines) == 3 and lines[0].startswith("1 words")
+    cheapest = summary.filter(n_words=1).sort("positions")["estimator"][0]
+    assert cheapest in lines[0]
+    assert "none within" in recommendation(summary, tolerance_nats=-1.0)[0]
