@@ -162,3 +162,23 @@ def test_a_document_past_the_window_is_skipped(tiny):
                                     [1]) is None
     with pytest.raises(ValueError, match="sequence 0: 80 input positions exceed"):
         caching.token_logprobs(lm, [[5] * 79])
+
+
+def test_caching_table_of_a_few_documents(tiny):
+    lm, _, uni = tiny
+    texts = sentences(9, seed=2, longest=6)
+    table = caching.caching_table(lm, uni, texts, [f"u{i}" for i in range(9)],
+                                  {"language": "deu", "model": "tiny"}, n_documents=3,
+                                  verses=3, K=4, tau=4.0, seed=0)
+    assert table.columns == ["language", "model", "K", "tau", "max_units_per_document",
+                             "n_documents_skipped", *caching.SUMMARY_COLUMNS]
+    assert table["n_documents"].to_list() == [3] * 9
+    assert table["n_documents_skipped"].to_list() == [0] * 9
+    n_words = sum(len(t.split()) for t in texts)  # three documents of three sentences
+    assert table["n_words"].drop_nulls().to_list() == [n_words] * 3
+    caching_rows = table.filter(analysis="caching", subset="all")
+    assert caching_rows["n_occurrences"].sum() == 4 * n_words  # every occurrence, K samples
+    again = caching.caching_table(lm, uni, texts, [f"u{i}" for i in range(9)],
+                                  {"language": "deu", "model": "tiny"}, n_documents=3,
+                                  verses=3, K=4, tau=4.0, seed=0)
+    assert again.equals(table)  # seeded per document

@@ -235,3 +235,46 @@ def summary_rows(results: Sequence[dict]) -> list[dict]:
             row["ess"] = float(np.mean([r[group]["ess"] for r in results]))
         rows.append(row)
     return rows
+
+
+def caching_table(lm, model: UnigramModel, texts: Sequence[str], unit_ids: Sequence[str],
+                  keys: dict, *, n_documents: int, verses: int, K: int, tau: float, seed: int,
+                  fill: float = 0.7):
+    """The polars table of one (model, language): :func:`summary_rows` of up to
+    ``n_documents`` documents of up to ``verses`` consecutive units (``texts`` in order, ids
+    ``unit_ids``), each with K samples per mode at temperature ``tau``, both modes seeded from
+    ``(seed, first unit id)`` (:func:`fairppl.marginal.runner.document_rng`). A document's
+    one-best tokenization may fill ``fill`` of the LM's window (the rest is room for longer
+    samples); one whose samples still overflow is skipped and counted in
+    ``n_documents_skipped``. ``keys``: leading columns (corpus, language, model, ...)."""
+    import polars as pl
+
+    from .lattice import viterbi
+    from .runner import document_rng
+    from .unigram import lattice
+
+    if K < 1 or not (0 < fill <= 1):
+        raise ValueError(f"K={K}, fill={fill}: expected K >= 1 and 0 < fill <= 1")
+    window = (lm.max_length or 10 ** 9) - (lm.end_id is not None)
+    best = {}
+
+    def n_tokens(text: str) -> int:
+        best[text] = viterbi(lattice(model, text))[0]
+        return len(best[text])
+
+    docs = documents(texts, n_documents, verses, n_tokens, int(fill * window))
+    if not docs:
+        raise ValueError(f"no document of consecutive units fits in {int(fill * window)} "
+                         f"tokens: expected units shorter than the LM's window")
+    starts = word_starts(model)
+    results = []
+    for first, text in docs:
+        uid = str(unit_ids[first])
+        got = analyse_document(lm, model, text, K, tau, lambda: document_rng(seed, uid),
+                               best[text], starts)
+        if got is not None:
+            results.append(got)
+    lead = dict(keys) | {"K": K, "tau": float(tau), "max_units_per_document": verses,
+                         "n_documents_skipped": len(docs) - len(results)}
+    return pl.DataFrame([lead | row for row in summary_rows(results)],
+                        infer_schema_length=None)
