@@ -182,3 +182,34 @@ def test_caching_table_of_a_few_documents(tiny):
                                   {"language": "deu", "model": "tiny"}, n_documents=3,
                                   verses=3, K=4, tau=4.0, seed=0)
     assert again.equals(table)  # seeded per document
+
+
+def test_the_script_writes_one_csv(tiny, tmp_path, root):
+    """workflow/scripts/marginal_caching.py on the tiny model saved as a folder."""
+    import runpy
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    lm, _, uni = tiny
+    lm.model.save_pretrained(tmp_path / "model")
+    from fairppl.tokenizers.convert import to_hf_tokenizer
+    to_hf_tokenizer(uni.source).save_pretrained(tmp_path / "model")
+    texts = sentences(6, seed=5, longest=5)
+    pl.DataFrame({"unit_id": [f"v{i}" for i in range(6)], "position": list(range(6)),
+                  "language": "deu", "split": "test", "text": texts}) \
+        .write_parquet(tmp_path / "units.parquet")
+    smk = SimpleNamespace(
+        input=SimpleNamespace(model=str(tmp_path / "model"), tokenizer=uni.source,
+                              units=str(tmp_path / "units.parquet")),
+        output=SimpleNamespace(csv=str(tmp_path / "caching.csv")), log=[str(tmp_path / "log")],
+        threads=1, wildcards=SimpleNamespace(corpus="bible", language="deu",
+                                             tokenizer="spm-unigram-320"),
+        params=SimpleNamespace(split="test", n_documents=2, verses=3, K=3, tau=1.0, seed=0,
+                               fill=0.85))
+    runpy.run_path(str(root / "workflow" / "scripts" / "marginal_caching.py"))["main"](smk)
+    table = pl.read_csv(tmp_path / "caching.csv")
+    assert table.height == 9 and set(table["language"]) == {"deu"}
+    assert table.filter(analysis="estimate")["n_words"].to_list() == \
+        [sum(len(t.split()) for t in texts)] * 3
+    assert set(table["n_documents"]) == {2} and set(table["n_documents_skipped"]) == {0}

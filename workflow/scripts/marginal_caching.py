@@ -28,7 +28,7 @@ def main(snakemake):
     table = caching_table(lm, unigram, units["text"].to_list(),
                           units["unit_id"].cast(pl.String).to_list(), keys,
                           n_documents=params.n_documents, verses=params.verses,
-                          K=params.K, tau=params.tau, seed=params.seed)
+                          K=params.K, tau=params.tau, seed=params.seed, fill=params.fill)
     write_table(table, csv=snakemake.output.csv)
     logging.info("%s: %d documents (%d skipped: a sample past the window)", wc.language,
                  table["n_documents"][0], table["n_documents_skipped"][0])

@@ -239,7 +239,7 @@ def summary_rows(results: Sequence[dict]) -> list[dict]:
 
 def caching_table(lm, model: UnigramModel, texts: Sequence[str], unit_ids: Sequence[str],
                   keys: dict, *, n_documents: int, verses: int, K: int, tau: float, seed: int,
-                  fill: float = 0.7):
+                  fill: float = 0.85):
     """The polars table of one (model, language): :func:`summary_rows` of up to
     ``n_documents`` documents of up to ``verses`` consecutive units (``texts`` in order, ids
     ``unit_ids``), each with K samples per mode at temperature ``tau``, both modes seeded from
