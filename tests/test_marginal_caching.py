@@ -160,8 +160,10 @@ def test_a_document_past_the_window_is_skipped(tiny):
     long = " ".join(sentences(12, seed=4))
     assert caching.analyse_document(lm, uni, long, 2, 1.0, lambda: np.random.default_rng(0),
                                     [1]) is None
-    with pytest.raises(ValueError, match="sequence 0: 80 input positions exceed"):
-        caching.token_logprobs(lm, [[5] * 79])
+    assert lm.max_length == 64 and lm.end_id is not None
+    assert len(caching.token_logprobs(lm, [[5] * 63])[0]) == 64  # start + 63 inputs: fits
+    with pytest.raises(ValueError, match="sequence 1: 65 input positions exceed .* 64"):
+        caching.token_logprobs(lm, [[5], [5] * 64])
 
 
 def test_caching_table_of_a_few_documents(tiny):

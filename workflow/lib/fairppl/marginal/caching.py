@@ -188,8 +188,9 @@ def analyse_document(lm, model: UnigramModel, text: str, K: int, tau: float,
     drawn = {mode: sample_document(model, text, K, rng_for(), tau, mode)
              for mode in ("independent", "consistent")}
     seqs = [tuple(default_ids)] + [ids for mode in drawn.values() for ids, _, _ in mode]
-    extra = 1 + (lm.end_id is not None)  # the start token's position and the end target
-    if lm.max_length is not None and max(len(s) for s in seqs) + extra - 1 > lm.max_length:
+    # model inputs: the start token, then every token but the last target (the end, if any)
+    inputs = max(len(s) for s in seqs) + (lm.end_id is not None)
+    if lm.max_length is not None and inputs > lm.max_length:
         return None
     lps = token_logprobs(lm, seqs)
     totals = np.array([math.fsum(lp) for lp in lps])
