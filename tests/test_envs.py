@@ -23,6 +23,7 @@ FAMILIES = {
     "install_pretrained": "torch", "cache_pretrained": "torch", "score_pretrained": "torch",
     "marginal_ngram": "marginal", "marginal_lm": "marginal", "marginal_table": "report",
     "plot_marginal": "report", "marginal_lengths": "marginal",
+    "marginal_caching": "marginal",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

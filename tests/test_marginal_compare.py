@@ -147,3 +147,23 @@ def test_report_section_states_the_ranking_change():
                          lambda path, alt: "")
     assert "Bislama" in body and "bits/utterance" in body
     assert marginal_body({"fair": fair.head(0)}, {}, {}, lambda p, a: "") is None
+
+
+def test_caching_tables_pivot_the_classes():
+    from fairppl.report_marginal import caching_tables
+
+    rows = [{"language": "eng", "analysis": "caching", "group": g, "subset": "all",
+             "n_occurrences": n, "loss_nats_per_word": loss, "ppl_per_word": None,
+             "log_weight_sd_nats": None}
+            for g, n, loss in (("first", 10, 7.0), ("same", 5, 3.0), ("different", 2, 20.0))]
+    rows += [{"language": "eng", "analysis": "estimate", "group": g, "subset": None,
+              "n_occurrences": None, "loss_nats_per_word": None, "ppl_per_word": ppl,
+              "log_weight_sd_nats": sd}
+             for g, ppl, sd in (("default", 50.0, None), ("independent", 49.0, 2.0),
+                                ("consistent", 49.5, 2.5))]
+    losses, ppl = caching_tables(pl.DataFrame(rows))
+    assert losses.row(0, named=True) == {"language": "eng", "subset": "all", "first": 7.0,
+                                         "same": 3.0, "different": 20.0, "n_different": 2}
+    assert ppl.row(0, named=True) == {"language": "eng", "default": 50.0, "independent": 49.0,
+                                      "consistent": 49.5, "sd_independent": 2.0,
+                                      "sd_consistent": 2.5}

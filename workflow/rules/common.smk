@@ -483,6 +483,24 @@ def marginal_length_files():
     ]
 
 
+def marginal_caching_files():
+    """Caching analyses (rule marginal_caching): one per Transformer over unigram pieces of the
+    stage's languages, unless marginal.caching.n_documents is 0."""
+    if not config["marginal"]["caching"]["n_documents"]:
+        return []
+    return [
+        f"results/marginal/{row.corpus}/{row.language}/caching.{model}.{tok}.csv"
+        for row in marginal_languages()
+        for model, tok in marginal_lm_runs(row)
+        if model == "transformer" and tok.startswith("spm-unigram-")
+    ]
+
+
+def marginal_first_tau():
+    """The first unigram temperature of the marginal stage (the caching analysis samples at it)."""
+    return float(config["marginal"]["tau"][0])
+
+
 def marginal_unit_tables():
     """Prepared units tables of the corpora of the marginal stage."""
     corpora = sorted({row.corpus for row in marginal_languages()})

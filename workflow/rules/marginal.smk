@@ -61,6 +61,39 @@ rule marginal_lengths:
         "../scripts/marginal_lengths.py"
 
 
+rule marginal_caching:
+    input:
+        model=trained_on("results/neural/{corpus}/{language}/{tokenizer}/model"),
+        tokenizer=trained_on("results/tokenizers/{corpus}/{language}/{tokenizer}.model"),
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        csv="results/marginal/{corpus}/{language}/caching.transformer.{tokenizer}.csv",
+    log:
+        "logs/marginal_caching/{corpus}/{language}.{tokenizer}.log",
+    benchmark:
+        "benchmarks/marginal_caching/{corpus}/{language}.{tokenizer}.tsv"
+    wildcard_constraints:
+        tokenizer=r"spm-unigram-\d+",
+    conda:
+        "../../envs/marginal.yaml"
+    threads: 1
+    resources:
+        # Minutes, with margin: 20 documents of 4 verses, K=32, took about 40 s per language.
+        runtime=30,
+        mem_mb=4000,
+        gpu=1,
+    params:
+        split=eval_split,
+        n_documents=lookup(dpath="marginal/caching/n_documents", within=config),
+        verses=lookup(dpath="marginal/caching/verses", within=config),
+        fill=lookup(dpath="marginal/caching/fill", within=config),
+        K=lookup(dpath="marginal/K", within=config),
+        tau=marginal_first_tau(),
+        seed=lookup(dpath="marginal/seed", within=config),
+    script:
+        "../scripts/marginal_caching.py"
+
+
 rule marginal_lm:
     input:
         unpack(marginal_lm_inputs),
@@ -101,6 +134,7 @@ rule marginal_table:
         tables=marginal_files(),
         published="resources/published/marginal.tsv",
         lengths=marginal_length_files(),
+        caching=marginal_caching_files(),
     output:
         parquet="results/tables/marginal.parquet",
         csv="results/tables/marginal.csv",
@@ -111,6 +145,7 @@ rule marginal_table:
         entropy="results/tables/marginal_entropy_gap.csv",
         published="results/tables/marginal_published.csv",
         lengths="results/tables/marginal_lengths.csv",
+        caching="results/tables/marginal_caching.csv",
     log:
         "logs/marginal_table.log",
     localrule: True

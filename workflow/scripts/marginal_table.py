@@ -16,6 +16,13 @@ from fairppl.marginal.lengths import SUMMARY_COLUMNS, length_summary
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
 
 
+def caching_rows(paths) -> pl.DataFrame:
+    """The caching analyses of every language in one table (none: an empty one)."""
+    frames = [pl.read_csv(p) for p in paths]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame(
+        schema={"corpus": pl.String, "language": pl.String, "analysis": pl.String})
+
+
 def empty(columns: dict) -> pl.DataFrame:
     """A table with ``columns`` and no rows."""
     return pl.DataFrame(schema={c: pl.String for c in columns})
@@ -35,6 +42,7 @@ def main(snakemake):
                               ("published", compare.PUBLISHED_COLUMNS),
                               ("lengths", SUMMARY_COLUMNS)):
             write_table(empty(columns), csv=getattr(out, name))
+        write_table(caching_rows(snakemake.input.caching), csv=out.caching)
         return
     per_unit = pl.concat([pl.read_parquet(p) for p in snakemake.input.tables],
                          how="vertical_relaxed")
@@ -51,6 +59,7 @@ def main(snakemake):
     write_table(compare.entropy_gap(per_unit), csv=out.entropy)
     published = pl.read_csv(snakemake.input.published, separator="\t")
     write_table(compare.published_comparison(table, published), csv=out.published)
+    write_table(caching_rows(snakemake.input.caching), csv=out.caching)
     lengths = [pl.read_parquet(p) for p in snakemake.input.lengths]
     write_table(length_summary(pl.concat(lengths)) if lengths else empty(SUMMARY_COLUMNS),
                 csv=out.lengths)

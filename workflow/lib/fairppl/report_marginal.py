@@ -30,7 +30,44 @@ TABLES = {
     "entropy": ("marginal_entropy_gap.csv", ENTROPY_COLUMNS),
     "published": ("marginal_published.csv", PUBLISHED_COLUMNS),
     "lengths": ("marginal_lengths.csv", SUMMARY_COLUMNS),
+    "caching": ("marginal_caching.csv", {}),
 }
+
+#: Headers of the two caching tables of the report.
+CACHING_HEADERS = {
+    "subset": "all words, or words of 2+ tokens",
+    "first": "first occurrence (nats/word)",
+    "same": "repeat, tokenized as before (nats/word)",
+    "different": "repeat, every earlier one tokenized otherwise (nats/word)",
+    "n_different": "occurrences in the last class, all samples (count)",
+    "default": "one-best tokenization (perplexity per word)",
+    "independent": "each occurrence sampled (perplexity per word)",
+    "consistent": "one sample per word type (perplexity per word)",
+    "sd_independent": "log-weight spread, independent (nats)",
+    "sd_consistent": "log-weight spread, consistent (nats)",
+}
+
+
+def caching_tables(caching: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """From the caching analyses (fairppl.marginal.caching rows): per (language, subset) the
+    loss of first occurrences, of repeats tokenized the same and of repeats tokenized
+    differently; per language the perplexity per word from the one-best tokenization and from
+    the independent and consistent importance-sampling estimates, with their spreads."""
+    loss = caching.filter(pl.col("analysis") == "caching")
+    losses = (loss.pivot(on="group", index=["language", "subset"], values="loss_nats_per_word",
+                         aggregate_function="first")
+              .join(loss.filter(pl.col("group") == "different").select(
+                  "language", "subset", pl.col("n_occurrences").alias("n_different")),
+                  on=["language", "subset"], how="left")
+              .sort("language", "subset"))
+    est = caching.filter(pl.col("analysis") == "estimate")
+    ppl = est.pivot(on="group", index="language", values="ppl_per_word",
+                    aggregate_function="first")
+    sd = (est.filter(pl.col("group") != "default")
+          .pivot(on="group", index="language", values="log_weight_sd_nats",
+                 aggregate_function="first")
+          .rename(lambda c: c if c == "language" else f"sd_{c}"))
+    return losses, ppl.join(sd, on="language", how="left").sort("language")
 
 
 def _p(text: str, css: str = "") -> str:
@@ -143,6 +180,21 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         parts.append(_table(pooled, SUMMARY_COLUMNS, "Estimators by text length, languages "
                             "pooled (results/tables/marginal_lengths.csv has each language)",
                             names, keep=("estimator",)))
+    caching = tables.get("caching")
+    if caching is not None and caching.height and "analysis" in caching.columns:
+        losses, ppl = caching_tables(caching)
+        parts.append(_p("Caching (Cao & Rimell 2021, Table 2), with each Transformer over unigram "
+                        "pieces on documents of consecutive verses: the loss of a repeated "
+                        "word is much lower when it is tokenized as an earlier occurrence was "
+                        "than when every earlier occurrence was tokenized otherwise, so "
+                        "sampling tokenizations independently per occurrence pays for breaking "
+                        "the model's copying; the 'different' class is rare at tau = 1 (see its "
+                        "count).", "note"))
+        parts.append(_table(losses, CACHING_HEADERS, "Loss of word occurrences by tokenization "
+                            "history", names, keep=("language",)))
+        parts.append(_table(ppl, CACHING_HEADERS, "Consistent vs independent tokenization: "
+                            "perplexity per word of the same documents", names,
+                            keep=("language",)))
     published = tables.get("published")
     if published is not None and published.height:
         parts.append(_table(published, PUBLISHED_COLUMNS, "Published numbers beside ours "
