@@ -211,3 +211,6 @@ def test_qdefault_bins_by_hand():
         analyses.qdefault_bin(np.array([0.1]))
     with pytest.raises(Exception, match="lack columns"):
         analyses.qdefault_bins(pl.DataFrame({"model": ["m"]}))
+    with pytest.raises(Exception, match="none of the grouping columns"):
+        analyses.qdefault_bins(pl.DataFrame({"block": ["m"]}))
+    assert got.columns[:2] == ["language", "model"]  # the key columns it has, in table order

@@ -230,12 +230,18 @@ def qdefault_bin(logq: np.ndarray) -> np.ndarray:
     return np.searchsorted(edges, logq, side="right") - 1
 
 
-def qdefault_bins(records: pl.DataFrame, by: Sequence[str] = ("model", "language")) -> pl.DataFrame:
-    """Per ``by`` group and bin (all five, empty ones included): ``n_blocks``,
+def qdefault_bins(records: pl.DataFrame, by: Sequence[str] = ("corpus", "language", "model",
+                                                              "tokenizer")) -> pl.DataFrame:
+    """Per group of the ``by`` columns that ``records`` has, and bin (all five, empty ones
+    included): ``n_blocks``,
     ``share_blocks_pct`` (percent of the group's blocks), ``mean_block_chars`` (null for an empty
     bin) and ``examples`` (a JSON list of up to :data:`N_EXAMPLES` block strings, most frequent
     first, ties by string). ``records``: columns ``by``, ``block``, ``block_chars`` and
     ``logq_default_nats``."""
+    by = [c for c in by if c in records.columns]
+    if not by:
+        raise InputError("Q(default) records have none of the grouping columns: expected some "
+                         "of corpus, language, model, tokenizer")
     need = [*by, "block", "block_chars", "logq_default_nats"]
     missing = [c for c in need if c not in records.columns]
     if missing:
