@@ -34,7 +34,7 @@ from typing import Sequence
 import numpy as np
 
 from .blocks import BlockCandidates, block_default, char_count, default_offsets, split_blocks
-from .estimate import bca_interval, log_mean_exp
+from .estimate import bca_interval, log_mean_exp, log_sum_exp
 
 #: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
 #: sampled, their appendix D, and every candidate costs LM work per distinct prefix).
@@ -121,6 +121,18 @@ def _pick(lp: np.ndarray, u: float) -> tuple[int, float]:
     return j, top + float(np.log(cdf[-1]))
 
 
+def _default_block(vocab, plan: _Plan, b: int, lp: np.ndarray) -> dict:
+    """Block ``b``'s record for ``blocks_out``, from the candidates' log-probabilities ``lp``
+    given the default prefix: Q(default) = p_default / Z as ``logq_default_nats`` (-inf when the
+    default is not a candidate)."""
+    cands, default = plan.candidates[b], plan.defaults[b]
+    j = cands.index(default) if default in cands else None
+    spelled = b"".join(vocab.token_bytes[t] for t in cands[0])
+    return {"block_index": b, "block": spelled.decode("utf-8", errors="replace"),
+            "kind": plan.kinds[b], "n_candidates": len(cands),
+            "logq_default_nats": -np.inf if j is None else float(lp[j]) - log_sum_exp(lp)}
+
+
 def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
             seqs: list[tuple[int, ...]], default_ids, rng, counters, prefixes: int, t0: float,
             keep: bool) -> Result:
@@ -154,20 +166,29 @@ def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
 
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
-                       cache: BlockCandidates | None = None, return_samples: bool = False) -> Result:
+                       cache: BlockCandidates | None = None, return_samples: bool = False,
+                       blocks_out: list | None = None) -> Result:
     """Estimate log P(text) (nats) with K samples of the LM-guided block proposal, the samples
     advanced block by block together and equal prefixes scored once (module docstring).
 
     ``lm``: a TokenLM; ``vocab``: the LM's TokenVocab; ``default_ids``: the tokenizer's token ids
     for ``text`` (they must spell ``vocab.text_bytes(text)``); ``L``: maximum block length in
     characters (None: the longest default token, so no T2 block); ``M``: candidates per block;
-    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``)."""
+    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``).
+
+    ``blocks_out``: a list to which one dict per block is appended when some sample's prefix is
+    the default tokenization of the blocks before (blocks after the first that no sample reached
+    that way get none): ``block_index``, ``block`` (its text), ``kind`` (T0/T1/T2),
+    ``n_candidates`` and ``logq_default_nats``, the proposal's log-probability of the block's
+    default tokens given that prefix (Chirkova et al.'s Q(df.), Table 2; -inf when they are not a
+    candidate). It changes no sample and no weight."""
     t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = [()] * K
     logw = np.zeros(K)
     chosen = np.zeros((K, n), dtype=np.int64)
     prefixes = 0
+    dflt: tuple[int, ...] | None = ()  # the default tokens of the blocks before (blocks_out)
     for b, cands in enumerate(plan.candidates):
         groups: dict[tuple[int, ...], list[int]] = {}
         for k, seq in enumerate(seqs):
@@ -176,11 +197,15 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
         prefixes += len(keys)
         for key, lp in zip(keys, lm.logp_next_many(keys, [cands] * len(keys))):
             lp = np.asarray(lp, dtype=np.float64)
+            if blocks_out is not None and key == dflt:
+                blocks_out.append(_default_block(vocab, plan, b, lp))
             for k in groups[key]:
                 j, logz = _pick(lp, u[k, b])
                 chosen[k, b] = j
                 logw[k] += logz
                 seqs[k] = key + cands[j]
+        if blocks_out is not None and dflt is not None:
+            dflt = None if plan.defaults[b] is None else dflt + plan.defaults[b]
     if lm.end_id is not None:
         groups = {}
         for k, seq in enumerate(seqs):
