@@ -24,6 +24,8 @@ FAMILIES = {
     "marginal_ngram": "marginal", "marginal_lm": "marginal", "marginal_table": "report",
     "plot_marginal": "report", "marginal_lengths": "marginal",
     "marginal_caching": "marginal",
+    "marginal_samples_needed": "marginal", "marginal_qdefault": "marginal",
+    "marginal_analyses_tables": "report",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -167,3 +167,23 @@ def test_caching_tables_pivot_the_classes():
     assert ppl.row(0, named=True) == {"language": "eng", "default": 50.0, "independent": 49.0,
                                       "consistent": 49.5, "sd_independent": 2.0,
                                       "sd_consistent": 2.5}
+
+
+def test_samples_needed_and_qdefault_tables():
+    from fairppl.report_marginal import qdefault_table, samples_needed_table
+
+    summary = pl.DataFrame({
+        "corpus": ["bible"] * 2, "language": ["eng"] * 2, "model": ["m"] * 2,
+        "tokenizer": ["spm"] * 2, "order": ["Q", "P"], "n_units": [50, 50],
+        "median_paths_to_99pct": [3.0, 1.0], "share_units_reaching_99pct": [1.0, 1.0],
+        "median_paths_to_99_9pct": [None, 4.0], "share_units_reaching_99_9pct": [0.4, 0.4]})
+    row = samples_needed_table(summary).row(0, named=True)
+    assert row == {"language": "eng", "model": "m", "tokenizer": "spm", "paths_99_Q": 3.0,
+                   "paths_99_P": 1.0, "paths_99_9_Q": None, "paths_99_9_P": 4.0,
+                   "reach_99_9": 0.4, "n_units": 50}
+    bins = pl.DataFrame({"model": ["m"] * 2, "language": ["eng"] * 2,
+                         "bin": ["[0.9,0.99)", "[0.99,1]"], "n_blocks": [1, 3],
+                         "share_blocks_pct": [25.0, 75.0]})
+    out = qdefault_table(bins).row(0, named=True)
+    assert out == {"model": "m", "language": "eng", "[0.9,0.99)": 25.0, "[0.99,1]": 75.0,
+                   "n_blocks": 4}

@@ -23,7 +23,12 @@ from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
 from fairppl.errors import InputError
 from fairppl.pretrained import resolve_model
-from fairppl.settings import check_config, check_marginal, check_references
+from fairppl.settings import (
+    check_config,
+    check_marginal,
+    check_marginal_models,
+    check_references,
+)
 from fairppl.sheet import (
     check_against_config,
     check_models,
@@ -45,6 +50,7 @@ try:
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
+    check_marginal_models(config, CONFIG_SOURCE, [row.model for row in MODELS])
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
     }
@@ -499,6 +505,30 @@ def marginal_caching_files():
 def marginal_first_tau():
     """The first unigram temperature of the marginal stage (the caching analysis samples at it)."""
     return float(config["marginal"]["tau"][0])
+
+
+def samples_needed_files():
+    """Samples-needed summaries of the subword n-gram (rule marginal_samples_needed), one per
+    language of the stage with trained models."""
+    ngram = config["marginal"]["ngram"]
+    order = config["subword_ngram"]["order"]
+    return [
+        f"results/marginal_analyses/{row.corpus}/{row.language}/samples_needed_summary."
+        f"kenlm-subword-o{order}.{ngram['tokenizer']}.csv"
+        for row in marginal_languages()
+        if has_trained_models(row)
+    ]
+
+
+def qdefault_files():
+    """Q(default) bins (rule marginal_qdefault) of the LMs of marginal.qdefault.models."""
+    models = config["marginal"]["qdefault"]["models"]
+    return [
+        f"results/marginal_analyses/{row.corpus}/{row.language}/qdefault_bins.{m}.{tok}.csv"
+        for row in marginal_languages()
+        for m, tok in marginal_lm_runs(row)
+        if m in models
+    ]
 
 
 def marginal_unit_tables():

@@ -94,6 +94,81 @@ rule marginal_caching:
         "../scripts/marginal_caching.py"
 
 
+rule marginal_samples_needed:
+    input:
+        model=trained_on("results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"),
+        tokenizer=trained_on("results/tokenizers/{corpus}/{language}/{tokenizer}.model"),
+        units="results/corpus/{corpus}/units.parquet",
+    output:
+        curves="results/marginal_analyses/{corpus}/{language}/samples_needed.kenlm-subword-o{order}.{tokenizer}.csv",
+        summary="results/marginal_analyses/{corpus}/{language}/samples_needed_summary.kenlm-subword-o{order}.{tokenizer}.csv",
+    log:
+        "logs/marginal_samples_needed/{corpus}/{language}.{tokenizer}.o{order}.log",
+    benchmark:
+        "benchmarks/marginal_samples_needed/{corpus}/{language}.{tokenizer}.o{order}.tsv"
+    conda:
+        "../../envs/marginal.yaml"
+    threads: 1
+    resources:
+        # Minutes, with margin: 50 verses took 3-8 s per language.
+        runtime=30,
+        mem_mb=2000,
+    params:
+        split=eval_split,
+        max_units=lookup(dpath="marginal/max_units", within=config),
+        sampling=marginal_sampling(),
+        tau=marginal_first_tau(),
+    script:
+        "../scripts/marginal_analyses.py"
+
+
+rule marginal_qdefault:
+    input:
+        unpack(marginal_lm_inputs),
+    output:
+        blocks="results/marginal_analyses/{corpus}/{language}/qdefault_blocks.{model}.{tokenizer}.csv",
+        bins="results/marginal_analyses/{corpus}/{language}/qdefault_bins.{model}.{tokenizer}.csv",
+    log:
+        "logs/marginal_qdefault/{corpus}/{language}.{model}.{tokenizer}.log",
+    benchmark:
+        "benchmarks/marginal_qdefault/{corpus}/{language}.{model}.{tokenizer}.tsv"
+    wildcard_constraints:
+        model=marginal_lm_constraint(),
+        tokenizer=r"native|spm-unigram-\d+",
+    conda:
+        "../../envs/marginal.yaml"
+    threads: 1
+    resources:
+        # Minutes: SmolLM2-135M took about 25 s per verse on one CPU thread (K=32, M=16).
+        runtime=60,
+        gpu=1,
+        mem_mb=8000,
+    params:
+        split=eval_split,
+        max_units=lookup(dpath="marginal/qdefault/max_units", within=config),
+        sampling=marginal_sampling(),
+        load_from=marginal_lm_load_from,
+        special=marginal_lm_special,
+    script:
+        "../scripts/marginal_analyses.py"
+
+
+rule marginal_analyses_tables:
+    input:
+        summary=samples_needed_files(),
+        bins=qdefault_files(),
+    output:
+        summary="results/tables/marginal_samples_needed.csv",
+        bins="results/tables/marginal_qdefault_bins.csv",
+    log:
+        "logs/marginal_analyses_tables.log",
+    localrule: True
+    conda:
+        "../../envs/report.yaml"
+    script:
+        "../scripts/marginal_analyses.py"
+
+
 rule marginal_lm:
     input:
         unpack(marginal_lm_inputs),

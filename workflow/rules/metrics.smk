@@ -130,6 +130,10 @@ rule report:
         marginal_accuracy="results/tables/marginal_accuracy.csv",
         marginal_entropy="results/tables/marginal_entropy_gap.csv",
         marginal_published="results/tables/marginal_published.csv",
+        marginal_lengths="results/tables/marginal_lengths.csv",
+        marginal_caching="results/tables/marginal_caching.csv",
+        marginal_samples_needed="results/tables/marginal_samples_needed.csv",
+        marginal_qdefault="results/tables/marginal_qdefault_bins.csv",
         marginal_entropy_figure="results/figures/marginal_entropy_gap.png",
         marginal_intervals_figure="results/figures/marginal_intervals.png",
     output:

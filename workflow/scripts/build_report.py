@@ -2,6 +2,7 @@
 
 import json
 import logging
+import os
 
 import polars as pl
 
@@ -18,6 +19,14 @@ def unit_counts(paths):
                        for p in paths], how="vertical_relaxed")
     return (units.filter(pl.col("english_reference")).group_by("corpus", "split")
             .agg(pl.len().alias("n_units")).sort("corpus", "split"))
+
+
+def read_csv(path) -> pl.DataFrame:
+    """A table of the marginal stage; an empty file (a stage that ran nothing) reads as an empty
+    table."""
+    if os.path.getsize(path) == 0:
+        return pl.DataFrame()
+    return pl.read_csv(path, infer_schema_length=None)
 
 
 def main(snakemake):
@@ -41,10 +50,11 @@ def main(snakemake):
         conventions=conventions_table(records),
         correlates=pl.read_csv(snakemake.input.correlates),
         correlations=pl.read_csv(snakemake.input.correlations),
-        marginal={name: pl.read_csv(getattr(snakemake.input, f"marginal_{name}"))
+        marginal={name: read_csv(getattr(snakemake.input, f"marginal_{name}"))
                   for name in MARGINAL_TABLES},
         figures={"marginal_entropy": snakemake.input.marginal_entropy_figure,
-                 "marginal_intervals": snakemake.input.marginal_intervals_figure,"main": snakemake.input.main, "unk": snakemake.input.unk,
+                 "marginal_intervals": snakemake.input.marginal_intervals_figure,
+                 "main": snakemake.input.main, "unk": snakemake.input.unk,
                  **dict(zip(snakemake.params.second_corpora, snakemake.input.second))},
     )
     html = build_report(inputs)

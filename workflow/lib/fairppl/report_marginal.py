@@ -31,7 +31,43 @@ TABLES = {
     "published": ("marginal_published.csv", PUBLISHED_COLUMNS),
     "lengths": ("marginal_lengths.csv", SUMMARY_COLUMNS),
     "caching": ("marginal_caching.csv", {}),
+    "samples_needed": ("marginal_samples_needed.csv", {}),
+    "qdefault": ("marginal_qdefault_bins.csv", {}),
 }
+
+_NEEDED_HEADERS = {
+    "paths_99_Q": "paths to 99% of the mass, ordered by Q (median over units)",
+    "paths_99_P": "the same, ordered by P",
+    "paths_99_9_Q": "paths to 99.9%, ordered by Q (median; empty: not reached by half)",
+    "paths_99_9_P": "the same, ordered by P",
+    "reach_99_9": "units reaching 99.9% within the paths drawn (fraction)",
+    "n_units": "units (count)",
+}
+
+
+def samples_needed_table(summary: pl.DataFrame) -> pl.DataFrame:
+    """Per language (and model): how many of the sampled and n-best paths, taken in the order of
+    the proposal Q or of the LM's P, hold 99% and 99.9% of the exact marginal."""
+    keys = ["language", "model", "tokenizer"]
+    wide = summary.pivot(on="order", index=keys, aggregate_function="first",
+                         values=["median_paths_to_99pct", "median_paths_to_99_9pct"])
+    rename = {f"median_paths_to_99pct_{o}": f"paths_99_{o}" for o in ("Q", "P")} | {
+        f"median_paths_to_99_9pct_{o}": f"paths_99_9_{o}" for o in ("Q", "P")}
+    wide = wide.rename({k: v for k, v in rename.items() if k in wide.columns})
+    reach = (summary.filter(pl.col("order") == "Q")
+             .select(*keys, pl.col("share_units_reaching_99_9pct").alias("reach_99_9"),
+                     "n_units"))
+    cols = [c for c in _NEEDED_HEADERS if c in wide.columns or c in reach.columns]
+    return wide.join(reach, on=keys, how="left").select(*keys, *cols).sort(keys)
+
+
+def qdefault_table(bins: pl.DataFrame) -> pl.DataFrame:
+    """Per (model, language): the share of LM-guided blocks (%) in each Q(default) bin, and the
+    number of blocks."""
+    keys = ["model", "language"]
+    wide = bins.pivot(on="bin", index=keys, values="share_blocks_pct", aggregate_function="first")
+    total = bins.group_by(keys).agg(pl.col("n_blocks").sum())
+    return wide.join(total, on=keys).sort(keys)
 
 #: Headers of the two caching tables of the report.
 CACHING_HEADERS = {
@@ -180,6 +216,33 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         parts.append(_table(pooled, SUMMARY_COLUMNS, "Estimators by text length, languages "
                             "pooled (results/tables/marginal_lengths.csv has each language)",
                             names, keep=("estimator",)))
+    needed = tables.get("samples_needed")
+    if needed is not None and needed.height and "order" in needed.columns:
+        parts.append(_p("Samples needed (Cao & Rimell 2021): per unit, the distinct paths drawn "
+                        "from the unigram lattice (WOR samples and the n-best list), summed in "
+                        "the order of their proposal probability Q or of their LM probability P, "
+                        "until they hold 99% or 99.9% of the exact n-gram marginal. Ordered by "
+                        "P fewer paths are needed: the proposal spends samples on paths the LM "
+                        "rates low.", "note"))
+        parts.append(_table(samples_needed_table(needed), _NEEDED_HEADERS,
+                            "Paths holding 99% / 99.9% of the exact marginal", names))
+    qdefault = tables.get("qdefault")
+    if qdefault is not None and qdefault.height and "bin" in qdefault.columns:
+        parts.append(_p("Chirkova et al. 2023, Table 2: LM-guided blocks (about one word each) "
+                        "binned by the probability the proposal gives their default "
+                        "tokenization, Q(df.), given the default prefix: the share of blocks "
+                        "(%) per bin. Blocks below 0.9 are where marginalizing matters.", "note"))
+        parts.append(_table(qdefault_table(qdefault), {"n_blocks": "blocks (count)"} | {
+            b: "blocks in this Q(df.) bin (%)" for b in qdefault["bin"].unique()},
+            "Blocks by Q(default)", names, keep=("model", "language")))
+        rare = qdefault.filter((pl.col("bin") != "[0.99,1]") & (pl.col("n_blocks") > 0)
+                               & (pl.col("language") == "eng"))
+        if rare.height:
+            items = "".join(f"<li>{html.escape(r['model'])}, Q(df.) in {html.escape(r['bin'])}: "
+                            f"{html.escape(r['examples'])}</li>" for r in rare.iter_rows(
+                                named=True))
+            parts.append(_p("English blocks whose default tokenization the proposal doubts "
+                            "(examples):", "note") + f"<ul>{items}</ul>")
     caching = tables.get("caching")
     if caching is not None and caching.height and "analysis" in caching.columns:
         losses, ppl = caching_tables(caching)
