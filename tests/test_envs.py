@@ -25,7 +25,7 @@ FAMILIES = {
     "plot_marginal": "report", "marginal_lengths": "marginal",
     "marginal_caching": "marginal",
     "marginal_samples_needed": "marginal", "marginal_qdefault": "marginal",
-    "marginal_analyses_tables": "report",
+    "marginal_analyses_tables": "marginal",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -164,7 +164,7 @@ rule marginal_analyses_tables:
         "logs/marginal_analyses_tables.log",
     localrule: True
     conda:
-        "../../envs/report.yaml"
+        "../../envs/marginal.yaml"
     script:
         "../scripts/marginal_analyses.py"
 
