@@ -168,13 +168,17 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     logw = np.zeros(K)
     chosen = np.zeros((K, n), dtype=np.int64)
     prefixes = 0
+    # an LM with a session keeps each prefix's key/values from one block to the next
+    scorer = lm.session() if hasattr(lm, "session") else lm
     for b, cands in enumerate(plan.candidates):
         groups: dict[tuple[int, ...], list[int]] = {}
         for k, seq in enumerate(seqs):
             groups.setdefault(seq, []).append(k)
         keys = list(groups)
         prefixes += len(keys)
-        for key, lp in zip(keys, lm.logp_next_many(keys, [cands] * len(keys))):
+        if scorer is not lm:
+            scorer.keep(keys)
+        for key, lp in zip(keys, scorer.logp_next_many(keys, [cands] * len(keys))):
             lp = np.asarray(lp, dtype=np.float64)
             for k in groups[key]:
                 j, logz = _pick(lp, u[k, b])
@@ -187,7 +191,9 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
             groups.setdefault(seq, []).append(k)
         keys = list(groups)
         prefixes += len(keys)
-        for key, lp in zip(keys, lm.logp_next_many(keys, [[(lm.end_id,)]] * len(keys))):
+        if scorer is not lm:
+            scorer.keep(keys)
+        for key, lp in zip(keys, scorer.logp_next_many(keys, [[(lm.end_id,)]] * len(keys))):
             logw[groups[key]] += float(lp[0])
     return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
                    t0, return_samples)

@@ -257,6 +257,13 @@ class HFTokenLM:
         values = values.numpy()
         return np.array([math.fsum(values[k] for k in ks) for ks in req_pairs])
 
+    def session(self):
+        """An incremental scorer over this LM that keeps the key/values of the prefixes it has
+        run (:class:`.kv_tree.KVTree`), for estimators that extend their prefixes step by step."""
+        from .kv_tree import KVTree
+
+        return KVTree(self)
+
     # -- TokenLM ------------------------------------------------------------------------------
 
     def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
