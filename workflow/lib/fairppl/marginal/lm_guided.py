@@ -17,8 +17,11 @@ counts the blocks where it is not.
 
 Shared work (the point of :func:`lm_guided_marginal`): the K samples advance block by block
 together; samples whose prefixes are equal (most pick the default) are scored once, all distinct
-prefixes of a block in one ``lm.logp_next_many`` call. :func:`lm_guided_reference` is the
-paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
+prefixes of a block in one ``logp_next_many`` call. An LM with a ``session()`` (HFTokenLM:
+:class:`.kv_tree.KVTree`) keeps each distinct prefix's key/values from one block to the next, so
+a block step runs only the drawn candidates' last tokens and the inner positions of the block's
+candidate trie after each distinct prefix (candidates sharing leading tokens share them).
+:func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
 
