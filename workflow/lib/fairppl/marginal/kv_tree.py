@@ -155,7 +155,8 @@ class KVTree:
             from transformers import DynamicCache
 
             sel = torch.from_numpy(stored).to(dev)
-            cache = DynamicCache(ddp_cache_data=[(k[:, :, sel], v[:, :, sel]) for k, v in self.kv]
+            cache = DynamicCache(ddp_cache_data=[(k.index_select(2, sel), v.index_select(2, sel))
+                                                for k, v in self.kv]
                                  ) if self.kv is not None else DynamicCache()
             lm.calls += 1
             lm.positions += b - a

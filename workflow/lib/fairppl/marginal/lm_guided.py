@@ -42,6 +42,9 @@ from .estimate import bca_interval, log_mean_exp
 #: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
 #: sampled, their appendix D, and every candidate costs LM work per distinct prefix).
 DEFAULT_M = 16
+#: Blocks scored ahead along the default path of a new prefix, in the same LM call: most samples
+#: keep the default, and on a CPU an LM call costs about as much as reading the weights once.
+LOOKAHEAD = 8
 
 
 @dataclass
@@ -157,47 +160,60 @@ def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
 
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
-                       cache: BlockCandidates | None = None, return_samples: bool = False) -> Result:
+                       cache: BlockCandidates | None = None, return_samples: bool = False,
+                       lookahead: int = LOOKAHEAD) -> Result:
     """Estimate log P(text) (nats) with K samples of the LM-guided block proposal, the samples
     advanced block by block together and equal prefixes scored once (module docstring).
 
     ``lm``: a TokenLM; ``vocab``: the LM's TokenVocab; ``default_ids``: the tokenizer's token ids
     for ``text`` (they must spell ``vocab.text_bytes(text)``); ``L``: maximum block length in
     characters (None: the longest default token, so no T2 block); ``M``: candidates per block;
-    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``)."""
+    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``); ``lookahead``:
+    blocks scored ahead along the default path in the same LM call (module docstring; 0: none).
+    """
     t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = [()] * K
     logw = np.zeros(K)
     chosen = np.zeros((K, n), dtype=np.int64)
     prefixes = 0
+    # step n scores the end token; the lookahead follows the default where it is a candidate
+    steps = list(plan.candidates) + ([[(lm.end_id,)]] if lm.end_id is not None else [])
+    follow = [d if d is not None and d in c else c[0]
+              for d, c in zip(plan.defaults, plan.candidates)]
     # an LM with a session keeps each prefix's key/values from one block to the next
-    scorer = lm.session() if hasattr(lm, "session") else lm
-    for b, cands in enumerate(plan.candidates):
+    session = lm.session() if hasattr(lm, "session") else None
+    memo: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (step, prefix) -> scores
+    for b, cands in enumerate(steps):
         groups: dict[tuple[int, ...], list[int]] = {}
         for k, seq in enumerate(seqs):
             groups.setdefault(seq, []).append(k)
-        keys = list(groups)
-        prefixes += len(keys)
-        if scorer is not lm:
-            scorer.keep(keys)
-        for key, lp in zip(keys, scorer.logp_next_many(keys, [cands] * len(keys))):
-            lp = np.asarray(lp, dtype=np.float64)
-            for k in groups[key]:
+        memo = {tag: v for tag, v in memo.items() if tag[0] >= b}
+        tags: dict[tuple[int, tuple[int, ...]], None] = {}
+        for key in groups:
+            p = key
+            for j in range(b, min(len(steps), b + 1 + lookahead) if (b, key) not in memo else b):
+                if (j, p) in memo:
+                    break
+                tags[(j, p)] = None
+                p = p + follow[j] if j < n else p
+        if session is not None:
+            session.keep(list(groups) + [p for _, p in memo])
+        if tags:
+            prefixes += len(tags)
+            scorer = session if session is not None else lm
+            out = scorer.logp_next_many([p for _, p in tags], [steps[j] for j, _ in tags])
+            memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
+        for key, group in groups.items():
+            lp = memo[(b, key)]
+            if b == n:  # the end token
+                logw[group] += float(lp[0])
+                continue
+            for k in group:
                 j, logz = _pick(lp, u[k, b])
                 chosen[k, b] = j
                 logw[k] += logz
                 seqs[k] = key + cands[j]
-    if lm.end_id is not None:
-        groups = {}
-        for k, seq in enumerate(seqs):
-            groups.setdefault(seq, []).append(k)
-        keys = list(groups)
-        prefixes += len(keys)
-        if scorer is not lm:
-            scorer.keep(keys)
-        for key, lp in zip(keys, scorer.logp_next_many(keys, [[(lm.end_id,)]] * len(keys))):
-            logw[groups[key]] += float(lp[0])
     return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
                    t0, return_samples)
 
