@@ -21,6 +21,10 @@ prefixes of a block in one ``logp_next_many`` call. An LM with a ``session()`` (
 :class:`.kv_tree.KVTree`) keeps each distinct prefix's key/values from one block to the next, so
 a block step runs only the drawn candidates' last tokens and the inner positions of the block's
 candidate trie after each distinct prefix (candidates sharing leading tokens share them).
+A prefix not scored yet is scored for its block and, in the same call, for the next
+``lookahead`` blocks along the default path (the end token included): most samples keep the
+default, so a text costs a few LM calls instead of one per block. The scores are the same; only
+the order of the work changes.
 :func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
@@ -57,7 +61,7 @@ class Result:
     ``n_default_outside``: blocks whose default tokens are not among the candidates (unaligned
     ones included); ``lm_calls``/``positions``: the LM's forward calls and token positions run
     for this text; ``prefixes``: LM scorings of a (prefix, candidate set) pair, the end's
-    included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
+    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
     sampled token sequences when asked for."""
 
     logp_default: float
