@@ -151,6 +151,11 @@ def test_batched_equals_the_one_sample_at_a_time_procedure_and_shares_work():
     assert fast.prefixes < slow.prefixes / 3 and fast.lm_calls < slow.lm_calls / 3
     again = lm_guided_marginal(lm, vocab, "abc cab abcab cab ab", rng=np.random.default_rng(2), **kw)
     assert again.samples == fast.samples and np.array_equal(again.log_weights, fast.log_weights)
+    # scoring blocks ahead along the default path changes when the work is done, not the result
+    flat = lm_guided_marginal(lm, vocab, "abc cab abcab cab ab", rng=np.random.default_rng(2),
+                              lookahead=0, **kw)
+    assert flat.samples == fast.samples and np.array_equal(flat.log_weights, fast.log_weights)
+    assert flat.prefixes < fast.prefixes  # the lookahead scored default paths not drawn
     other = lm_guided_marginal(lm, vocab, "abc cab abcab cab ab", rng=np.random.default_rng(3), **kw)
     assert not np.array_equal(other.log_weights, fast.log_weights)
 
@@ -223,6 +228,11 @@ def test_hf_lm_batched_equals_reference_and_is_unbiased_for_the_covered_set(tiny
     assert fast.samples == slow.samples
     np.testing.assert_allclose(fast.log_weights, slow.log_weights, atol=1e-5, rtol=0)
     assert fast.lm_calls < slow.lm_calls
+    flat = lm_guided_marginal(lm, vocab, text, K=10, rng=np.random.default_rng(1), lookahead=0,
+                              **kw)
+    assert flat.samples == fast.samples
+    np.testing.assert_allclose(flat.log_weights, fast.log_weights, atol=1e-5, rtol=0)
+    assert fast.lm_calls < flat.lm_calls  # 3 blocks and the end: one pass ahead, not four
     data = vocab.text_bytes(text)
     blocks = split_blocks(data, default_offsets(vocab.token_bytes, ids, data), 20)
     cands = [top_m_tokenizations(vocab, data[b.start:b.end], 3) for b in blocks]

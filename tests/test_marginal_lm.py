@@ -150,6 +150,8 @@ def test_gemma3_sliding_window(tiny, window):
     prefixes = [s[:3] for s in seqs]
     conts = [[s[3:], s[3:5], [7]] for s in seqs]
     _check_next_against_full(nxt, prefixes, conts, nxt.logp_next_many(prefixes, conts))
+    session = HFTokenLM(model, tok, score_end=False).session()  # kv_tree (falls back at 4)
+    _check_next_against_full(nxt, prefixes, conts, session.logp_next_many(prefixes, conts))
 
 
 @pytest.mark.parametrize("share, work", [("tree", (1, 5)), ("cache", (2, 6))])
@@ -165,6 +167,45 @@ def test_logp_next_many_work_counts_hand_example(tiny, share, work):
     # inputs start, 5, 6, 8, 9 in one row. [7] and [9] have nothing to score; naive full
     # forwards of every prefix + continuation would run 3 + 4 + 5 + 3 positions.
     assert (lm.calls, lm.positions) == work
+
+
+def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
+    """The incremental scorer (lm.session(), fairppl.marginal.kv_tree) over steps that extend
+    prefixes by drawn continuations, with passes of 3 positions: values equal the stateless
+    scorer's; a hand-counted example runs each needed position once and keeps only the paths
+    of the kept prefixes."""
+    model, tok = tiny
+    lm = HFTokenLM(model, tok, score_end=False, tree_nodes=3)
+    ref = HFTokenLM(model, tok, score_end=False, share="cache")
+    session = lm.session()
+    rng = np.random.default_rng(4)
+    prefixes = [()]
+    for step in range(4):
+        conts = [tuple(rng.integers(4, len(tok), size=rng.integers(1, 4))) for _ in range(5)]
+        conts += [(), conts[0][:1]]
+        got = session.logp_next_many(prefixes, [conts] * len(prefixes))
+        for g, w in zip(got, ref.logp_next_many(prefixes, [conts] * len(prefixes))):
+            np.testing.assert_allclose(g, w, atol=2e-5, rtol=0)
+        prefixes = sorted({p + conts[int(j)] for p in prefixes for j in rng.integers(0, 5, 2)})
+        session.keep(prefixes)
+    assert len(prefixes) > 2 and lm.calls > 4
+    lm = HFTokenLM(model, tok, score_end=False)
+    session = lm.session()
+    session.logp_next_many([[5, 6]], [[[8], [8, 9], [8, 9, 10], [7, 5]]])
+    # inputs start 5 6 (the prefix), 8, 8 9, 7: six positions in one pass
+    assert (lm.calls, lm.positions, len(session)) == (1, 6, 6)
+    session.keep([[5, 6, 8, 9, 10], [5, 6, 7, 5]])
+    assert len(session) == 6  # the paths' run parts: start 5 6 8 9 and 7; nothing dropped
+    out = session.logp_next_many([[5, 6, 8, 9, 10], [5, 6, 7, 5]], [[[4], [4, 4]], [[4]]])
+    # new inputs: 10 and 5 (the prefixes' last tokens), then 4 after 10
+    assert (lm.calls, lm.positions) == (2, 9)
+    want = ref.logp_next_many([[5, 6, 8, 9, 10], [5, 6, 7, 5]], [[[4], [4, 4]], [[4]]])
+    for g, w in zip(out, want):
+        np.testing.assert_allclose(g, w, atol=2e-5, rtol=0)
+    session.keep([[5, 6, 7, 5, 4]])
+    assert len(session) == 5  # start 5 6 7 5 stay; 8, 8 9, 8 9 10 and 10 4 are dropped
+    session.keep([])
+    assert len(session) == 0
 
 
 def test_too_long_sequences_are_refused(tiny):

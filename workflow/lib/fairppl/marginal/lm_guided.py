@@ -17,8 +17,15 @@ counts the blocks where it is not.
 
 Shared work (the point of :func:`lm_guided_marginal`): the K samples advance block by block
 together; samples whose prefixes are equal (most pick the default) are scored once, all distinct
-prefixes of a block in one ``lm.logp_next_many`` call. :func:`lm_guided_reference` is the
-paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
+prefixes of a block in one ``logp_next_many`` call. An LM with a ``session()`` (HFTokenLM:
+:class:`.kv_tree.KVTree`) keeps each distinct prefix's key/values from one block to the next, so
+a block step runs only the drawn candidates' last tokens and the inner positions of the block's
+candidate trie after each distinct prefix (candidates sharing leading tokens share them).
+A prefix not scored yet is scored for its block and, in the same call, for the next
+``lookahead`` blocks along the default path (the end token included): most samples keep the
+default, so a text costs a few LM calls instead of one per block. The scores are the same; only
+the order of the work changes.
+:func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
 
@@ -39,6 +46,9 @@ from .estimate import bca_interval, log_mean_exp, log_sum_exp
 #: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
 #: sampled, their appendix D, and every candidate costs LM work per distinct prefix).
 DEFAULT_M = 16
+#: Blocks scored ahead along the default path of a new prefix, in the same LM call: most samples
+#: keep the default, and on a CPU an LM call costs about as much as reading the weights once.
+LOOKAHEAD = 8
 
 
 @dataclass
@@ -51,7 +61,7 @@ class Result:
     ``n_default_outside``: blocks whose default tokens are not among the candidates (unaligned
     ones included); ``lm_calls``/``positions``: the LM's forward calls and token positions run
     for this text; ``prefixes``: LM scorings of a (prefix, candidate set) pair, the end's
-    included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
+    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
     sampled token sequences when asked for."""
 
     logp_default: float
@@ -167,21 +177,23 @@ def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
                        cache: BlockCandidates | None = None, return_samples: bool = False,
-                       blocks_out: list | None = None) -> Result:
+                       lookahead: int = LOOKAHEAD, blocks_out: list | None = None) -> Result:
     """Estimate log P(text) (nats) with K samples of the LM-guided block proposal, the samples
     advanced block by block together and equal prefixes scored once (module docstring).
 
     ``lm``: a TokenLM; ``vocab``: the LM's TokenVocab; ``default_ids``: the tokenizer's token ids
     for ``text`` (they must spell ``vocab.text_bytes(text)``); ``L``: maximum block length in
     characters (None: the longest default token, so no T2 block); ``M``: candidates per block;
-    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``).
+    ``cache``: a BlockCandidates to share across texts (its M must equal ``M``); ``lookahead``:
+    blocks scored ahead along the default path in the same LM call (module docstring; 0: none).
 
     ``blocks_out``: a list to which one dict per block is appended when some sample's prefix is
     the default tokenization of the blocks before (blocks after the first that no sample reached
     that way get none): ``block_index``, ``block`` (its text), ``kind`` (T0/T1/T2),
     ``n_candidates`` and ``logq_default_nats``, the proposal's log-probability of the block's
     default tokens given that prefix (Chirkova et al.'s Q(df.), Table 2; -inf when they are not a
-    candidate). It changes no sample and no weight."""
+    candidate). It changes no sample and no weight.
+    """
     t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = [()] * K
@@ -189,31 +201,47 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     chosen = np.zeros((K, n), dtype=np.int64)
     prefixes = 0
     dflt: tuple[int, ...] | None = ()  # the default tokens of the blocks before (blocks_out)
-    for b, cands in enumerate(plan.candidates):
+    # step n scores the end token; the lookahead follows the default where it is a candidate
+    steps = list(plan.candidates) + ([[(lm.end_id,)]] if lm.end_id is not None else [])
+    follow = [d if d is not None and d in c else c[0]
+              for d, c in zip(plan.defaults, plan.candidates)]
+    # an LM with a session keeps each prefix's key/values from one block to the next
+    session = lm.session() if hasattr(lm, "session") else None
+    memo: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (step, prefix) -> scores
+    for b, cands in enumerate(steps):
         groups: dict[tuple[int, ...], list[int]] = {}
         for k, seq in enumerate(seqs):
             groups.setdefault(seq, []).append(k)
-        keys = list(groups)
-        prefixes += len(keys)
-        for key, lp in zip(keys, lm.logp_next_many(keys, [cands] * len(keys))):
-            lp = np.asarray(lp, dtype=np.float64)
+        memo = {tag: v for tag, v in memo.items() if tag[0] >= b}
+        tags: dict[tuple[int, tuple[int, ...]], None] = {}
+        for key in groups:
+            p = key
+            for j in range(b, min(len(steps), b + 1 + lookahead) if (b, key) not in memo else b):
+                if (j, p) in memo:
+                    break
+                tags[(j, p)] = None
+                p = p + follow[j] if j < n else p
+        if session is not None:
+            session.keep(list(groups) + [p for _, p in memo])
+        if tags:
+            prefixes += len(tags)
+            scorer = session if session is not None else lm
+            out = scorer.logp_next_many([p for _, p in tags], [steps[j] for j, _ in tags])
+            memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
+        for key, group in groups.items():
+            lp = memo[(b, key)]
+            if b == n:  # the end token
+                logw[group] += float(lp[0])
+                continue
             if blocks_out is not None and key == dflt:
                 blocks_out.append(_default_block(vocab, plan, b, lp))
-            for k in groups[key]:
+            for k in group:
                 j, logz = _pick(lp, u[k, b])
                 chosen[k, b] = j
                 logw[k] += logz
                 seqs[k] = key + cands[j]
-        if blocks_out is not None and dflt is not None:
+        if blocks_out is not None and dflt is not None and b < n:
             dflt = None if plan.defaults[b] is None else dflt + plan.defaults[b]
-    if lm.end_id is not None:
-        groups = {}
-        for k, seq in enumerate(seqs):
-            groups.setdefault(seq, []).append(k)
-        keys = list(groups)
-        prefixes += len(keys)
-        for key, lp in zip(keys, lm.logp_next_many(keys, [[(lm.end_id,)]] * len(keys))):
-            logw[groups[key]] += float(lp[0])
     return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
                    t0, return_samples)
 

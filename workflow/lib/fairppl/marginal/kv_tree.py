@@ -1,0 +1,215 @@
+"""Incremental scoring of continuations after a growing set of prefixes, for an estimator that
+extends its prefixes step by step (the LM-guided proposal, :mod:`.lm_guided`).
+
+:class:`KVTree` keeps every token position it has run through a transformers causal LM as a node
+of one prefix tree (node 0: the start token; a node's key/value vectors, one per layer, stay in a
+store). A call of :meth:`KVTree.logp_next_many` adds the nodes its requests need and lacks (the
+prefixes' own last tokens and the inner nodes of the continuations' trie; a continuation's last
+token is predicted, never run) and runs them in forward passes of at most ``chunk`` positions:
+each new position attends to the stored nodes and new nodes that are its ancestors (a tree
+attention mask, position id = depth), so a position is computed once however many prefixes and
+continuations share it, and a prefix is never run again. :meth:`KVTree.keep` then drops every
+node that is not on the path of a prefix still wanted, which bounds the store (the continuations
+not drawn).
+
+Results equal :meth:`HFTokenLM.logp_next_many` up to float32 rounding; log-probabilities are
+float32 ``log_softmax`` summed per continuation in float64, **nats**. The LM's ``calls`` and
+``positions`` count the passes and the new positions run. A model whose sliding window is shorter
+than the depth, or that runs flash attention (no custom masks), is scored by the LM's own
+``logp_next_many`` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .lm import Seq, _merge_requests
+
+
+class KVTree:
+    """The incremental scorer of an :class:`~fairppl.marginal.lm_hf.HFTokenLM` (module
+    docstring). ``chunk``: new positions per forward pass (default: the LM's ``tree_nodes``)."""
+
+    def __init__(self, lm, chunk: int | None = None):
+        self.lm = lm
+        self.chunk = max(1, int(chunk or lm.tree_nodes))
+        self._reset()
+
+    def _reset(self) -> None:
+        self.token = [self.lm.start_id]
+        self.parent = [-1]
+        self.depth = [0]
+        self.children: list[dict[int, int]] = [{}]
+        self.anc: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]  # ancestors, self last
+        self.n_done = 0  # nodes 0..n_done-1 have their key/values in the store
+        self.kv: list[tuple] | None = None  # per layer (keys, values), (1, heads, capacity, dim)
+
+    def __len__(self) -> int:
+        return self.n_done
+
+    def _node(self, parent: int, tok: int) -> int:
+        nxt = self.children[parent].get(tok)
+        if nxt is None:
+            nxt = len(self.token)
+            self.children[parent][tok] = nxt
+            self.token.append(tok)
+            self.parent.append(parent)
+            self.depth.append(self.depth[parent] + 1)
+            self.children.append({})
+            self.anc.append(np.append(self.anc[parent], nxt))
+        return nxt
+
+    def _find(self, seq: tuple[int, ...]) -> int:
+        """The deepest existing node on the path of ``seq`` (0: the start token)."""
+        node = 0
+        for tok in seq:
+            nxt = self.children[node].get(tok)
+            if nxt is None:
+                break
+            node = nxt
+        return node
+
+    # -- scoring ------------------------------------------------------------------------------
+
+    def logp_next_many(self, prefixes: Sequence[Seq],
+                       conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
+        """log P(cont | start + prefix) per continuation of each prefix, nats, no end token (as
+        :meth:`HFTokenLM.logp_next_many`); the positions run stay in the store."""
+        import torch
+
+        lm = self.lm
+        wanted, keys = _merge_requests(prefixes, conts_per_prefix)
+        depth = 0
+        for p, conts in wanted.items():
+            longest = max((len(c) for c in conts), default=1)
+            lm._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
+            depth = max(depth, len(p) + longest)
+        if not lm._use_tree(depth + 1):
+            return lm.logp_next_many(prefixes, conts_per_prefix)
+        pairs: dict[tuple[int, int], int] = {}  # (node, target token) -> index
+        flat: list[int] = []  # pair indices of every (prefix, cont), in order
+        owner: list[int] = []  # which (prefix, cont) each entry of flat belongs to
+        order: list[tuple] = []
+        for p, conts in wanted.items():
+            base = 0
+            for tok in p:
+                base = self._node(base, tok)
+            for c in conts:
+                node, r = base, len(order)
+                order.append((p, c))
+                for i, tok in enumerate(c):
+                    flat.append(pairs.setdefault((node, tok), len(pairs)))
+                    owner.append(r)
+                    if i + 1 < len(c):
+                        node = self._node(node, tok)
+        values = np.zeros(len(pairs))
+        if pairs:
+            with torch.inference_mode():
+                self._run(pairs, values)
+        sums = np.bincount(np.asarray(owner, dtype=np.int64),
+                           weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(order))
+        bad = ~np.isfinite(sums)
+        if bad.any():
+            from ..errors import ScoringError
+            p, c = order[int(np.flatnonzero(bad)[0])]
+            raise ScoringError(f"continuation {c!r} after prefix {p[:20]!r}: log-probability "
+                               f"{sums[bad][0]}: the model produced NaN/inf")
+        where = {key: r for r, key in enumerate(order)}
+        return [np.array([sums[where[key]] for key in row], dtype=np.float64) for row in keys]
+
+    def _run(self, pairs: dict[tuple[int, int], int], values: np.ndarray) -> None:
+        """Run the nodes not yet stored, ``chunk`` at a time, and fill ``values[k]`` with the
+        log-probability of each pair's target token after its node."""
+        import torch
+
+        lm, dev = self.lm, self.lm.device
+        by_node: dict[int, list[tuple[int, int]]] = {}
+        for (node, tok), k in pairs.items():
+            by_node.setdefault(node, []).append((tok, k))
+        dtype = next(lm.model.parameters()).dtype
+        total = len(self.token)
+        for a in range(self.n_done, total, self.chunk):
+            b = min(total, a + self.chunk)
+            anc = [self.anc[q] for q in range(a, b)]
+            lens = np.array([len(x) for x in anc])
+            flat = np.concatenate(anc)
+            stored = np.unique(flat[flat < a])
+            col = np.full(b, -1, dtype=np.int64)
+            col[stored] = np.arange(len(stored))
+            col[a:b] = len(stored) + np.arange(b - a)
+            allowed = torch.zeros((b - a, len(stored) + b - a), dtype=torch.bool)
+            allowed[torch.from_numpy(np.repeat(np.arange(b - a), lens)),
+                    torch.from_numpy(col[flat])] = True
+            mask = torch.zeros(allowed.shape, dtype=dtype)
+            mask.masked_fill_(~allowed, torch.finfo(dtype).min)
+            keep, rows, toks, ks = [], [], [], []
+            for q in range(a, b):
+                for tok, k in by_node.get(q, ()):
+                    rows.append(len(keep))
+                    toks.append(tok)
+                    ks.append(k)
+                if q in by_node:
+                    keep.append(q - a)
+            from transformers import DynamicCache
+
+            sel = torch.from_numpy(stored).to(dev)
+            cache = DynamicCache(ddp_cache_data=[(k.index_select(2, sel), v.index_select(2, sel))
+                                                for k, v in self.kv]
+                                 ) if self.kv is not None else DynamicCache()
+            lm.calls += 1
+            lm.positions += b - a
+            out = lm.model(input_ids=torch.tensor([self.token[a:b]], device=dev),
+                           position_ids=torch.tensor([self.depth[a:b]], device=dev),
+                           attention_mask=mask[None, None].to(dev), past_key_values=cache,
+                           use_cache=True, logits_to_keep=torch.tensor(keep, device=dev))
+            self._store(a, b, [(layer.keys[:, :, len(stored):], layer.values[:, :, len(stored):])
+                               for layer in out.past_key_values.layers])
+            if keep:
+                lp = torch.log_softmax(out.logits[0].float(), dim=-1)[
+                    torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
+                values[np.asarray(ks)] = lp.double().cpu().numpy()
+
+    def _store(self, a: int, b: int, new: list[tuple]) -> None:
+        """Write the key/values of nodes a..b-1 into the store (capacity doubled as needed)."""
+        import torch
+
+        if self.kv is None:
+            self.kv = [(k.new_empty(k.shape[:2] + (max(b, 64),) + k.shape[3:]),
+                        v.new_empty(v.shape[:2] + (max(b, 64),) + v.shape[3:])) for k, v in new]
+        cap = self.kv[0][0].shape[2]
+        if b > cap:
+            grow = max(b, 2 * cap) - cap
+            self.kv = [(torch.cat([k, k.new_empty(k.shape[:2] + (grow,) + k.shape[3:])], 2),
+                        torch.cat([v, v.new_empty(v.shape[:2] + (grow,) + v.shape[3:])], 2))
+                       for k, v in self.kv]
+        for (k, v), (nk, nv) in zip(self.kv, new):
+            k[:, :, a:b] = nk
+            v[:, :, a:b] = nv
+        self.n_done = b
+
+    # -- pruning ------------------------------------------------------------------------------
+
+    def keep(self, prefixes: Sequence[Seq]) -> None:
+        """Drop every node that is not on the path of one of ``prefixes`` (their stored part)."""
+        import torch
+
+        paths = [self.anc[self._find(tuple(int(t) for t in p))] for p in prefixes]
+        kept = np.unique(np.concatenate(paths)) if paths else np.zeros(0, dtype=np.int64)
+        kept = kept[kept < self.n_done]
+        if len(kept) == 0:
+            self._reset()
+            return
+        new_id = np.full(len(self.token), -1, dtype=np.int64)
+        new_id[kept] = np.arange(len(kept))
+        self.token = [self.token[i] for i in kept]
+        self.depth = [self.depth[i] for i in kept]
+        self.parent = [int(new_id[self.parent[i]]) if i else -1 for i in kept]
+        self.anc = [new_id[self.anc[i]] for i in kept]
+        self.children = [{} for _ in kept]
+        for i in range(1, len(kept)):
+            self.children[self.parent[i]][self.token[i]] = i
+        idx = torch.from_numpy(kept).to(self.kv[0][0].device)
+        self.kv = [(k.index_select(2, idx), v.index_select(2, idx)) for k, v in self.kv]
+        self.n_done = len(kept)
