@@ -531,6 +531,12 @@ def qdefault_files():
     ]
 
 
+# Published marginal-vs-default numbers, shipped with the workflow (not a study output).
+PUBLISHED_MARGINAL = str(
+    Path(workflow.basedir) / "resources" / "published" / "marginal.tsv"
+)
+
+
 def marginal_unit_tables():
     """Prepared units tables of the corpora of the marginal stage."""
     corpora = sorted({row.corpus for row in marginal_languages()})

@@ -207,7 +207,7 @@ rule marginal_table:
     input:
         units=marginal_unit_tables(),
         tables=marginal_files(),
-        published="resources/published/marginal.tsv",
+        published=PUBLISHED_MARGINAL,
         lengths=marginal_length_files(),
         caching=marginal_caching_files(),
     output:
