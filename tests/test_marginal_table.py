@@ -232,3 +232,13 @@ def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
     want = ngram_marginal(lm.model, vocab, unit["text"], lm.words).logp
     assert unit["logp"] == pytest.approx(want, abs=1e-9)
     assert not list(out.glob(".*part*"))  # the partial file is removed once the table is written
+
+
+def test_fitting_units_leave_out_what_overflows_the_context():
+    from fairppl.marginal.units import fitting_units
+
+    units = pl.DataFrame({"unit_id": ["a", "b", "c"], "text": ["xx", "xxxxxxxx", "xxxx"]})
+    encode = list  # one token per character
+    kept, skipped = fitting_units(units, encode, max_length=10, fill=0.8)  # at most 8 positions
+    assert kept["unit_id"].to_list() == ["a", "c"] and skipped == ["b"]  # 4, 10, 6 positions
+    assert fitting_units(units, encode, None)[0].height == 3

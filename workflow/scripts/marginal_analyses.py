@@ -16,7 +16,7 @@ from fairppl.marginal.analyses import (
     samples_needed_curves,
     samples_needed_summary,
 )
-from fairppl.marginal.units import hf_lm, kenlm_lm
+from fairppl.marginal.units import fitting_units, hf_lm, kenlm_lm
 
 
 def samples_needed(snakemake, units, keys):
@@ -42,6 +42,10 @@ def qdefault(snakemake, units, keys):
     params, sampling = snakemake.params, snakemake.params.sampling
     torch.set_num_threads(snakemake.threads)
     lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
+    units, skipped = fitting_units(units, encode, lm.max_length)
+    if skipped:
+        logging.info("%d units left out, too long for the model's %d positions: %s",
+                     len(skipped), lm.max_length, ", ".join(skipped))
     records = qdefault_records(lm, vocab, encode, units.select("unit_id", "text"),
                                K=sampling["K"], L=sampling["L"], M=sampling["M"],
                                seed=sampling["seed"], keys=keys)

@@ -6,7 +6,15 @@ import logging
 
 from fairppl.corpora import read_split
 from fairppl.marginal.unigram import UnigramModel
-from fairppl.marginal.units import file_identity, hf_lm, kenlm_lm, run_units
+from fairppl.errors import InputError
+from fairppl.marginal.units import (
+    CONTEXT_FILL,
+    file_identity,
+    fitting_units,
+    hf_lm,
+    kenlm_lm,
+    run_units,
+)
 
 
 def main(snakemake):
@@ -29,6 +37,15 @@ def main(snakemake):
             unigram = UnigramModel.from_file(snakemake.input.tokenizer)
             identity["tokenizer"] = file_identity(snakemake.input.tokenizer)
     units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
+    if snakemake.rule != "marginal_ngram":
+        units, skipped = fitting_units(units, encode, lm.max_length)
+        if skipped:
+            logging.info("%d units left out, longer than %.0f%% of the model's %d positions: %s",
+                         len(skipped), 100 * CONTEXT_FILL, lm.max_length, ", ".join(skipped))
+        if not units.height:
+            raise InputError(f"no {wc.language} unit fits in {CONTEXT_FILL:.0%} of the model's "
+                             f"{lm.max_length} positions: expected shorter units or a model "
+                             f"with a longer context")
     keys = {"corpus": wc.corpus, "language": wc.language, "model": model,
             "tokenizer": wc.tokenizer, "split": params.split}
     table = run_units(

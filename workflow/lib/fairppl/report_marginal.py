@@ -166,7 +166,9 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                     "the exact marginal where it can be computed (the subword n-gram's forward "
                     "algorithm over its own context states), otherwise the LM-guided block "
                     "proposal (Chirkova et al. 2023) or the unigram-lattice importance "
-                    "sampler (Cao & Rimell 2021)."))
+                    "sampler (Cao & Rimell 2021). A neural LM's units are those whose default "
+                    "tokenization fills at most 85% of its context (every sampled tokenization "
+                    "must fit in one window): n_units says how many."))
     if rankings is not None and rankings.height:
         parts.extend(_p(s, "answer") for s in ranking_sentences(rankings, fair))
     parts.append(_table(fair.sort("model", "tokenizer", "bpec_default", descending=[
