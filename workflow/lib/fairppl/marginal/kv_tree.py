@@ -25,10 +25,10 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import Seq, _merge_requests
+from .lm import PrefixTree, Seq, _merge_requests
 
 
-class KVTree:
+class KVTree(PrefixTree):
     """The incremental scorer of an :class:`~fairppl.marginal.lm_hf.HFTokenLM` (module
     docstring). ``chunk``: new positions per forward pass (default: the LM's ``tree_nodes``)."""
 
@@ -38,10 +38,7 @@ class KVTree:
         self._reset()
 
     def _reset(self) -> None:
-        self.token = [self.lm.start_id]
-        self.parent = [-1]
-        self.depth = [0]
-        self.children: list[dict[int, int]] = [{}]
+        PrefixTree.__init__(self, self.lm.start_id)
         self.anc: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]  # ancestors, self last
         self.n_done = 0  # nodes 0..n_done-1 have their key/values in the store
         self.kv: list[tuple] | None = None  # per layer (keys, values), (1, heads, capacity, dim)
@@ -49,17 +46,8 @@ class KVTree:
     def __len__(self) -> int:
         return self.n_done
 
-    def _node(self, parent: int, tok: int) -> int:
-        nxt = self.children[parent].get(tok)
-        if nxt is None:
-            nxt = len(self.token)
-            self.children[parent][tok] = nxt
-            self.token.append(tok)
-            self.parent.append(parent)
-            self.depth.append(self.depth[parent] + 1)
-            self.children.append({})
-            self.anc.append(np.append(self.anc[parent], nxt))
-        return nxt
+    def _added(self, node: int) -> None:
+        self.anc.append(np.append(self.anc[self.parent[node]], node))
 
     def _find(self, seq: tuple[int, ...]) -> int:
         """The deepest existing node on the path of ``seq`` (0: the start token)."""
@@ -95,7 +83,7 @@ class KVTree:
         for p, conts in wanted.items():
             base = 0
             for tok in p:
-                base = self._node(base, tok)
+                base = self.child(base, tok)
             for c in conts:
                 node, r = base, len(order)
                 order.append((p, c))
@@ -103,7 +91,7 @@ class KVTree:
                     flat.append(pairs.setdefault((node, tok), len(pairs)))
                     owner.append(r)
                     if i + 1 < len(c):
-                        node = self._node(node, tok)
+                        node = self.child(node, tok)
         values = np.zeros(len(pairs))
         if pairs:
             with torch.inference_mode():

@@ -81,6 +81,34 @@ def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]
 # KenLM
 
 
+class PrefixTree:
+    """Distinct token prefixes as a tree, each run through an LM once: node 0 is the start
+    token; every node has its ``token``, ``parent``, ``depth`` and ``children`` (token -> node).
+    :meth:`_added` is the hook of subclasses that keep more per node."""
+
+    def __init__(self, start_id: int):
+        self.token = [start_id]
+        self.parent = [-1]
+        self.depth = [0]
+        self.children: list[dict[int, int]] = [{}]
+
+    def child(self, node: int, tok: int) -> int:
+        """The node of ``node``'s prefix followed by ``tok``, added when new."""
+        nxt = self.children[node].get(tok)
+        if nxt is None:
+            nxt = len(self.token)
+            self.children[node][tok] = nxt
+            self.token.append(tok)
+            self.parent.append(node)
+            self.depth.append(self.depth[node] + 1)
+            self.children.append({})
+            self._added(nxt)
+        return nxt
+
+    def _added(self, node: int) -> None:
+        """Called once per new node."""
+
+
 class KenLMTokenLM:
     """A KenLM n-gram over a tokenizer's pieces (the study's subword n-gram) as a
     :class:`TokenLM`.

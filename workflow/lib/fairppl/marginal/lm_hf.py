@@ -12,30 +12,16 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import Seq, _as_tuple, _merge_requests
+from .lm import PrefixTree, Seq, _as_tuple, _merge_requests
 
-class _Trie:
+class _Trie(PrefixTree):
     """The model inputs of many token sequences as one prefix tree: each distinct input prefix is
     one node (to be run through the model once), each scored ``(node, next token)`` pair one log-
     probability. Node 0 is the start token."""
 
     def __init__(self, start_id: int):
-        self.token = [start_id]
-        self.parent = [-1]
-        self.depth = [0]
-        self.children: list[dict[int, int]] = [{}]
+        super().__init__(start_id)
         self.pairs: dict[tuple[int, int], int] = {}  # (node, target token) -> pair index
-
-    def _child(self, node: int, tok: int) -> int:
-        nxt = self.children[node].get(tok)
-        if nxt is None:
-            nxt = len(self.token)
-            self.children[node][tok] = nxt
-            self.token.append(tok)
-            self.parent.append(node)
-            self.depth.append(self.depth[node] + 1)
-            self.children.append({})
-        return nxt
 
     def add(self, full: Sequence[int], first: int) -> list[int]:
         """Add ``full`` (start token first); return the pair indices of the targets
@@ -45,7 +31,7 @@ class _Trie:
             if i >= first:
                 out.append(self.pairs.setdefault((node, full[i + 1]), len(self.pairs)))
             if i + 1 < len(full) - 1:
-                node = self._child(node, full[i + 1])
+                node = self.child(node, full[i + 1])
         return out
 
     def rows(self, cap: int) -> list[tuple[list[int], list[int]]]:
