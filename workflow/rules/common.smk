@@ -490,8 +490,8 @@ def marginal_length_files():
 
 
 def marginal_caching_files():
-    """Caching analyses (rule marginal_caching): one per Transformer over unigram pieces of the
-    stage's languages, unless marginal.caching.n_documents is 0."""
+    """The caching analyses of marginal_caching, one per Transformer over unigram pieces of the
+    stage's languages (none when marginal.caching.n_documents is 0)."""
     if not config["marginal"]["caching"]["n_documents"]:
         return []
     return [
