@@ -198,17 +198,14 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
     if not block:
         return
     known = {row.language for row in languages if row.corpus in block.get("corpora", [])}
-    unknown = [lang for lang in block.get("languages") or [] if lang not in known]
-    if languages and unknown:
-        raise InputError(f"field 'marginal.languages': {unknown} have no row for the corpora "
-                         f"{block.get('corpora', [])} in the language sheet; expected ids among "
-                         f"{sorted(known)}", path=source)
     swept = (block.get("lengths") or {}).get("languages") or []
-    unknown = [lang for lang in swept if lang not in known]
-    if languages and unknown:
-        raise InputError(f"field 'marginal.lengths.languages': {unknown} have no row for the "
-                         f"corpora {block.get('corpora', [])} in the language sheet; expected "
-                         f"ids among {sorted(known)}", path=source)
+    for field, asked in (("marginal.languages", block.get("languages") or []),
+                         ("marginal.lengths.languages", swept)):
+        unknown = [lang for lang in asked if lang not in known]
+        if languages and unknown:
+            raise InputError(f"field '{field}': {unknown} have no row for the corpora "
+                             f"{block.get('corpora', [])} in the language sheet; expected ids "
+                             f"among {sorted(known)}", path=source)
     if "ngram" not in block:
         return
     tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
