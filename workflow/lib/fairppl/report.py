@@ -49,6 +49,18 @@ def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption:
     return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+def paragraph(text: str, css: str = "") -> str:
+    """``text`` as an HTML paragraph (escaped), with an optional CSS class."""
+    cls = f" class='{css}'" if css else ""
+    return f"<p{cls}>{html.escape(text)}</p>"
+
+
+def constants_text(constant: dict) -> str:
+    """Columns dropped because they hold one value (:func:`drop_constant_columns`), stated once
+    (nulls are not stated)."""
+    return "; ".join(f"{c} = {fmt(v)}" for c, v in constant.items() if v is not None)
+
+
 def drop_constant_columns(df: pl.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict]:
     """``df`` without its columns that hold one value in every row (except ``keep``), and those
     values (column -> value), to be stated once above the table."""

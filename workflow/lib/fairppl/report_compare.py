@@ -6,15 +6,13 @@ the end-of-unit columns) and the model differences table."""
 
 from __future__ import annotations
 
-import html
-
 import polars as pl
 
 from .bootstrap import BootstrapSettings
 from .correlates import spearman
 from .metrics import model_order
 from .rankings import open_rows
-from .report import fmt, html_table
+from .report import fmt, html_table, paragraph
 
 #: Units of the end-of-unit table's columns.
 EOS_UNITS = {
@@ -157,17 +155,13 @@ def model_pair_sentence(differences: pl.DataFrame, corpus: str, level: float) ->
             f"in {n_apart} of {n_all} comparisons.")
 
 
-def _paragraph(text: str) -> str:
-    return f"<p>{html.escape(text)}</p>"
-
-
 def model_pairs_html(differences: pl.DataFrame | None, corpus: str,
                      bootstrap: BootstrapSettings) -> str:
     """Model against model for the report: the sentence and the per-pair summary ('' if none)."""
     sentence = model_pair_sentence(differences, corpus, bootstrap.level)
     if sentence is None:
         return ""
-    return _paragraph(sentence) + html_table(
+    return paragraph(sentence) + html_table(
         model_pair_summary(differences, corpus), PAIR_UNITS, caption=(
             f"Model against model ({corpus}): BPEC of model a - model b per language on the "
             f"common units, each with a paired interval ({bootstrap.describe()}); per language "
@@ -180,7 +174,7 @@ def end_of_unit_html(models: pl.DataFrame, corpus: str) -> str:
     table = eos_table(models, corpus)
     if not table.height:
         return ""
-    return "".join(_paragraph(s) for s in eos_sentences(models, corpus)) + html_table(
+    return "".join(paragraph(s) for s in eos_sentences(models, corpus)) + html_table(
         table, EOS_UNITS, caption=(
             f"BPEC with and without the end-of-unit token ({corpus}): every unit is charged "
             f"its end token, whose cost differs by model; per language in "

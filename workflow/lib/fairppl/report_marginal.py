@@ -18,9 +18,10 @@ from .marginal.compare import (
     PUBLISHED_COLUMNS,
     RANKING_COLUMNS,
 )
-from .marginal.lengths import SUMMARY_COLUMNS, recommendation
+from .marginal.lengths import SUMMARY_COLUMNS, pooled_summary, recommendation
 from .plots import model_label
-from .report import drop_constant_columns, fmt, html_table
+from .report import constants_text, drop_constant_columns, fmt, html_table
+from .report import paragraph as _p
 
 #: The stage's tables in ReportInputs.marginal: name -> (CSV under results/tables, headers).
 TABLES = {
@@ -106,11 +107,6 @@ def caching_tables(caching: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return losses, ppl.join(sd, on="language", how="left").sort("language")
 
 
-def _p(text: str, css: str = "") -> str:
-    cls = f" class='{css}'" if css else ""
-    return f"<p{cls}>{html.escape(text)}</p>"
-
-
 def _percent(value) -> str:
     return "n/a" if value is None else f"{fmt(float(value))}%"
 
@@ -149,7 +145,7 @@ def _named(df: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
 def _table(df: pl.DataFrame, headers: dict, caption: str, names: dict[str, str],
            keep=("language", "model")) -> str:
     df, constant = drop_constant_columns(_named(df, names), keep=keep)
-    stated = "; ".join(f"{c} = {fmt(v)}" for c, v in constant.items() if v is not None)
+    stated = constants_text(constant)
     return html_table(df, headers, caption=caption + (f" ({stated})" if stated else ""))
 
 
@@ -194,7 +190,8 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         for row in pooled.iter_rows(named=True):
             spread = (f"; per language {fmt(per_language.min())} to {fmt(per_language.max())}"
                       if per_language.len() else "")
-            parts.append(_p(f"Tokenizer uncertainty and the gap ({model_label(row['model'], row['tokenizer'])}): "
+            label = model_label(row["model"], row["tokenizer"])
+            parts.append(_p(f"Tokenizer uncertainty and the gap ({label}): "
                             f"Spearman rho {fmt(row['spearman_rho'])} over {row['n_units']} units "
                             f"pooled{spread}. Cao & Rimell (2021) report 0.57 for English and 0.49 "
                             f"for German (Transformer-XL, WMT/Wikipedia/arXiv).", "note"))
@@ -210,11 +207,7 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                         "the exact marginal, pooled over languages:", "note"))
         items = "".join(f"<li>{html.escape(s)}</li>" for s in recommendation(lengths))
         parts.append(f"<ul>{items}</ul>")
-        pooled = lengths.group_by("estimator", "n_words").agg(
-            pl.col("n_units").sum(), pl.col("mean_chars").mean(),
-            ((pl.col("rmse_nats") ** 2 * pl.col("n_units")).sum() / pl.col("n_units").sum())
-            .sqrt().alias("rmse_nats"), pl.col("gap_nats").mean(), pl.col("seconds").mean(),
-            pl.col("positions").mean()).sort("estimator", "n_words")
+        pooled = pooled_summary(lengths)
         parts.append(_table(pooled, SUMMARY_COLUMNS, "Estimators by text length, languages "
                             "pooled (results/tables/marginal_lengths.csv has each language)",
                             names, keep=("estimator",)))

@@ -24,7 +24,9 @@ from .rankings import (
     ranking_transfer,
     wide_table,
 )
+from .report import constants_text as _constants
 from .report import drop_constant_columns, fmt, html_table, unk_table
+from .report import paragraph as _p
 from .report_compare import end_of_unit_html, model_pairs_html
 
 QUESTION = "How hard is each language to language-model, measured fairly?"
@@ -106,16 +108,6 @@ def figure(path: str | None, alt: str) -> str:
 
 def _section(anchor: str, title: str, body: str) -> str:
     return f"<section id='{anchor}'><h2>{html.escape(title)}</h2>\n{body}\n</section>"
-
-
-def _p(text: str, css: str = "") -> str:
-    cls = f" class='{css}'" if css else ""
-    return f"<p{cls}>{html.escape(text)}</p>"
-
-
-def _constants(constant: dict) -> str:
-    """Columns dropped because they hold one value, stated once (nulls are not stated)."""
-    return "; ".join(f"{c} = {fmt(v)}" for c, v in constant.items() if v is not None)
 
 
 def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
@@ -359,8 +351,8 @@ def settings_section(inp: ReportInputs) -> str:
 
 
 SECTIONS = [answer_section, languages_models_section, main_figure_section,
-            marginal_section, second_domain_section, unk_section, correlates_section, tokenizers_section,
-            corpus_section, conventions_section, settings_section]
+            marginal_section, second_domain_section, unk_section, correlates_section,
+            tokenizers_section, corpus_section, conventions_section, settings_section]
 
 
 def build_report(inp: ReportInputs) -> str:

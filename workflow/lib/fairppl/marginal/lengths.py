@@ -102,23 +102,32 @@ def length_summary(sweep: pl.DataFrame) -> pl.DataFrame:
     return out.select(list(SUMMARY_COLUMNS)).sort("language", "estimator", "n_words")
 
 
+def pooled_summary(summary: pl.DataFrame) -> pl.DataFrame:
+    """:func:`length_summary` pooled over languages, per (estimator, prefix length): prefixes
+    summed, RMSE over all of them (from each language's RMSE and count), the other columns
+    averaged over languages."""
+    return summary.group_by("estimator", "n_words").agg(
+        pl.col("n_units").sum(), pl.col("mean_chars").mean(),
+        ((pl.col("rmse_nats") ** 2 * pl.col("n_units")).sum() / pl.col("n_units").sum())
+        .sqrt().alias("rmse_nats"), pl.col("gap_nats").mean(), pl.col("seconds").mean(),
+        pl.col("positions").mean()).sort("estimator", "n_words")
+
+
 def recommendation(summary: pl.DataFrame, tolerance_nats: float = 0.01) -> list[str]:
     """Per prefix length, the cheapest estimator (fewest LM positions) whose RMSE stays within
-    ``tolerance_nats`` of the exact marginal, pooled over languages; a sentence per length."""
-    pooled = summary.group_by("estimator", "n_words").agg(
-        ((pl.col("rmse_nats") ** 2 * pl.col("n_units")).sum() / pl.col("n_units").sum())
-        .sqrt().alias("rmse"), pl.col("positions").mean(), pl.col("mean_chars").mean())
+    ``tolerance_nats`` of the exact marginal, pooled over languages (:func:`pooled_summary`);
+    a sentence per length."""
+    pooled = pooled_summary(summary)
     out = []
     for (n,), part in pooled.sort("n_words").group_by(["n_words"], maintain_order=True):
-        ok = part.filter(pl.col("rmse") <= tolerance_nats).sort("positions")
+        ok = part.filter(pl.col("rmse_nats") <= tolerance_nats).sort("positions")
         chars = part["mean_chars"].mean()
         if ok.height:
             best = ok.row(0, named=True)
             out.append(f"{n} words (~{chars:.0f} characters): {best['estimator']} "
-                       f"(RMSE {best['rmse']:.3g} nats, {best['positions']:.0f} positions)")
+                       f"(RMSE {best['rmse_nats']:.3g} nats, {best['positions']:.0f} positions)")
         else:
-            best = part.sort("rmse").row(0, named=True)
+            best = part.sort("rmse_nats").row(0, named=True)
             out.append(f"{n} words (~{chars:.0f} characters): none within {tolerance_nats} nats; "
-                       f"closest {best['estimator']} (RMSE {best['rmse']:.3g} nats)")
+                       f"closest {best['estimator']} (RMSE {best['rmse_nats']:.3g} nats)")
     return out
-
