@@ -114,7 +114,7 @@ def test_per_word_losses_sum_to_the_lm_score(tiny):
     got = sample_document(uni, TEXT, 12, np.random.default_rng(0), tau=8.0)
     seqs = list(dict.fromkeys(ids for ids, _, _ in got))
     assert len(seqs) > 3  # tau 8: a variety of tokenizations
-    lps = caching.token_logprobs(lm, seqs, batch_size=5)
+    lps = lm.token_logps(seqs)
     assert [len(lp) for lp in lps] == [len(s) + 1 for s in seqs]  # the end token last
     starts = caching.word_starts(uni)
     classes = set()
@@ -161,9 +161,9 @@ def test_a_document_past_the_window_is_skipped(tiny):
     assert caching.analyse_document(lm, uni, long, 2, 1.0, lambda: np.random.default_rng(0),
                                     [1]) is None
     assert lm.max_length == 64 and lm.end_id is not None
-    assert len(caching.token_logprobs(lm, [[5] * 63])[0]) == 64  # start + 63 inputs: fits
-    with pytest.raises(ValueError, match="sequence 1: 65 input positions exceed .* 64"):
-        caching.token_logprobs(lm, [[5], [5] * 64])
+    assert len(lm.token_logps([[5] * 63])[0]) == 64  # start + 63 inputs: fits
+    with pytest.raises(ValueError, match=r"sequence 1 \(64 tokens\): 65 input positions .* 64"):
+        lm.token_logps([[5], [5] * 64])
 
 
 def test_caching_table_of_a_few_documents(tiny):

@@ -318,3 +318,26 @@ def test_kenlm_next_equals_differences_and_shares_prefixes(piece_ngram):
         lm.logp([[1]])
     with pytest.raises(ValueError, match=r"id_to_word\[0\] = 'a b'"):
         KenLMTokenLM(model, ["a b"])
+
+
+def test_token_logps_sum_to_logp_across_batches():
+    """Per-token log-probabilities of several sequences (batched, padded) sum to logp's value,
+    the end token's last; an empty sequence has just the end token's."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.tokenizers import char_tokenizer
+
+    tok = char_tokenizer(["abcdefgh "])
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                      num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2,
+                      max_position_embeddings=64, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    lm = HFTokenLM(LlamaForCausalLM(cfg).eval(), tok, batch_size=2, share="cache")
+    seqs = [[5, 6, 7], [8], [5, 5, 6, 9, 10], []]
+    got = lm.token_logps(seqs)
+    assert [len(v) for v in got] == [4, 2, 6, 1]
+    np.testing.assert_allclose([v.sum() for v in got], lm.logp(seqs), atol=1e-5)
+    assert all((v < 0).all() for v in got)

@@ -4,8 +4,8 @@ comparison (their Table 1), for an LM over a SentencePiece unigram model's piece
 A document is a run of consecutive evaluation units joined by a space, short enough that every
 sampled tokenization fits in the LM's window (:func:`documents`). Its tokenizations are drawn
 with replacement from the unigram lattice at temperature ``tau``
-(:func:`fairppl.marginal.unigram.sample_document`) and scored token by token in one batched
-forward pass per batch of samples (:func:`token_logprobs`).
+(:func:`fairppl.marginal.unigram.sample_document`) and scored token by token in batched forward
+passes (:meth:`fairppl.marginal.lm_hf.HFTokenLM.token_logps`).
 
 Caching (:func:`classify_occurrences`, :func:`word_losses`, :func:`caching_summary`): in each
 sample of the INDEPENDENT mode (every word occurrence tokenized on its own), the loss of a
@@ -113,41 +113,6 @@ def caching_summary(occurrences: Sequence[Occurrence]) -> list[dict]:
     return rows
 
 
-def token_logprobs(lm, seqs: Sequence[Sequence[int]], batch_size: int = 64) -> list[np.ndarray]:
-    """log P(token | start + earlier tokens) of every token of each sequence, then of the end
-    token when ``lm.end_id`` is set: float64 arrays of ``len(seq) [+ 1]`` values, nats.
-
-    ``lm`` is a :class:`~.lm.HFTokenLM` (its model, start, end and pad ids and device are
-    used). Rows are right-padded without an attention mask (causal attention: no real token
-    sees a pad), ``batch_size`` rows per forward pass; float32 ``log_softmax`` as the study's
-    scorer. ValueError for a sequence longer than the model's window."""
-    import torch
-
-    end = [] if lm.end_id is None else [lm.end_id]
-    fulls = [[lm.start_id, *map(int, s), *end] for s in seqs]
-    for i, full in enumerate(fulls):
-        if lm.max_length is not None and len(full) - 1 > lm.max_length:
-            raise ValueError(f"sequence {i}: {len(full) - 1} input positions exceed the model's "
-                             f"limit of {lm.max_length}")
-    out: list[np.ndarray] = [np.zeros(0)] * len(fulls)
-    with torch.inference_mode():
-        for lo in range(0, len(fulls), batch_size):
-            batch = fulls[lo:lo + batch_size]
-            width = max(len(f) for f in batch) - 1
-            ids = torch.full((len(batch), width), lm.pad_id, dtype=torch.long)
-            for k, f in enumerate(batch):
-                ids[k, :len(f) - 1] = torch.tensor(f[:-1], dtype=torch.long)
-            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=None,
-                              use_cache=False).logits
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            for k, f in enumerate(batch):
-                n = len(f) - 1
-                tgt = torch.tensor(f[1:], dtype=torch.long, device=logp.device)
-                out[lo + k] = logp[k, torch.arange(n, device=logp.device), tgt].double() \
-                    .cpu().numpy()
-    return out
-
-
 def mode_estimate(logp: np.ndarray, logq: np.ndarray) -> dict:
     """The importance-sampling estimate of one document from K samples with replacement:
     ``logp_nats`` (log mean of the weights), ``log_weight_sd_nats`` (sd over the samples of
@@ -192,7 +157,7 @@ def analyse_document(lm, model: UnigramModel, text: str, K: int, tau: float,
     inputs = max(len(s) for s in seqs) + (lm.end_id is not None)
     if lm.max_length is not None and inputs > lm.max_length:
         return None
-    lps = token_logprobs(lm, seqs)
+    lps = lm.token_logps(seqs)
     totals = np.array([math.fsum(lp) for lp in lps])
     words = units(model, text)
     occ = []

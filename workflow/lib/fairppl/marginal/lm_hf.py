@@ -178,6 +178,11 @@ class HFTokenLM:
     def _row_logps(self, inputs: list[list[int]], targets: list[list[int]], **kwargs):
         """Sum over each row of log P(target | inputs so far), float64 numpy; rows right-padded
         to one batch. ``kwargs`` go to the model (e.g. a key/value cache)."""
+        return self._position_logps(inputs, targets, **kwargs).sum(dim=1).cpu().numpy()
+
+    def _position_logps(self, inputs: list[list[int]], targets: list[list[int]], **kwargs):
+        """log P(target | inputs so far) at every position of each row, float64 tensor [rows,
+        width] (0 past a row's targets); rows right-padded to one batch."""
         import torch
         import torch.nn.functional as F
 
@@ -191,7 +196,7 @@ class HFTokenLM:
         tgt = tgt.to(self.device)
         nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), tgt.reshape(-1),
                                reduction="none", ignore_index=-100).reshape(len(inputs), width)
-        return -nats.double().sum(dim=1).cpu().numpy()
+        return -nats.double()
 
     def _use_tree(self, depth: int) -> bool:
         return (self.share == "tree" and not self._flash
@@ -276,6 +281,30 @@ class HFTokenLM:
         self._check_finite(values, lambda k: f"sequence {keys.index(distinct[k])}")
         where = {s: i for i, s in enumerate(distinct)}
         return np.array([values[where[s]] for s in keys], dtype=np.float64)
+
+    def token_logps(self, seqs: Sequence[Seq]) -> list[np.ndarray]:
+        """log P(token | start + earlier tokens) of every token of each sequence, then of the end
+        token when it is scored: one float64 array of ``len(seq) [+ 1]`` values per sequence,
+        nats (their sum is :meth:`logp`'s value); batched longest first, no prefix sharing."""
+        import torch
+
+        end = [] if self.end_id is None else [self.end_id]
+        fulls = []
+        for i, s in enumerate(seqs):
+            full = [self.start_id, *_as_tuple(s, f"sequence {i}"), *end]
+            self._check_length(len(full) - 1, f"sequence {i} ({len(full) - 1 - len(end)} tokens)")
+            fulls.append(full)
+        out: list[np.ndarray] = [np.zeros(0)] * len(fulls)
+        todo = [i for i, f in enumerate(fulls) if len(f) > 1]  # else nothing to score
+        with torch.inference_mode():
+            for batch in self._batches([len(fulls[i]) - 1 for i in todo]):
+                idx = [todo[b] for b in batch]
+                rows = self._position_logps([fulls[i][:-1] for i in idx],
+                                            [fulls[i][1:] for i in idx]).cpu().numpy()
+                for k, i in enumerate(idx):
+                    out[i] = rows[k, :len(fulls[i]) - 1]
+                    self._check_finite(out[i], lambda j, i=i: f"sequence {i}, token {j}")
+        return out
 
     def logp_next(self, prefix: Seq, conts: Sequence[Seq]) -> np.ndarray:
         """log P(cont | start + prefix) per continuation, nats, no end token."""
