@@ -338,6 +338,12 @@ def test_marginal_stage_bounds_and_report(study):
     accuracy = pl.read_csv(wd / "results" / "tables" / "marginal_accuracy.csv")
     nbest = accuracy.filter(estimator="nbest", model="kenlm-subword-o3").row(0, named=True)
     assert nbest["above_exact_percent"] == 0.0 and nbest["bias_nats"] <= 0.0
+    # Q(default) from the lm-guided runs of every LM of the stage: each block once per unit
+    bins = pl.read_csv(wd / "results" / "tables" / "marginal_qdefault_bins.csv")
+    assert {"transformer", "tiny-random"} <= set(bins["model"])
+    blocks = pl.read_parquet(wd / "results" / "marginal" / "bible" / "eng"
+                             / "tiny-random.native.blocks.parquet")
+    assert bins.filter(model="tiny-random", language="eng")["n_blocks"].sum() == blocks.height
     lengths = pl.read_csv(wd / "results" / "tables" / "marginal_lengths.csv")
     assert set(lengths["language"]) == {"eng", "kor"} and set(lengths["n_words"]) == {1, 4, 64}
     assert set(lengths["estimator"]) == {"lm-guided", "decoding-free uniform",

@@ -24,7 +24,7 @@ FAMILIES = {
     "marginal_ngram": "marginal", "marginal_lm": "marginal", "marginal_table": "report",
     "plot_marginal": "report", "marginal_lengths": "marginal",
     "marginal_caching": "marginal",
-    "marginal_samples_needed": "marginal", "marginal_qdefault": "marginal",
+    "marginal_samples_needed": "marginal",
     "marginal_analyses_tables": "marginal",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family

@@ -172,23 +172,6 @@ def test_a_default_outside_the_candidates_has_q_zero_and_ends_the_records():
     assert len(out) == 1 and out[0]["logq_default_nats"] == -math.inf  # no sample has its prefix
 
 
-def test_qdefault_records_of_units():
-    vocab, lm = ListVocab(PIECES), TrigramLM(len(PIECES), seed=5)
-    texts = ["abcab cab", "cab abc ab"]
-
-    def encode(text):
-        return top_m_tokenizations(vocab, text.encode(), 1)[0]
-
-    units = pl.DataFrame({"unit_id": ["u1", "u2"], "text": texts})
-    got = analyses.qdefault_records(lm, vocab, encode, units, K=20, L=20, M=4, seed=0,
-                                    keys={"model": "tri", "language": "xx"})
-    assert got.filter(pl.col("unit_id") == "u1")["block"].to_list() == ["abcab", " cab"]
-    assert got.filter(pl.col("unit_id") == "u2")["block"].to_list() == ["cab", " abc", " ab"]
-    assert got["block_chars"].to_list() == [5, 4, 3, 4, 3]
-    assert got["n_blocks_unit"].to_list() == [2, 2, 3, 3, 3]
-    assert (got["logq_default_nats"] <= 0).all() and got["model"].unique().to_list() == ["tri"]
-
-
 def test_qdefault_bins_by_hand():
     qs = [0.0, 0.05, 0.1, 0.3, 0.5, 0.9, 0.95, 0.99, 1.0, 1.0]
     blocks = ["a", "bb", "ccc", "dd", "e", "ff", "g", "the", "the", " of"]
@@ -214,3 +197,21 @@ def test_qdefault_bins_by_hand():
     with pytest.raises(Exception, match="none of the grouping columns"):
         analyses.qdefault_bins(pl.DataFrame({"block": ["m"]}))
     assert got.columns[:2] == ["language", "model"]  # the key columns it has, in table order
+
+
+def test_empty_inputs_give_typed_tables_with_every_column():
+    # A study whose marginal stage covers no language still writes both tables (the report reads
+    # their headers): an empty summary and empty bins, with the columns of a full one.
+    from fairppl.marginal.units import block_table
+    summary = analyses.samples_needed_summary(pl.DataFrame())
+    assert summary.height == 0
+    assert summary.columns[:5] == ["corpus", "language", "model", "tokenizer", "order"]
+    assert summary.schema["median_paths_to_99_9pct"] == pl.Float64
+    full = analyses.samples_needed_summary(pl.DataFrame(
+        [{"corpus": "c", "language": "x", "model": "m", "tokenizer": "t", "unit_id": "1",
+          "order": "Q", "n_paths": 1, "missing_nats": 0.0, "support_missing_nats": 0.0}]))
+    assert full.columns == summary.columns and full.height == 1
+    bins = analyses.qdefault_bins(block_table([], {}))
+    assert bins.height == 0 and bins.columns == [
+        "corpus", "language", "model", "tokenizer", "bin", "n_blocks", "share_blocks_pct",
+        "mean_block_chars", "examples"]

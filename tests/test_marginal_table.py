@@ -234,6 +234,52 @@ def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
     assert not list(out.glob(".*part*"))  # the partial file is removed once the table is written
 
 
+def test_lm_guided_runs_record_their_blocks_and_resume_with_them(tiny_ngram, tmp_path):
+    """The lm-guided runs of a job leave their per-block Q(default) records (Chirkova et al.'s
+    Table 2) beside the per-unit table; a job resumed from its partial file writes the same
+    blocks; the blocks of a unit spell its text."""
+    from marginal_data import sentences
+
+    from fairppl.marginal.analyses import qdefault_bins
+    from fairppl.marginal.units import kenlm_lm, run_units
+
+    model, spm = tiny_ngram
+    texts = sentences(2, seed=5)
+    units = pl.DataFrame({"unit_id": ["v1", "v2"], "text": texts})
+
+    def run(folder, fail_on=None):
+        lm, vocab, encode, unigram = kenlm_lm(model, spm)
+
+        def flaky(text):  # a job that dies at the unit ``fail_on``
+            if text == fail_on:
+                raise ValueError("killed")
+            return encode(text)
+
+        return run_units(lm, vocab, flaky, units, keys=KEYS, estimators=["default", "lm-guided"],
+                         taus=[1.0], K=6, L=None, M=4, seed=0, part=folder / ".part.jsonl",
+                         out=folder / "out.parquet", unigram_model=unigram,
+                         blocks=folder / "blocks.parquet", progress=False)
+
+    run(tmp_path / "clean")
+    blocks = pl.read_parquet(tmp_path / "clean" / "blocks.parquet")
+    assert set(blocks["unit_id"]) == {"v1", "v2"} and blocks["model"][0] == KEYS["model"]
+    for uid, text in zip(["v1", "v2"], texts):
+        part = blocks.filter(unit_id=uid).sort("block_index")
+        assert "".join(part["block"]) == " " + text  # SentencePiece's dummy prefix
+        assert part["block_index"].to_list() == list(range(part.height))
+    assert (blocks["logq_default_nats"] <= 1e-12).all()
+    assert (blocks["block_chars"] == blocks["block"].str.len_chars()).all()
+    assert qdefault_bins(blocks)["n_blocks"].sum() == blocks.height
+    # killed at the second unit: v1's runs, blocks included, survive in the partial file
+    folder = tmp_path / "resumed"
+    with pytest.raises(Exception, match="killed"):
+        run(folder, fail_on=texts[1])
+    kept = [json.loads(line) for line in (folder / ".part.jsonl").read_text().splitlines()]
+    assert {r["unit_id"] for r in kept} == {"v1"} and any(r["blocks"] for r in kept)
+    run(folder)
+    assert pl.read_parquet(folder / "blocks.parquet").equals(blocks)
+
+
 def test_fitting_units_leave_out_what_overflows_the_context():
     from fairppl.marginal.units import fitting_units
 

@@ -121,8 +121,6 @@ def _edit_config(wd, edit):
         (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"),
          "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
         (lambda c: c["marginal"].update(K=0), "0 is less than the minimum of 1"),
-        (lambda c: c["marginal"]["qdefault"].update(models=["gpt9"]),
-         "field 'marginal.qdefault.models': ['gpt9'] are not models of the study"),
         (lambda c: c["marginal"]["lengths"].update(languages=["xxx"]),
          "field 'marginal.lengths.languages': ['xxx'] have no row"),
         (lambda c: c["marginal"].update(languages=["fra"]),

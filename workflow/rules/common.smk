@@ -23,12 +23,7 @@ from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
 from fairppl.errors import InputError
 from fairppl.pretrained import resolve_model
-from fairppl.settings import (
-    check_config,
-    check_marginal,
-    check_marginal_models,
-    check_references,
-)
+from fairppl.settings import check_config, check_marginal, check_references
 from fairppl.sheet import (
     check_against_config,
     check_models,
@@ -50,7 +45,6 @@ try:
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
-    check_marginal_models(config, CONFIG_SOURCE, [row.model for row in MODELS])
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
     }
@@ -460,19 +454,25 @@ def marginal_lm_runs(row):
     ]
 
 
+def marginal_lm_files():
+    """Per-unit marginal tables of the token LMs (rule marginal_lm) of the stage."""
+    return [
+        f"results/marginal/{row.corpus}/{row.language}/{m}.{tok}.parquet"
+        for row in marginal_languages()
+        for m, tok in marginal_lm_runs(row)
+    ]
+
+
 def marginal_files():
     """Per-unit marginal tables of every (corpus, language, model, tokenizer) of the stage."""
     ngram = config["marginal"]["ngram"]
     order = config["subword_ngram"]["order"]
-    files = []
-    for row in marginal_languages():
-        prefix = f"results/marginal/{row.corpus}/{row.language}"
-        if has_trained_models(row):
-            files.append(
-                f"{prefix}/kenlm-subword-o{order}.{ngram['tokenizer']}.parquet"
-            )
-        files += [f"{prefix}/{m}.{tok}.parquet" for m, tok in marginal_lm_runs(row)]
-    return files
+    return [
+        f"results/marginal/{row.corpus}/{row.language}/kenlm-subword-o{order}."
+        f"{ngram['tokenizer']}.parquet"
+        for row in marginal_languages()
+        if has_trained_models(row)
+    ] + marginal_lm_files()
 
 
 def marginal_length_files():
@@ -520,15 +520,11 @@ def samples_needed_files():
     ]
 
 
-def qdefault_files():
-    """Q(default) bins (rule marginal_qdefault) of the LMs of marginal.qdefault.models."""
-    models = config["marginal"]["qdefault"]["models"]
-    return [
-        f"results/marginal_analyses/{row.corpus}/{row.language}/qdefault_bins.{m}.{tok}.csv"
-        for row in marginal_languages()
-        for m, tok in marginal_lm_runs(row)
-        if m in models
-    ]
+def qdefault_block_files():
+    """Per-block Q(default) records of the marginal_lm jobs (none without lm-guided)."""
+    if "lm-guided" not in config["marginal"]["lm"]["estimators"]:
+        return []
+    return [f.replace(".parquet", ".blocks.parquet") for f in marginal_lm_files()]
 
 
 # Published marginal-vs-default numbers, shipped with the workflow (not a study output).

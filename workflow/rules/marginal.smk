@@ -122,41 +122,10 @@ rule marginal_samples_needed:
         "../scripts/marginal_analyses.py"
 
 
-rule marginal_qdefault:
-    input:
-        unpack(marginal_lm_inputs),
-    output:
-        blocks="results/marginal_analyses/{corpus}/{language}/qdefault_blocks.{model}.{tokenizer}.csv",
-        bins="results/marginal_analyses/{corpus}/{language}/qdefault_bins.{model}.{tokenizer}.csv",
-    log:
-        "logs/marginal_qdefault/{corpus}/{language}.{model}.{tokenizer}.log",
-    benchmark:
-        "benchmarks/marginal_qdefault/{corpus}/{language}.{model}.{tokenizer}.tsv"
-    wildcard_constraints:
-        model=marginal_lm_constraint(),
-        tokenizer=r"native|spm-unigram-\d+",
-    conda:
-        "../../envs/marginal.yaml"
-    threads: 1
-    resources:
-        # Minutes: SmolLM2-135M took about 25 s per verse on one CPU thread (K=32, M=16).
-        runtime=60,
-        gpu=1,
-        mem_mb=8000,
-    params:
-        split=eval_split,
-        max_units=lookup(dpath="marginal/qdefault/max_units", within=config),
-        sampling=marginal_sampling(),
-        load_from=marginal_lm_load_from,
-        special=marginal_lm_special,
-    script:
-        "../scripts/marginal_analyses.py"
-
-
 rule marginal_analyses_tables:
     input:
         summary=samples_needed_files(),
-        bins=qdefault_files(),
+        blocks=qdefault_block_files(),
     output:
         summary="results/tables/marginal_samples_needed.csv",
         bins="results/tables/marginal_qdefault_bins.csv",
@@ -174,6 +143,8 @@ rule marginal_lm:
         unpack(marginal_lm_inputs),
     output:
         table="results/marginal/{corpus}/{language}/{model}.{tokenizer}.parquet",
+        # Q(default) per block of its lm-guided runs (Chirkova et al. Table 2)
+        blocks="results/marginal/{corpus}/{language}/{model}.{tokenizer}.blocks.parquet",
     log:
         "logs/marginal_lm/{corpus}/{language}.{model}.{tokenizer}.log",
     benchmark:

@@ -1,8 +1,8 @@
-"""Two analyses of the marginal likelihood on one language's evaluation units
-(fairppl.marginal.analyses): the samples-needed curves of the subword n-gram against its exact
-marginal (rule marginal_samples_needed), and the Q(default) records and bins of the LM-guided
-proposal with a token LM (rule marginal_qdefault); and the two summaries of every language in
-one table each (rule marginal_analyses_tables)."""
+"""Analyses of the marginal likelihood (fairppl.marginal.analyses): the samples-needed curves of
+the subword n-gram against its exact marginal on one language's evaluation units (rule
+marginal_samples_needed), and the tables of every language (rule marginal_analyses_tables): the
+samples-needed summaries side by side, and the Q(default) bins of the blocks that the
+marginal_lm jobs' lm-guided runs recorded."""
 
 import logging
 
@@ -10,17 +10,15 @@ import polars as pl
 
 from fairppl.corpora import read_split
 from fairppl.io import write_table
-from fairppl.marginal.analyses import (
-    qdefault_bins,
-    qdefault_records,
-    samples_needed_curves,
-    samples_needed_summary,
-)
-from fairppl.marginal.units import fitting_units, hf_lm, kenlm_lm
+from fairppl.marginal.analyses import qdefault_bins, samples_needed_curves, samples_needed_summary
+from fairppl.marginal.units import block_table, kenlm_lm
 
 
-def samples_needed(snakemake, units, keys):
-    params = snakemake.params
+def samples_needed(snakemake):
+    wc, params = snakemake.wildcards, snakemake.params
+    units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
+    keys = {"corpus": wc.corpus, "language": wc.language, "model": f"kenlm-subword-o{wc.order}",
+            "tokenizer": wc.tokenizer, "split": params.split}
     lm, vocab, _, unigram = kenlm_lm(snakemake.input.model, snakemake.input.tokenizer)
     if unigram is None:
         raise ValueError(f"{snakemake.input.tokenizer}: expected a unigram SentencePiece model")
@@ -36,32 +34,20 @@ def samples_needed(snakemake, units, keys):
                      row["median_paths_to_99_9pct"])
 
 
-def qdefault(snakemake, units, keys):
-    import torch
-
-    params, sampling = snakemake.params, snakemake.params.sampling
-    torch.set_num_threads(snakemake.threads)
-    lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
-    units, skipped = fitting_units(units, encode, lm.max_length)
-    if skipped:
-        logging.info("%d units left out, too long for the model's %d positions: %s",
-                     len(skipped), lm.max_length, ", ".join(skipped))
-    records = qdefault_records(lm, vocab, encode, units.select("unit_id", "text"),
-                               K=sampling["K"], L=sampling["L"], M=sampling["M"],
-                               seed=sampling["seed"], keys=keys)
-    write_table(records, csv=snakemake.output.blocks)
-    write_table(qdefault_bins(records), csv=snakemake.output.bins)
-    logging.info("%d blocks recorded (start token %s)", records.height, start)
-
-
 def tables(snakemake):
-    """The per-job summaries and bins of every language side by side, one table each."""
-    for name in ("summary", "bins"):
-        paths = list(getattr(snakemake.input, name))
-        frame = (pl.concat([read_summary(p) for p in paths], how="diagonal_relaxed") if paths
-                 else pl.DataFrame())
-        write_table(frame, csv=getattr(snakemake.output, name))
-        logging.info("%s: %d rows from %d files", name, frame.height, len(paths))
+    """The per-job samples-needed summaries of every language in one table, and the Q(default)
+    bins of every (corpus, language, model, tokenizer) with lm-guided blocks."""
+    paths = list(snakemake.input.summary)
+    summary = (pl.concat([read_summary(p) for p in paths], how="diagonal_relaxed") if paths
+               else samples_needed_summary(pl.DataFrame()))
+    write_table(summary, csv=snakemake.output.summary)
+    blocks = [pl.read_parquet(p) for p in snakemake.input.blocks]
+    blocks = [b for b in blocks if b.height]
+    bins = qdefault_bins(pl.concat(blocks) if blocks else block_table([], {}))
+    write_table(bins, csv=snakemake.output.bins)
+    logging.info("samples needed: %d rows from %d files; Q(default): %d blocks from %d files",
+                 summary.height, len(paths), sum(b.height for b in blocks),
+                 len(snakemake.input.blocks))
 
 
 def read_summary(path):
@@ -74,14 +60,9 @@ def read_summary(path):
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     if snakemake.rule == "marginal_analyses_tables":
-        return tables(snakemake)
-    wc, params = snakemake.wildcards, snakemake.params
-    units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
-    ngram = snakemake.rule == "marginal_samples_needed"
-    keys = {"corpus": wc.corpus, "language": wc.language,
-            "model": f"kenlm-subword-o{wc.order}" if ngram else wc.model,
-            "tokenizer": wc.tokenizer, "split": params.split}
-    (samples_needed if ngram else qdefault)(snakemake, units, keys)
+        tables(snakemake)
+    else:
+        samples_needed(snakemake)
 
 
 if "snakemake" in globals():

@@ -14,6 +14,7 @@ from fairppl.io import write_table
 from fairppl.marginal import compare
 from fairppl.marginal.lengths import SUMMARY_COLUMNS, length_summary
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
+from fairppl.marginal.units import unit_table
 
 
 def caching_rows(paths) -> pl.DataFrame:
@@ -35,7 +36,8 @@ def main(snakemake):
     if not snakemake.input.tables:  # the stage covers no language: empty tables, with headers
         logging.info("no marginal runs configured (marginal.corpora/languages): empty tables")
         write_table(empty(MARGINAL_COLUMNS), parquet=out.parquet, csv=out.csv)
-        write_table(pl.DataFrame(), parquet=out.per_unit)
+        # typed, with every per-unit column (the figures filter on them), no text
+        write_table(unit_table([], {}).drop("text"), parquet=out.per_unit)
         for name, columns in (("fair", compare.FAIR_COLUMNS), ("rankings",
                               compare.RANKING_COLUMNS), ("accuracy", compare.ACCURACY_COLUMNS),
                               ("entropy", compare.ENTROPY_COLUMNS),

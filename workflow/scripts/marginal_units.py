@@ -53,7 +53,8 @@ def main(snakemake):
         estimators=params.estimators, taus=sampling["tau"], K=sampling["K"],
         L=sampling["L"], M=sampling["M"], seed=sampling["seed"], part=params.part,
         out=snakemake.output.table, unigram_model=unigram, start_token=start,
-        options=identity | {"units": units["unit_id"].to_list()}, progress=False)
+        options=identity | {"units": units["unit_id"].to_list()}, progress=False,
+        blocks=getattr(snakemake.output, "blocks", None))
     logging.info("%d runs on %d units; %.1f s in the estimators; start token %s", table.height,
                  units.height, table["seconds"].sum(), start)
 

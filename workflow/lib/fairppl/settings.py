@@ -177,17 +177,6 @@ def check_references(config: dict, languages: list, source: str) -> None:
                              f"them in tokenizers.corpora too", path=source)
 
 
-def check_marginal_models(config: dict, source: str, model_ids) -> None:
-    """``marginal.qdefault.models`` names `transformer` or models of the model sheet."""
-    asked = ((config.get("marginal") or {}).get("qdefault") or {}).get("models") or []
-    known = {"transformer", *model_ids}
-    unknown = [m for m in asked if m not in known]
-    if unknown:
-        raise InputError(f"field 'marginal.qdefault.models': {unknown} are not models of the "
-                         f"study; expected 'transformer' or ids of the model sheet "
-                         f"{sorted(model_ids)}", path=source)
-
-
 def check_marginal(config: dict, source: str, languages: list = ()) -> None:
     """The `marginal` block, where the config gives one: every id of its ``languages`` has a row
     of one of its corpora in the language sheet (``languages``: rows with ``corpus`` and
@@ -195,7 +184,7 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
     (``subword_ngram.tokenizers``, trained on each of its corpora or their ``models_from``),
     and a unigram one when a unigram-lattice estimator is asked for."""
     block = config.get("marginal")
-    if not block:
+    if not block or not block.get("corpora"):  # the stage is off: nothing of it is used
         return
     known = {row.language for row in languages if row.corpus in block.get("corpora", [])}
     swept = (block.get("lengths") or {}).get("languages") or []

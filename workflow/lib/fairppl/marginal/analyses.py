@@ -20,8 +20,8 @@ at least half do not), and the share of units that reach it is reported beside i
 
 **Q(default) bins** (Chirkova et al. 2023, Table 2): per block of the LM-guided proposal, the
 proposal probability of the block's default tokenization given the default prefix, recorded by
-:func:`fairppl.marginal.lm_guided.lm_guided_marginal` (``blocks_out``) and collected per unit by
-:func:`qdefault_records`. :func:`qdefault_bins` counts blocks by Q(default) in ``BIN_LABELS``
+:func:`fairppl.marginal.lm_guided.lm_guided_marginal` (``blocks_out``) while the study's
+lm-guided runs estimate the marginal (:func:`fairppl.marginal.units.block_table`). :func:`qdefault_bins` counts blocks by Q(default) in ``BIN_LABELS``
 ([0,0.1), [0.1,0.5), [0.5,0.9), [0.9,0.99), [0.99,1]) per group: number and share of blocks,
 mean block length in characters (Unicode code points, the separating space included) and up to
 five example blocks (the most frequent strings, ties by string).
@@ -35,7 +35,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import polars as pl
@@ -164,7 +164,7 @@ def samples_needed_summary(curves: pl.DataFrame, by: Sequence[str] = ("corpus", 
     and the share of units that reach it (``share_units_reaching_99pct``, 0-1)."""
     by = [c for c in by if c in curves.columns]
     rows = []
-    for (group, order), part in _groups(curves, [*by, "order"]):
+    for (group, order), part in _groups(curves, [*by, "order"]) if curves.height else ():
         per_unit = part.group_by("unit_id", maintain_order=True).agg(
             pl.col("missing_nats").sort_by("n_paths"), pl.col("support_missing_nats").first())
         row = dict(zip(by, group)) | {"order": order, "n_units": per_unit.height,
@@ -176,7 +176,14 @@ def samples_needed_summary(curves: pl.DataFrame, by: Sequence[str] = ("corpus", 
             row[f"share_units_reaching_{suffix}"] = float(np.mean([n is not None
                                                                    for n in needed]))
         rows.append(row)
-    return pl.DataFrame(rows, infer_schema_length=None)
+    # typed even with no rows (an empty ``curves`` gives the default keys as text columns)
+    keys = by if curves.columns else ["corpus", "language", "model", "tokenizer"]
+    schema = {c: curves.schema.get(c, pl.String) for c in keys} | {
+        "order": pl.String, "n_units": pl.Int64, "median_support_missing_nats": pl.Float64}
+    for suffix in MASS_LEVELS.values():
+        schema |= {f"median_paths_to_{suffix}": pl.Float64,
+                   f"share_units_reaching_{suffix}": pl.Float64}
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def _groups(frame: pl.DataFrame, cols: list[str]):
@@ -188,34 +195,6 @@ def _groups(frame: pl.DataFrame, cols: list[str]):
 
 # ---------------------------------------------------------------------------------------------
 # Q(default) bins
-
-
-def qdefault_records(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataFrame, *,
-                     K: int, L: int | None, M: int, seed: int, keys: dict) -> pl.DataFrame:
-    """Run :func:`~fairppl.marginal.lm_guided.lm_guided_marginal` on every row of ``units``
-    (columns ``unit_id``, ``text``; default tokens from ``encode``; each unit seeded by
-    :func:`~fairppl.marginal.runner.document_rng` from ``seed`` and ``"<unit_id>|qdefault"``)
-    and return its per-block records (``blocks_out``) with the ``keys`` columns, ``unit_id``,
-    ``n_blocks_unit`` (the unit's blocks, recorded or not) and ``block_chars`` (characters)."""
-    from .blocks import BlockCandidates
-    from .lm_guided import lm_guided_marginal
-
-    cache, rows = BlockCandidates(vocab, M), []
-    for uid, text in zip(units["unit_id"].cast(pl.String), units["text"]):
-        out: list[dict] = []
-        try:
-            res = lm_guided_marginal(lm, vocab, text, default_ids=encode(text), K=K, L=L, M=M,
-                                     rng=document_rng(seed, f"{uid}|qdefault"), cache=cache,
-                                     blocks_out=out)
-        except ValueError as err:
-            raise InputError(f"{keys.get('language')} unit {uid}: {err}") from None
-        rows += [dict(keys) | {"unit_id": uid, "n_blocks_unit": res.n_blocks} | r
-                 | {"block_chars": len(r["block"])} for r in out]
-    schema = {k: pl.String for k in keys} | {
-        "unit_id": pl.String, "n_blocks_unit": pl.Int64, "block_index": pl.Int64,
-        "block": pl.String, "kind": pl.String, "n_candidates": pl.Int64,
-        "logq_default_nats": pl.Float64, "block_chars": pl.Int64}
-    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def qdefault_bin(logq: np.ndarray) -> np.ndarray:

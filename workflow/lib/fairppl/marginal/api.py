@@ -113,7 +113,8 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
              default_ids: Sequence[int] | None = None, K: int = 30, L: int | None = 11,
              M: int = 128, tau: float = 1.0, unigram_model=None, mode: str = "independent",
              beam: int = 8, proposal: str = "fewer_tokens", lam: float = 1.0,
-             max_paths: int = 20_000, start_token: str | None = None) -> dict:
+             max_paths: int = 20_000, start_token: str | None = None,
+             blocks_out: list | None = None) -> dict:
     """Run ``estimator`` (module docstring) on ``text`` and return its record (``FIELDS``).
 
     ``lm``: a :class:`~.lm.TokenLM`; ``vocab``: its :class:`~.vocab.TokenVocab`;
@@ -124,6 +125,8 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
     ``"consistent"`` (unigram estimators); ``beam``: width per byte position; ``proposal``/``lam``:
     the decoding-free proposal and its nats per token; ``max_paths``: enumeration limit of
     ``exact`` under a transformers LM; ``start_token``: the start token's name for the record.
+    ``blocks_out``: for ``lm-guided``, a list that gets the proposal's per-block Q(default)
+    records (:func:`~.lm_guided.lm_guided_marginal`); ignored by the other estimators.
     Raises InputError for a bad estimator name, option or text, ValueError from the estimators
     (e.g. too many tokenizations to enumerate)."""
     from . import unigram as uni
@@ -167,7 +170,7 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
     else:
         rec.update(_general(lm, vocab, text, estimator, rng, default_ids, K=K, L=L, M=M,
                             beam=beam, proposal=proposal, lam=lam, max_paths=max_paths,
-                            logp_default=rec["logp_default"]))
+                            logp_default=rec["logp_default"], blocks_out=blocks_out))
     if unigram_model is not None:
         ent = _unigram_entropy(unigram_model, text, tau)
         rec.update(entropy=ent, entropy_per_token=ent / len(default_ids), tau=float(tau))
@@ -186,7 +189,7 @@ def _unigram_entropy(model, text: str, tau: float) -> float:
 
 
 def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, proposal, lam,
-             max_paths, logp_default) -> dict:
+             max_paths, logp_default, blocks_out=None) -> dict:
     if estimator == "default":
         return {"logp": logp_default, "n_samples": 1, "lower_bound": True, "n_tokenizations":
                 None}
@@ -202,7 +205,7 @@ def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, pro
         from .lm_guided import lm_guided_marginal
 
         got = lm_guided_marginal(lm, vocab, text, default_ids=default_ids, K=K, L=L, M=M,
-                                 rng=rng)
+                                 rng=rng, blocks_out=blocks_out)
         return {"logp": got.logp, "ci_low": got.ci_low, "ci_high": got.ci_high,
                 "n_samples": K, "lower_bound": False, "percent_nd": got.percent_nd,
                 "t0": got.t0, "t1": got.t1, "t2": got.t2, "n_blocks": got.n_blocks,

@@ -82,12 +82,13 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
               keys: dict, estimators: Sequence[str], taus: Sequence[float], K: int,
               L: int | None, M: int, seed: int, part, out, unigram_model=None,
               start_token: str | None = None, options: dict | None = None,
-              progress: bool = True) -> pl.DataFrame:
+              progress: bool = True, blocks=None) -> pl.DataFrame:
     """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
     table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
     ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
     between attempts, removed at the end); ``options``: what the records depend on besides the
-    texts (a partial file written under other options is discarded)."""
+    texts (a partial file written under other options is discarded); ``blocks``: where to write
+    the lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -102,13 +103,16 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
 
     def make_record(text: str, run_id: str) -> dict:
         uid, est, tau = spec[run_id]
+        per_block: list[dict] = []
         try:
             rec = estimate(lm, vocab, text, est, rng=document_rng(seed, run_id),
                            default_ids=encode(text), K=K, L=L, M=M, tau=tau,
-                           unigram_model=unigram_model, start_token=start_token)
+                           unigram_model=unigram_model, start_token=start_token,
+                           blocks_out=per_block)
         except ValueError as err:
             raise InputError(f"{keys['language']} unit {uid}, estimator {est}: {err}") from None
-        return {"unit_id": uid, **rec}
+        # kept in the partial file with the record, so a resumed job has them too
+        return {"unit_id": uid, **rec, "blocks": per_block}
 
     ids = [r[0] for r in runs]
     computed = run_documents([texts[r[1]] for r in runs], ids, make_record, part,
@@ -121,6 +125,8 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
         raise InputError(f"{len(lost)} runs have no record (first: {lost[:3]})", path=str(part))
     table = unit_table([done[i] for i in ids], keys)
     write_table(table, parquet=out)
+    if blocks is not None:
+        write_table(block_table([done[i] for i in ids], keys), parquet=blocks)
     part.unlink()
     part.with_name(part.name + ".json").unlink(missing_ok=True)
     return table
@@ -132,6 +138,25 @@ def unit_table(records: Sequence[dict], keys: dict) -> pl.DataFrame:
     schema = {k: pl.String for k in KEY_COLUMNS} | {"unit_id": pl.String} | FIELD_TYPES
     rows = [{k: keys[k] for k in KEY_COLUMNS} | {"unit_id": str(r["unit_id"])}
             | {f: r.get(f) for f in FIELDS} for r in records]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+#: Types of :func:`block_table`'s columns after the keys.
+BLOCK_TYPES = {"unit_id": pl.String, "block_index": pl.Int64, "block": pl.String,
+               "kind": pl.String, "n_candidates": pl.Int64, "logq_default_nats": pl.Float64,
+               "block_chars": pl.Int64}
+
+
+def block_table(records: Sequence[dict], keys: dict) -> pl.DataFrame:
+    """The per-block Q(default) records of the lm-guided runs among ``records`` (each run's
+    ``blocks``, see :func:`fairppl.marginal.lm_guided.lm_guided_marginal`): the
+    :data:`KEY_COLUMNS` values, ``unit_id``, the block's index, text, kind (T0/T1/T2), candidate
+    count, ``logq_default_nats`` (log of the proposal's probability of the block's default
+    tokens given the default prefix) and ``block_chars`` (characters)."""
+    rows = [{k: keys[k] for k in KEY_COLUMNS} | {"unit_id": str(r["unit_id"])} | b
+            | {"block_chars": len(b["block"])}
+            for r in records if r.get("estimator") == "lm-guided" for b in r.get("blocks") or ()]
+    schema = {k: pl.String for k in KEY_COLUMNS} | BLOCK_TYPES
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
