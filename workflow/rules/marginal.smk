@@ -74,6 +74,7 @@ rule marginal_caching:
         "benchmarks/marginal_caching/{corpus}/{language}.{tokenizer}.tsv"
     wildcard_constraints:
         tokenizer=r"spm-unigram-\d+",
+    priority: 40
     conda:
         "../../envs/marginal.yaml"
     threads: 1
@@ -152,6 +153,7 @@ rule marginal_lm:
     wildcard_constraints:
         model=marginal_lm_constraint(),
         tokenizer=r"native|spm-unigram-\d+",
+    priority: 50
     conda:
         "../../envs/marginal.yaml"
     # One thread: as for score_pretrained, two jobs side by side on 2 cores beat one on two.

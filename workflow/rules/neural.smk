@@ -13,6 +13,7 @@ rule train_neural:
         "logs/train_neural/{corpus}/{language}.{tokenizer}.log",
     benchmark:
         "benchmarks/train_neural/{corpus}/{language}.{tokenizer}.tsv"
+    priority: 40
     conda:
         "../../envs/torch.yaml"
     threads: 2

@@ -26,6 +26,8 @@ rule cache_pretrained:
         "logs/cache_pretrained/{model}.log",
     benchmark:
         "benchmarks/cache_pretrained/{model}.tsv"
+    # The long model jobs go first (priority), the short n-gram jobs fill in beside them.
+    priority: 100
     conda:
         "../../envs/torch.yaml"
     threads: 2
@@ -51,6 +53,7 @@ rule score_pretrained:
         "logs/score_pretrained/{corpus}/{language}.{model}.log",
     benchmark:
         "benchmarks/score_pretrained/{corpus}/{language}.{model}.tsv"
+    priority: 50
     conda:
         "../../envs/torch.yaml"
     # One thread: two scoring jobs side by side on 2 cores score ~1.4x as many tokens per second

@@ -13,6 +13,7 @@ rule train_tokenizer:
         "logs/train_tokenizer/{corpus}/{language}.{type}-{size}.log",
     benchmark:
         "benchmarks/train_tokenizer/{corpus}/{language}.{type}-{size}.tsv"
+    priority: 30
     conda:
         "../../envs/torch.yaml"
     threads: 2
