@@ -149,6 +149,22 @@ def test_report_section_states_the_ranking_change():
     assert marginal_body({"fair": fair.head(0)}, {}, {}, lambda p, a: "") is None
 
 
+def test_report_shows_one_published_table_per_setting():
+    from fairppl.report_marginal import marginal_body
+
+    fair = compare.fair_bits(pl.DataFrame([_agg("eng", "m", "exact", -9.0, -10.0)]))
+    published = pl.DataFrame({
+        "source": ["A 2021", "A 2021", "B 2023"], "data": ["WMT"] * 2 + ["Wiki"],
+        "their_model": ["X"] * 2 + ["Y"], "language": ["eng", "deu", "eng"],
+        "estimator": ["wr", "wr", "lm-guided"], "their_default": [20.0, 30.0, 1.2]})
+    body = marginal_body({"fair": fair, "published": published}, {}, {}, lambda p, a: "")
+    tables = [c for c in body.split("<caption>")[1:] if c.startswith("Published")]
+    assert len(tables) == 2
+    # The two rows of A's setting state it once in the caption; B's single row is its own table.
+    assert "source = A 2021; data = WMT; their_model = X" in tables[0].split("</caption>")[0]
+    assert "B 2023" in tables[1] and "A 2021" not in tables[1]
+
+
 def test_caching_tables_pivot_the_classes():
     from fairppl.report_marginal import caching_tables
 

@@ -49,6 +49,9 @@ SHEET = pl.DataFrame({"corpus": ["bible"] * 4, "language": ["eng", "deu", "kor",
 def test_fmt_three_significant_digits_and_no_none():
     assert [fmt(v) for v in (2.3456, 1234.5, 0.012345, 12.0, 0.0)] == [
         "2.35", "1,230", "0.0123", "12.0", "0"]
+    # Huge and tiny values keep three significant digits in mantissa and exponent.
+    assert [fmt(v) for v in (1.0567e23, 123456789.0, 3.16e-44)] == [
+        "1.06e+23", "123,000,000", "3.16e-44"]
     assert fmt(None) == "" and fmt(float("nan")) == "" and fmt(True) == "yes" and fmt(4915) == "4,915"
     table = html_table(pl.DataFrame({"a": [1.0, None], "b": ["x", None]}), {"a": "bits"})
     assert "None" not in table and "<small>bits</small>" in table

@@ -10,8 +10,9 @@ import polars as pl
 
 
 def fmt(value) -> str:
-    """A cell as a reader sees it: floats to three significant digits (no exponent), integers
-    with thousands separators, booleans as yes/no, null as an empty cell."""
+    """A cell as a reader sees it: floats to three significant digits (mantissa and exponent
+    only below 1e-4 and from 1e9 on), integers with thousands separators, booleans as yes/no,
+    null as an empty cell."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
@@ -22,7 +23,7 @@ def fmt(value) -> str:
         if value == 0 or math.isinf(value):
             return f"{value:g}"
         decimals = 2 - math.floor(math.log10(abs(value)))
-        if decimals > 6:  # tiny values (p-values): mantissa and exponent
+        if decimals > 6 or decimals < -6:  # p-values, huge perplexities: mantissa and exponent
             return f"{value:.2e}"
         if decimals <= 0:
             return f"{round(value, decimals):,.0f}"

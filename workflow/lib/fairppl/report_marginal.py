@@ -251,11 +251,16 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         parts.append(_table(losses, CACHING_HEADERS, "Loss of word occurrences by tokenization "
                             "history", names, keep=("language",)))
         parts.append(_table(ppl, CACHING_HEADERS, "Consistent vs independent tokenization: "
-                            "perplexity per word of the same documents", names,
+                            "perplexity per whitespace word of the same documents (for "
+                            "languages written without spaces a 'word' is a whole clause, so "
+                            "compare the columns within a row, not across rows)", names,
                             keep=("language",)))
     published = tables.get("published")
     if published is not None and published.height:
-        parts.append(_table(published, PUBLISHED_COLUMNS, "Published numbers beside ours "
-                            "(change of the measure when marginalizing)", names,
-                            keep=("language", "estimator")))
+        # One table per published setting: its source, data and model are the caption, so the
+        # rows keep only what varies (a single wide table wrapped every cell into tall rows).
+        for _, part in published.group_by(["source", "data", "their_model"], maintain_order=True):
+            parts.append(_table(part, PUBLISHED_COLUMNS, "Published numbers beside ours "
+                                "(change of the measure when marginalizing)", names,
+                                keep=("language", "estimator")))
     return "\n".join(p for p in parts if p)
