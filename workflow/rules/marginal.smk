@@ -208,9 +208,11 @@ rule marginal_table:
 rule plot_marginal:
     input:
         per_unit="results/tables/marginal_units.parquet",
+        curves=samples_needed_files("curves"),
     output:
         entropy="results/figures/marginal_entropy_gap.png",
         intervals="results/figures/marginal_intervals.png",
+        needed="results/figures/marginal_samples_needed.png",
     log:
         "logs/plot_marginal.log",
     localrule: True

@@ -136,6 +136,7 @@ rule report:
         marginal_qdefault="results/tables/marginal_qdefault_bins.csv",
         marginal_entropy_figure="results/figures/marginal_entropy_gap.png",
         marginal_intervals_figure="results/figures/marginal_intervals.png",
+        marginal_needed_figure="results/figures/marginal_samples_needed.png",
     output:
         html="results/report.html",
     log:

@@ -54,6 +54,7 @@ def main(snakemake):
                   for name in MARGINAL_TABLES},
         figures={"marginal_entropy": snakemake.input.marginal_entropy_figure,
                  "marginal_intervals": snakemake.input.marginal_intervals_figure,
+                 "marginal_samples_needed": snakemake.input.marginal_needed_figure,
                  "main": snakemake.input.main, "unk": snakemake.input.unk,
                  **dict(zip(snakemake.params.second_corpora, snakemake.input.second))},
     )

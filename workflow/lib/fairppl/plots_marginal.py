@@ -1,6 +1,6 @@
 """Figures of the marginal-likelihood stage: lattice entropy against the marginal gap (Cao &
-Rimell 2021, Figure 2) and the per-sequence intervals of the sampling estimators (Chirkova et
-al. 2023). Colours and markers from :func:`fairppl.plots.model_styles`."""
+Rimell 2021, Figure 2), the samples-needed curves (their Figure 3) and the per-sequence
+intervals of the sampling estimators (Chirkova et al. 2023). Colours and markers from :func:`fairppl.plots.model_styles`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 
 import polars as pl
 
+from .marginal.analyses import samples_needed_quantiles
 from .marginal.compare import entropy_gap, entropy_gap_units
 from .plots import _empty, _save, model_label, model_styles, plt
 
@@ -80,4 +81,38 @@ def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", 
         ax.set_ylabel("log P estimate - default (nats)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
+    _save(fig, path)
+
+
+def samples_needed_figure(curves: pl.DataFrame, path: str) -> None:
+    """Share of the exact marginal held by the first n distinct paths drawn from the unigram
+    lattice, taken in the order of the proposal Q and of the LM's P: median over units (every
+    language pooled) with the interquartile band, and the 99% / 99.9% levels."""
+    quantiles = samples_needed_quantiles(curves)
+    if not quantiles.height:
+        _empty(path, "no samples-needed curves were computed")
+        return
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    names = {"Q": "ordered by the proposal Q", "P": "ordered by the LM's P"}
+    for order, color in (("Q", "#4c72b0"), ("P", "#c44e52")):
+        part = quantiles.filter(order=order).sort("n_paths")
+        if not part.height:
+            continue
+        ax.plot(part["n_paths"], part["share_median_percent"], color=color, lw=1.6,
+                label=f"{names[order]} (median of {part['n_units'][0]} units)")
+        ax.fill_between(part["n_paths"], part["share_q25_percent"], part["share_q75_percent"],
+                        color=color, alpha=0.15, lw=0)
+    for level in (99.0, 99.9):
+        ax.axhline(level, color="grey", lw=0.6, ls=":")
+    low = float(quantiles["share_q25_percent"].min())
+    ax.set_ylim(max(0.0, min(low, 99.0) - 1.0), 100.2)
+    ax.set_xscale("log", base=2)
+    ticks = [2 ** k for k in range(int(quantiles["n_paths"].max()).bit_length())]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.set_xlabel("distinct paths taken (count, log scale)")
+    ax.set_ylabel("share of the exact marginal held (%)")
+    ax.set_title("Samples needed: paths holding the exact n-gram marginal\n"
+                 "(band: 25th-75th percentile over units; dotted: 99% and 99.9%)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
     _save(fig, path)

@@ -219,6 +219,7 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                         "until they hold 99% or 99.9% of the exact n-gram marginal. Ordered by "
                         "P fewer paths are needed: the proposal spends samples on paths the LM "
                         "rates low.", "note"))
+        parts.append(figure(figures.get("marginal_samples_needed"), "samples-needed curves"))
         parts.append(_table(samples_needed_table(needed), _NEEDED_HEADERS,
                             "Paths holding 99% / 99.9% of the exact marginal", names))
     qdefault = tables.get("qdefault")

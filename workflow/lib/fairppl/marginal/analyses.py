@@ -186,6 +186,31 @@ def samples_needed_summary(curves: pl.DataFrame, by: Sequence[str] = ("corpus", 
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def samples_needed_quantiles(curves: pl.DataFrame) -> pl.DataFrame:
+    """The samples-needed curves drawn, units pooled (every language): per ``order`` (Q or P)
+    and number of paths n = 1 .. the most any unit drew, the 25th, 50th and 75th percentile over
+    units of the share of the exact marginal that the first n paths hold (``share_*_percent``,
+    100 * exp(missing_nats)). A unit with fewer distinct paths keeps its last share: those are
+    all the paths its samples found."""
+    schema = {"order": pl.String, "n_paths": pl.Int64, "n_units": pl.Int64,
+              "share_q25_percent": pl.Float64, "share_median_percent": pl.Float64,
+              "share_q75_percent": pl.Float64}
+    rows = []
+    unit = [c for c in ("corpus", "language", "model", "tokenizer", "unit_id")
+            if c in curves.columns]
+    for (_, order), part in _groups(curves, ["order"]) if curves.height else ():
+        per_unit = part.group_by(unit, maintain_order=True).agg(
+            pl.col("missing_nats").sort_by("n_paths"))["missing_nats"].to_list()
+        width = max(len(c) for c in per_unit)
+        # one row per unit, its last value carried to the widest unit's length
+        grid = np.array([c + [c[-1]] * (width - len(c)) for c in per_unit], dtype=float)
+        share = 100.0 * np.exp(np.minimum(grid, 0.0))
+        q25, q50, q75 = np.percentile(share, [25, 50, 75], axis=0)
+        rows += [(order, n + 1, len(per_unit), float(q25[n]), float(q50[n]), float(q75[n]))
+                 for n in range(width)]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
 def _groups(frame: pl.DataFrame, cols: list[str]):
     """``((key values but the last, last key value), sub-frame)`` per distinct key, in order of
     first appearance."""
