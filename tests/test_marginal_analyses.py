@@ -161,7 +161,13 @@ def test_curve_quantiles_by_hand(tmp_path):
 
     from fairppl.plots_marginal import samples_needed_figure
 
-    for frame, name in ((pl.DataFrame(rows), "curves.png"), (pl.DataFrame(), "none.png")):
+    # read back from per-language CSVs as the workflow writes them: the same quantiles
+    for i, language_rows in enumerate((rows[:7], rows[7:])):
+        pl.DataFrame(language_rows).write_csv(tmp_path / f"curves{i}.csv")
+    read = analyses.read_curves([str(tmp_path / "curves0.csv"), str(tmp_path / "curves1.csv")])
+    assert analyses.samples_needed_quantiles(read).equals(got)
+    assert analyses.read_curves([]).height == 0
+    for frame, name in ((read, "curves.png"), (pl.DataFrame(), "none.png")):
         samples_needed_figure(frame, str(tmp_path / name))
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -4,6 +4,7 @@ import logging
 
 import polars as pl
 
+from fairppl.marginal.analyses import read_curves
 from fairppl.plots_marginal import entropy_gap_figure, interval_figure, samples_needed_figure
 
 
@@ -12,10 +13,7 @@ def main(snakemake):
     per_unit = pl.read_parquet(snakemake.input.per_unit)
     entropy_gap_figure(per_unit, snakemake.output.entropy)
     interval_figure(per_unit, snakemake.output.intervals)
-    paths = list(snakemake.input.curves)
-    curves = (pl.concat([pl.read_csv(p) for p in paths], how="diagonal_relaxed") if paths
-              else pl.DataFrame())
-    samples_needed_figure(curves, snakemake.output.needed)
+    samples_needed_figure(read_curves(snakemake.input.curves), snakemake.output.needed)
     logging.info("%d per-unit records plotted", per_unit.height)
 
 

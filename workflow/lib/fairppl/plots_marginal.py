@@ -1,6 +1,7 @@
 """Figures of the marginal-likelihood stage: lattice entropy against the marginal gap (Cao &
 Rimell 2021, Figure 2), the samples-needed curves (their Figure 3) and the per-sequence
-intervals of the sampling estimators (Chirkova et al. 2023). Colours and markers from :func:`fairppl.plots.model_styles`."""
+intervals of the sampling estimators (Chirkova et al. 2023). Colours and markers from
+:func:`fairppl.plots.model_styles`."""
 
 from __future__ import annotations
 

@@ -186,6 +186,14 @@ def samples_needed_summary(curves: pl.DataFrame, by: Sequence[str] = ("corpus", 
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
+def read_curves(paths: Sequence[str]) -> pl.DataFrame:
+    """The per-language samples-needed curve CSVs (rule marginal_samples_needed) as one frame,
+    ``missing_nats`` as floats; an empty frame when there are none (no marginal stage)."""
+    frames = [pl.read_csv(p, infer_schema_length=None).with_columns(
+        pl.col("missing_nats").cast(pl.Float64)) for p in paths]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
 def samples_needed_quantiles(curves: pl.DataFrame) -> pl.DataFrame:
     """The samples-needed curves drawn, units pooled (every language): per ``order`` (Q or P)
     and number of paths n = 1 .. the most any unit drew, the 25th, 50th and 75th percentile over
