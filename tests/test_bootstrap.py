@@ -1,4 +1,4 @@
-"""Paired bootstrap intervals (fairppl.bootstrap): exact answers on enumerable cases, pairing,
+"""Paired bootstrap intervals (fairppl.stats.bootstrap): exact answers on enumerable cases, pairing,
 closed forms, determinism."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from fairppl.bootstrap import (
+from fairppl.stats.bootstrap import (
     BootstrapSettings,
     difference_interval,
     interval_table,
@@ -17,7 +17,7 @@ from fairppl.bootstrap import (
     resample_counts,
     with_intervals,
 )
-from fairppl.metrics import score_frame
+from fairppl.stats.metrics import score_frame
 
 S = BootstrapSettings(replicates=4000, seed=3, level=0.95)
 

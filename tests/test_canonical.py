@@ -1,4 +1,4 @@
-"""fairppl.canonical: the reference tokenizers built from GGUF metadata, on hand-made vocabularies
+"""fairppl.lm.canonical: the reference tokenizers built from GGUF metadata, on hand-made vocabularies
 with hand-derived segmentations (fast), and on the real SmolLM2 and Gemma-3 GGUFs (marked
 ``pretrained``; Gemma-3 only where its .gguf is already installed)."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fairppl.canonical import (EDGE_TEXTS, TokenizationError, check_canonical, first_difference,
+from fairppl.lm.canonical import (EDGE_TEXTS, TokenizationError, check_canonical, first_difference,
                                read_gguf_tokenizer, reference_encoder, repair_pre_tokenizer,
                                sentencepiece_proto)
-from fairppl.pretrained import install_gguf
+from fairppl.lm.pretrained import install_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMMA3_GGUF = ROOT / "resources/models/gemma3-270m/gguf/gemma-3-270m-q4_k_m.gguf"

@@ -13,7 +13,7 @@ import pytest
 
 kenlm = pytest.importorskip("kenlm")
 
-from fairppl.charlm import (  # noqa: E402
+from fairppl.ngram.char import (  # noqa: E402
     SPACE,
     UnitScore,
     from_char_tokens,
@@ -23,8 +23,8 @@ from fairppl.charlm import (  # noqa: E402
     unseen_char_bits,
     write_training_text,
 )
-from fairppl.errors import InputError  # noqa: E402
-from fairppl.kenlm_lm import lmplz_command, load_model, train_model  # noqa: E402
+from fairppl.core.errors import InputError  # noqa: E402
+from fairppl.ngram.kenlm_tool import lmplz_command, load_model, train_model  # noqa: E402
 
 L2 = math.log2(10)  # bits per decimal digit of log-probability
 
@@ -352,7 +352,7 @@ def test_train_model_failure_leaves_nothing(tmp_path):
 
 
 def test_write_stream_records_what_was_trained_on(tmp_path):
-    from fairppl.ngramtext import write_stream
+    from fairppl.ngram.training_text import write_stream
 
     texts = ["ab c", "a b b", ""]
     char = write_stream("char", texts, tmp_path / "c.txt")

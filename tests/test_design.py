@@ -3,9 +3,9 @@
 import polars as pl
 import pytest
 
-from fairppl.corpora import evenly_spaced, read_split
-from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
-from fairppl.errors import InputError
+from fairppl.corpus.readers import evenly_spaced, read_split
+from fairppl.config.design import check_evaluation_corpora, evaluation_split, train_corpus
+from fairppl.core.errors import InputError
 
 
 def _config(**udhr):

@@ -144,7 +144,7 @@ def test_units_and_dropped_placeholders(study):
 
 
 def _score(model_path, texts):
-    from fairppl.charlm import score_units
+    from fairppl.ngram.char import score_units
 
     scores = score_units(str(model_path), texts, progress=False)
     return sum(s.bits for s in scores), sum(s.n_chars for s in scores)
@@ -234,10 +234,10 @@ def test_random_model_costs_about_log2_vocab_per_token(study):
 def test_every_trained_model_prefers_real_text(study):
     """Real test text costs fewer bits than the same text with its characters (words, for the
     closed-vocabulary word model) shuffled, for every model the pipeline trained."""
-    from fairppl.pretrained import load_lm
-    from fairppl.scoring import score_texts
-    from fairppl.subwordlm import score_piece_units
-    from fairppl.wordlm import score_word_units
+    from fairppl.lm.pretrained import load_lm
+    from fairppl.lm.scoring import score_texts
+    from fairppl.ngram.subword import score_piece_units
+    from fairppl.ngram.word import score_word_units
 
     wd, _ = study
     rng = random.Random(1)
@@ -362,7 +362,7 @@ def test_scoring_conventions_are_recorded(study):
     wd, _ = study
     import json
 
-    from fairppl.report import conventions_table
+    from fairppl.report.html import conventions_table
 
     records = [json.loads(p.read_text(encoding="utf-8"))
                for p in sorted((wd / "results" / "scores").glob("*/*/*.conventions.json"))]

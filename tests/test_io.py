@@ -1,4 +1,4 @@
-"""fairppl.io.atomic_dir: a folder is written aside and swapped into place whole, or not at all."""
+"""fairppl.core.io.atomic_dir: a folder is written aside and swapped into place whole, or not at all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from fairppl.io import atomic_dir
+from fairppl.core.io import atomic_dir
 
 
 def tree(folder) -> dict[str, str]:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fairppl.errors import InputError
-from fairppl.kenlm_lm import (
+from fairppl.core.errors import InputError
+from fairppl.ngram.kenlm_tool import (
     LOG2_10,
     Charged,
     build_binary_command,
@@ -56,7 +56,7 @@ def test_lmplz_command():
 
 kenlm = pytest.importorskip("kenlm")
 
-from fairppl.kenlm_lm import load_model, score_tokens  # noqa: E402
+from fairppl.ngram.kenlm_tool import load_model, score_tokens  # noqa: E402
 
 # Dyadic log10 values (exact in float32). log10 p(w | h) = bigram(h w) if listed, else
 # backoff(h) + unigram(w).
@@ -211,7 +211,7 @@ def test_terminated_training_leaves_nothing(tmp_path):
     job = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT / "workflow" / "lib")!r})
-        from fairppl.kenlm_lm import private_workdir, train_model
+        from fairppl.ngram.kenlm_tool import private_workdir, train_model
         with private_workdir({str(tmpdir)!r}) as work:
             text = work / "train.txt"
             text.write_text("a b\\n" * 1000)

@@ -1,4 +1,4 @@
-"""Scoring a split with a token LM (fairppl.lmscore) on a tiny random Llama saved to a folder:
+"""Scoring a split with a token LM (fairppl.lm.score_split) on a tiny random Llama saved to a folder:
 the table agrees with score_texts, the conventions record says what was scored, a killed job
 resumes from its chunks under the same fingerprint as before, and bad input is refused."""
 
@@ -10,12 +10,12 @@ import math
 import polars as pl
 import pytest
 
-from fairppl import lmscore
-from fairppl.errors import InputError, ScoringError
-from fairppl.lmscore import model_identity, score_split_with_lm, score_units
-from fairppl.metrics import SCORE_COLUMNS
-from fairppl.resume import fingerprint
-from fairppl.scoring import conventions, score_texts
+from fairppl.lm import score_split as lmscore
+from fairppl.core.errors import InputError, ScoringError
+from fairppl.lm.score_split import model_identity, score_split_with_lm, score_units
+from fairppl.stats.metrics import SCORE_COLUMNS
+from fairppl.core.resume import fingerprint
+from fairppl.lm.scoring import conventions, score_texts
 from test_scoring import CHARS, make_model, make_texts, make_tokenizer
 
 SCORING = {"batch_size": 4, "chunk_units": 5, "max_units": None}

@@ -159,7 +159,7 @@ def test_curve_quantiles_by_hand(tmp_path):
     assert p["share_median_percent"].to_list() == pytest.approx([90.0, 100.0])
     assert analyses.samples_needed_quantiles(pl.DataFrame()).columns == got.columns
 
-    from fairppl.plots_marginal import samples_needed_figure
+    from fairppl.report.plots_marginal import samples_needed_figure
 
     # read back from per-language CSVs as the workflow writes them: the same quantiles
     for i, language_rows in enumerate((rows[:7], rows[7:])):

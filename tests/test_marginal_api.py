@@ -12,7 +12,7 @@ from scipy.special import logsumexp
 
 torch = pytest.importorskip("torch")
 
-from fairppl.errors import InputError  # noqa: E402
+from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.marginal import api  # noqa: E402
 from fairppl.marginal.lattice import enumerate_paths  # noqa: E402
 from fairppl.marginal.lm import HFTokenLM  # noqa: E402

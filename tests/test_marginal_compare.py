@@ -132,7 +132,7 @@ def test_published_file_is_well_formed():
 
 
 def test_report_section_states_the_ranking_change():
-    from fairppl.report_marginal import marginal_body, ranking_sentences
+    from fairppl.report.marginal import marginal_body, ranking_sentences
 
     defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
     margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
@@ -150,7 +150,7 @@ def test_report_section_states_the_ranking_change():
 
 
 def test_report_shows_one_published_table_per_setting():
-    from fairppl.report_marginal import marginal_body
+    from fairppl.report.marginal import marginal_body
 
     fair = compare.fair_bits(pl.DataFrame([_agg("eng", "m", "exact", -9.0, -10.0)]))
     published = pl.DataFrame({
@@ -166,7 +166,7 @@ def test_report_shows_one_published_table_per_setting():
 
 
 def test_caching_tables_pivot_the_classes():
-    from fairppl.report_marginal import caching_tables
+    from fairppl.report.marginal import caching_tables
 
     rows = [{"language": "eng", "analysis": "caching", "group": g, "subset": "all",
              "n_occurrences": n, "loss_nats_per_word": loss, "ppl_per_word": None,
@@ -186,7 +186,7 @@ def test_caching_tables_pivot_the_classes():
 
 
 def test_samples_needed_and_qdefault_tables():
-    from fairppl.report_marginal import qdefault_table, samples_needed_table
+    from fairppl.report.marginal import qdefault_table, samples_needed_table
 
     summary = pl.DataFrame({
         "corpus": ["bible"] * 2, "language": ["eng"] * 2, "model": ["m"] * 2,

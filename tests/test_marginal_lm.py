@@ -1,7 +1,7 @@
 """fairppl.marginal.lm: the TokenLM interface over a transformers LM and a KenLM piece n-gram.
 
 Cross-checks: ``logp`` of the default tokenization equals the study's own scores
-(``fairppl.scoring.score_texts`` for a transformers LM, ``fairppl.subwordlm.score_piece_units``
+(``fairppl.lm.scoring.score_texts`` for a transformers LM, ``fairppl.ngram.subword.score_piece_units``
 for the piece n-gram); ``logp_next`` equals log P(prefix + cont) - log P(prefix) from full
 forwards; work counters on a hand-counted example."""
 
@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fairppl.marginal.lm import HFTokenLM, KenLMTokenLM, TokenLM  # noqa: E402
-from fairppl.scoring import score_texts  # noqa: E402
+from fairppl.lm.scoring import score_texts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
@@ -226,7 +226,7 @@ def test_too_long_sequences_are_refused(tiny):
 @pytest.mark.skipif(not (SMOLLM2 / "model.safetensors").exists(),
                     reason=f"SmolLM2 weights absent at {SMOLLM2} (make resources)")
 def test_smollm2_default_path_and_next_tokens():
-    from fairppl.lm_cache import load_lm
+    from fairppl.lm.cache import load_lm
 
     model, tok = load_lm(SMOLLM2, device="cpu")
     verses = ["In the beginning God created the heaven and the earth.",
@@ -260,8 +260,8 @@ def _sentences(n, seed):
 @pytest.fixture(scope="module")
 def piece_ngram(tmp_path_factory, resources_ready):
     """A unigram SentencePiece model and an order-3 KenLM over its pieces, trained here."""
-    from fairppl.kenlm_lm import train_model
-    from fairppl.subwordlm import load_sentencepiece, pieces
+    from fairppl.ngram.kenlm_tool import train_model
+    from fairppl.ngram.subword import load_sentencepiece, pieces
     from fairppl.tokenizers import train_sentencepiece
 
     work = tmp_path_factory.mktemp("piece_ngram")
@@ -279,7 +279,7 @@ def piece_ngram(tmp_path_factory, resources_ready):
 
 
 def test_kenlm_default_path_equals_subword_score(piece_ngram):
-    from fairppl.subwordlm import score_piece_units
+    from fairppl.ngram.subword import score_piece_units
 
     model, spm_file, sp, words = piece_ngram
     texts = _sentences(5, seed=2) + ["the lord über alles", "x"]  # unseen pieces: bytes of ü, x

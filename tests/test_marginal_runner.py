@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.marginal.runner import document_rng, finish, read_done, run_documents
 
 TEXTS = [f"text number {i}" for i in range(7)]

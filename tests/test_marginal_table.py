@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from fairppl.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from fairppl.stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
 from fairppl.marginal.units import run_plan, unit_table
 

@@ -1,4 +1,4 @@
-"""Merged-verse hosts (fairppl.merged) and their removal by align_units, against hand counts."""
+"""Merged-verse hosts (fairppl.corpus.merged) and their removal by align_units, against hand counts."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import re
 import polars as pl
 import pytest
 
-from fairppl.align import align_units
-from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
-from fairppl.merged import merged_hosts, placeholder_runs
-from fairppl.splits import SplitScheme
+from fairppl.corpus.align import align_units
+from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
+from fairppl.corpus.merged import merged_hosts, placeholder_runs
+from fairppl.corpus.splits import SplitScheme
 
 F, T = False, True
 

@@ -5,7 +5,7 @@ import math
 import polars as pl
 import pytest
 
-from fairppl.metrics import (
+from fairppl.stats.metrics import (
     bits_per_utterance,
     log10_to_bits,
     model_order,
@@ -107,7 +107,7 @@ def test_closed_vocabulary_rows_have_no_open_vocabulary_rates():
 
 
 def test_unit_set_is_stated():
-    from fairppl.metrics import with_unit_set
+    from fairppl.stats.metrics import with_unit_set
 
     table = bits_per_utterance(_scores("eng", [3.0, 9.0], [4, 2], [4, 2]), _units())
     assert with_unit_set(table, common=True)["unit_set"].to_list() == [

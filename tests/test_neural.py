@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.neural import NeuralConfig, build_model, pack_sequences, save_lm, special_ids_of, train
 from fairppl.neural.checkpoint import _load_checkpoint
 from fairppl.neural.data import _pack
@@ -243,8 +243,8 @@ def real_texts():
     """Real verses (Ruth, KJV) when the Bible database is installed, else generated sentences."""
     db = os.environ.get("FAIRPPL_BIBLE_DB")
     if db and os.path.exists(db):
-        from fairppl.corpora import read_bible_db
-        from fairppl.text import normalize
+        from fairppl.corpus.readers import read_bible_db
+        from fairppl.core.text import normalize
         verses = [normalize(t) for _, t in read_bible_db(db, {"eng": "k"}, books=[8])["eng"]]
         return "bible", [v for v in verses if v]
     return "generated", generated_sentences(300)

@@ -1,4 +1,4 @@
-"""Preparing a corpus (fairppl.prepare): the reader chosen by the corpus type, aligned and split
+"""Preparing a corpus (fairppl.corpus.prepare): the reader chosen by the corpus type, aligned and split
 units written as Parquet, drop counts as TSV, counted by hand on a tiny line-aligned archive."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import tarfile
 import polars as pl
 import pytest
 
-from fairppl.errors import InputError
-from fairppl.prepare import prepare_corpus, prepare_units, read_texts
+from fairppl.core.errors import InputError
+from fairppl.corpus.prepare import prepare_corpus, prepare_units, read_texts
 
 #: Blocks of 6 units: position 1 of each block is dev, position 2 test, the rest train.
 SCHEME = {"block_size": 6, "dev_start": 1, "dev_end": 1, "test_start": 2, "test_end": 2}
@@ -41,7 +41,7 @@ def _spec(patterns=(r"[\W_]*",)):
 def test_prepare_corpus_writes_aligned_split_units_and_drop_counts(tmp_path, caplog):
     source = _archive(tmp_path / "toy.tar.gz")
     units_out, dropped_out = tmp_path / "out" / "units.parquet", tmp_path / "out" / "dropped.tsv"
-    with caplog.at_level(logging.INFO, logger="fairppl.prepare"):
+    with caplog.at_level(logging.INFO, logger="fairppl.corpus.prepare"):
         returned = prepare_corpus("toy", source, _spec(), SOURCES, SCHEME, "eng",
                                   units_out=units_out, dropped_out=dropped_out)
     units = pl.read_parquet(units_out)

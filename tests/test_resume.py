@@ -1,4 +1,4 @@
-"""Resumable chunked work (fairppl.resume): a job that dies mid-way computes only the missing
+"""Resumable chunked work (fairppl.core.resume): a job that dies mid-way computes only the missing
 chunks when restarted, reuses nothing computed from anything else, and ends with the same table
 as an uninterrupted run."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from fairppl.resume import clear_parts, fingerprint, run_chunked
+from fairppl.core.resume import clear_parts, fingerprint, run_chunked
 
 ITEMS = [(f"u{i}", f"text {i} " * (i % 4)) for i in range(23)]
 

@@ -1,4 +1,4 @@
-"""fairppl.scoring against brute force, on a tiny random Llama and a character tokenizer built
+"""fairppl.lm.scoring against brute force, on a tiny random Llama and a character tokenizer built
 here (no model files needed)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import string
 import pytest
 import torch
 
-from fairppl import scoring
-from fairppl.errors import ScoringError
-from fairppl.scoring import conventions, score_texts, token_nats_from_logits
+from fairppl.lm import scoring
+from fairppl.core.errors import ScoringError
+from fairppl.lm.scoring import conventions, score_texts, token_nats_from_logits
 
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
 CHARS = string.ascii_letters + string.digits + " .,;:!?'-"

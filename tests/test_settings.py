@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fairppl.errors import InputError
-from fairppl.settings import check_config, check_references, check_yaml_syntax
+from fairppl.core.errors import InputError
+from fairppl.config.settings import check_config, check_references, check_yaml_syntax
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from fairppl.errors import InputError
-from fairppl.sheet import check_against_config, read_language_sheet
+from fairppl.core.errors import InputError
+from fairppl.config.sheet import check_against_config, read_language_sheet
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "languages.schema.yaml")
@@ -77,7 +77,7 @@ def test_stray_quote_merges_no_rows(tmp_path):
     Turkish row took the Korean text and Korean vanished). Read as plain TSV, every line is one
     row: a quote inside a free-text field is kept, and one in a name or source id is refused on
     its own line."""
-    from fairppl.sheet import read_model_sheet
+    from fairppl.config.sheet import read_model_sheet
 
     models_schema = str(ROOT / "workflow" / "schemas" / "models.schema.yaml")
     path = tmp_path / "models.tsv"
@@ -112,7 +112,7 @@ def test_blank_lines_are_skipped_and_lines_counted(tmp_path):
 def test_model_languages_need_a_row_in_one_of_its_corpora(tmp_path):
     """A model scoring two corpora may list a language only one of them has (it is scored where
     the pair exists); a language none of them has is refused on the model's line."""
-    from fairppl.sheet import ModelRow, check_models
+    from fairppl.config.sheet import ModelRow, check_models
 
     languages = read_language_sheet(write(tmp_path, GOOD + [
         "udhr\teng\teng\tEnglish\tLatn\teng\ttrue\n"]), SCHEMA)

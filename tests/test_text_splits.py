@@ -3,11 +3,11 @@
 import polars as pl
 import pytest
 
-from fairppl.align import align_units
-from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
-from fairppl.errors import InputError
-from fairppl.splits import SplitScheme, assign_splits
-from fairppl.text import decode_utf8, normalize
+from fairppl.corpus.align import align_units
+from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
+from fairppl.core.errors import InputError
+from fairppl.corpus.splits import SplitScheme, assign_splits
+from fairppl.core.text import decode_utf8, normalize
 
 
 def test_normalize_nfc_and_whitespace():

@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.tokenizers.records import SCHEMA, record_table
 
 RECORD = {"model_type": "unigram", "vocab_size_requested": 8000, "vocab_size": 7421,

@@ -13,7 +13,7 @@ import sentencepiece as spm
 from transformers import AutoTokenizer
 
 from fairppl import tokenizers as tk
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.tokenizers import spm_model
 from fairppl.tokenizers.convert import _bpe_merges
 from fairppl.tokenizers.training import _spm_train
@@ -330,8 +330,8 @@ def bible_units():
     db = os.environ.get("FAIRPPL_BIBLE_DB")
     if not db:
         pytest.skip("FAIRPPL_BIBLE_DB not set (run `make resources`)")
-    from fairppl.corpora import read_bible_db
-    from fairppl.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+    from fairppl.core.text import normalize
 
     verses = read_bible_db(db, {"deu": "s"}, books=[8, 32, 57])["deu"]
     train = [normalize(t) for uid, t in verses if not uid.startswith("57.")]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.marginal import unigram as U
 from fairppl.marginal.lattice import (count_paths, entropy, enumerate_paths, nbest, path_logq,
                                       viterbi)

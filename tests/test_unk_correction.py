@@ -1,5 +1,5 @@
 """The UNK correction counts the OOV types of exactly the units summed (a hand example, cross-checked
-between fairppl.wordlm.unk_corrected_bits_total and fairppl.metrics.bits_per_utterance, on the full
+between fairppl.ngram.word.unk_corrected_bits_total and fairppl.stats.metrics.bits_per_utterance, on the full
 set, on subsets and on the units every model scored), and the `all` vocabulary learns p(UNK) from
 the train split's singletons (a tiny corpus through a real lmplz)."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from fairppl.metrics import bits_per_utterance, on_common_units, score_frame
-from fairppl.wordlm import (
+from fairppl.stats.metrics import bits_per_utterance, on_common_units, score_frame
+from fairppl.ngram.word import (
     ALL_MIN_COUNT,
     UNK,
     build_vocabulary,
@@ -145,9 +145,9 @@ def _unigrams(arpa: Path) -> dict[str, float]:
                     reason="set FAIRPPL_KENLM_BIN to the folder holding KenLM's lmplz")
 def test_all_vocabulary_learns_p_unk_on_a_tiny_corpus(tmp_path):
     pytest.importorskip("kenlm")
-    from fairppl.kenlm_lm import lmplz_command, load_model
-    from fairppl.ngramtext import write_stream
-    from fairppl.wordlm import score_word_unit
+    from fairppl.ngram.kenlm_tool import lmplz_command, load_model
+    from fairppl.ngram.training_text import write_stream
+    from fairppl.ngram.word import score_word_unit
 
     def train(stream):
         text = tmp_path / f"{stream}.txt"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, assert_ok, make_workdir, snakemake
-from fairppl.corpora import read_udhr_tarball
+from fairppl.corpus.readers import read_udhr_tarball
 
 pytestmark = pytest.mark.e2e
 LANGS = {"eng": ("eng", "eng_Latn"), "fra": ("fra", "fra_Latn"), "rus": ("rus", "rus_Cyrl")}

@@ -15,9 +15,9 @@ import pytest
 
 kenlm = pytest.importorskip("kenlm")
 
-from fairppl.errors import InputError  # noqa: E402
-from fairppl.kenlm_lm import lmplz_command, load_model  # noqa: E402
-from fairppl.wordlm import (  # noqa: E402
+from fairppl.core.errors import InputError  # noqa: E402
+from fairppl.ngram.kenlm_tool import lmplz_command, load_model  # noqa: E402
+from fairppl.ngram.word import (  # noqa: E402
     ALL_MIN_COUNT,
     RESERVED_WORDS,
     UNK,
@@ -369,8 +369,8 @@ def _generated_units(n_units=2500, n_types=4000, seed=7):
 
 
 def _bible_units():
-    from fairppl.corpora import read_bible_db
-    from fairppl.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+    from fairppl.core.text import normalize
 
     texts = read_bible_db(BIBLE_DB, {"eng": "k"}, books=list(range(40, 45)))  # Matthew..Acts
     return [normalize(t) for _uid, t in texts["eng"]]

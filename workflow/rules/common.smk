@@ -19,12 +19,12 @@ os.environ[_PATH_VAR] = os.pathsep.join(
     p for p in [LIB_DIR, os.environ.get(_PATH_VAR, "")] if p
 )
 
-from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
-from fairppl.design import check_evaluation_corpora, evaluation_split, train_corpus
-from fairppl.errors import InputError
-from fairppl.pretrained import resolve_model
-from fairppl.settings import check_config, check_marginal, check_references
-from fairppl.sheet import (
+from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
+from fairppl.config.design import check_evaluation_corpora, evaluation_split, train_corpus
+from fairppl.core.errors import InputError
+from fairppl.lm.pretrained import resolve_model
+from fairppl.config.settings import check_config, check_marginal, check_references
+from fairppl.config.sheet import (
     check_against_config,
     check_models,
     read_language_sheet,
@@ -116,7 +116,7 @@ def corpus_source_file(wildcards):
 
 
 def split_scheme():
-    """Keyword arguments of fairppl.splits.SplitScheme from the config."""
+    """Keyword arguments of fairppl.corpus.splits.SplitScheme from the config."""
     s = config["split"]
     return dict(
         block_size=s["block_size"],
@@ -384,7 +384,7 @@ def report_settings():
 
 
 def bootstrap_settings():
-    """fairppl.bootstrap.BootstrapSettings fields from the config's `report` block."""
+    """fairppl.stats.bootstrap.BootstrapSettings fields from the config's `report` block."""
     rep = config["report"]
     return {
         "replicates": rep["bootstrap_replicates"],

@@ -9,8 +9,8 @@ from snakemake.exceptions import WorkflowError
 if str(Path(workflow.basedir) / "workflow" / "lib") not in sys.path:
     sys.path.insert(0, str(Path(workflow.basedir) / "workflow" / "lib"))
 
-from fairppl.errors import InputError
-from fairppl.settings import check_yaml_syntax
+from fairppl.core.errors import InputError
+from fairppl.config.settings import check_yaml_syntax
 
 try:
     check_yaml_syntax("config/config.yaml")

@@ -8,15 +8,15 @@ import logging
 
 import polars as pl
 
-from fairppl.bootstrap import (
+from fairppl.stats.bootstrap import (
     BootstrapSettings,
     interval_table,
     paired_language_differences,
     paired_model_differences,
     with_intervals,
 )
-from fairppl.io import write_table
-from fairppl.metrics import (
+from fairppl.core.io import write_table
+from fairppl.stats.metrics import (
     OPTIONAL_KEYS,
     OPTIONAL_VALUES,
     SCORE_COLUMNS,

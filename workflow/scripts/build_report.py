@@ -6,11 +6,11 @@ import os
 
 import polars as pl
 
-from fairppl.bootstrap import BootstrapSettings
-from fairppl.io import write_text
-from fairppl.report import conventions_table
-from fairppl.report_marginal import TABLES as MARGINAL_TABLES
-from fairppl.report_pages import ReportInputs, build_report
+from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.core.io import write_text
+from fairppl.report.html import conventions_table
+from fairppl.report.marginal import TABLES as MARGINAL_TABLES
+from fairppl.report.pages import ReportInputs, build_report
 
 
 def unit_counts(paths):

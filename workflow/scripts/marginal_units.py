@@ -4,9 +4,9 @@ table."""
 
 import logging
 
-from fairppl.corpora import read_split
+from fairppl.corpus.readers import read_split
 from fairppl.marginal.unigram import UnigramModel
-from fairppl.errors import InputError
+from fairppl.core.errors import InputError
 from fairppl.marginal.units import (
     CONTEXT_FILL,
     file_identity,

@@ -5,7 +5,7 @@ import logging
 
 import polars as pl
 
-from fairppl.plots import ranking_figure, study_styles, unk_figure
+from fairppl.report.plots import ranking_figure, study_styles, unk_figure
 
 
 def main(snakemake):

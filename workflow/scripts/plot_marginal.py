@@ -5,7 +5,7 @@ import logging
 import polars as pl
 
 from fairppl.marginal.analyses import read_curves
-from fairppl.plots_marginal import entropy_gap_figure, interval_figure, samples_needed_figure
+from fairppl.report.plots_marginal import entropy_gap_figure, interval_figure, samples_needed_figure
 
 
 def main(snakemake):

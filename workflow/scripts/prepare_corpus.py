@@ -2,7 +2,7 @@
 
 import logging
 
-from fairppl.prepare import prepare_corpus
+from fairppl.corpus.prepare import prepare_corpus
 
 
 def main(snakemake):

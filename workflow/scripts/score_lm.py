@@ -5,7 +5,7 @@ import logging
 
 import torch
 
-from fairppl.lmscore import score_split_with_lm
+from fairppl.lm.score_split import score_split_with_lm
 
 
 def main(snakemake):

@@ -2,10 +2,10 @@
 
 import logging
 
-from fairppl.corpora import read_split
-from fairppl.io import write_table
-from fairppl.metrics import score_frame
-from fairppl.subwordlm import load_sentencepiece, score_piece_units
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_table
+from fairppl.stats.metrics import score_frame
+from fairppl.ngram.subword import load_sentencepiece, score_piece_units
 
 
 def main(snakemake):

@@ -1,14 +1,14 @@
 """Score one language's evaluation split with a closed-vocabulary word n-gram: naive bits, UNK
 tokens and distinct OOV word types per unit (the UNK correction is applied where units are summed,
-over their OOV types: fairppl.metrics.bits_per_utterance)."""
+over their OOV types: fairppl.stats.metrics.bits_per_utterance)."""
 
 import json
 import logging
 
-from fairppl.corpora import read_split
-from fairppl.io import write_table
-from fairppl.metrics import score_frame
-from fairppl.wordlm import count_oov_types, score_word_units
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_table
+from fairppl.stats.metrics import score_frame
+from fairppl.ngram.word import count_oov_types, score_word_units
 
 
 def main(snakemake):

@@ -2,7 +2,7 @@
 
 import logging
 
-from fairppl.io import write_table
+from fairppl.core.io import write_table
 from fairppl.tokenizers.records import record_table
 
 

@@ -3,7 +3,7 @@ resuming from its checkpoint when a previous attempt was killed."""
 
 import logging
 
-from fairppl.corpora import read_split
+from fairppl.corpus.readers import read_split
 from fairppl.neural import NeuralConfig, special_ids_of, train
 from fairppl.tokenizers import char_tokenizer, to_hf_tokenizer, tokenize_units, vocab_size
 

@@ -10,10 +10,10 @@ vocabulary that scoring needs)."""
 import json
 import logging
 
-from fairppl.corpora import read_split
-from fairppl.io import write_text
-from fairppl.kenlm_lm import private_workdir, train_model
-from fairppl.ngramtext import write_stream
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_text
+from fairppl.ngram.kenlm_tool import private_workdir, train_model
+from fairppl.ngram.training_text import write_stream
 
 
 def main(snakemake):

@@ -4,8 +4,8 @@ import json
 import logging
 from pathlib import Path
 
-from fairppl.corpora import read_split
-from fairppl.io import write_text
+from fairppl.corpus.readers import read_split
+from fairppl.core.io import write_text
 from fairppl.tokenizers import train_sentencepiece
 
 

@@ -5,9 +5,9 @@ import logging
 
 import polars as pl
 
-from fairppl.errors import InputError
-from fairppl.io import write_table
-from fairppl.wordsweep import DECISION_COLUMNS, word_sweep_decisions
+from fairppl.core.errors import InputError
+from fairppl.core.io import write_table
+from fairppl.ngram.word_sweep import DECISION_COLUMNS, word_sweep_decisions
 
 
 def main(snakemake):

@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 import polars as pl
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .runner import document_rng
 
 #: The two orders of a samples-needed curve: by proposal probability Q, by LM probability P.

@@ -43,7 +43,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 ESTIMATORS = ("default", "exact", "beam", "lm-guided", "decoding-free", "wr", "wor",
               "wor-1best", "nbest")

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import polars as pl
 
-from ..correlates import spearman
+from ..stats.correlates import spearman
 
 LN2 = math.log(2.0)
 

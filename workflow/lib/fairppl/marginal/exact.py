@@ -16,8 +16,8 @@ against.
   there is exact). ``kenlm.State`` hashes and compares by its context words (verified in the
   tests).
 
-Unseen tokens under the n-gram follow the study's subword scorer (:mod:`fairppl.subwordlm`,
-:func:`fairppl.kenlm_lm.score_tokens`): a token the n-gram never saw (KenLM's OOV) costs
+Unseen tokens under the n-gram follow the study's subword scorer (:mod:`fairppl.ngram.subword`,
+:func:`fairppl.ngram.kenlm_tool.score_tokens`): a token the n-gram never saw (KenLM's OOV) costs
 log p(<unk> | context) plus ``unk_cost`` nats, by default ln(V) for the tokenizer's V pieces (a
 uniform choice among them); a model without ``<unk>`` mass (log10 p < -90) is an error. So the
 default tokenization scored through this module equals the study's default score.
@@ -39,7 +39,7 @@ from .lattice import Lattice, count_paths
 from .vocab import TokenVocab
 
 _LN10 = math.log(10.0)
-_NO_UNK_LOG10 = -90.0  # as fairppl.kenlm_lm.NO_UNK_LOG10: KenLM's -100 stand-in for "no <unk>"
+_NO_UNK_LOG10 = -90.0  # as fairppl.ngram.kenlm_tool.NO_UNK_LOG10: KenLM's -100 stand-in for "no <unk>"
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ class KVTree(PrefixTree):
                            weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(order))
         bad = ~np.isfinite(sums)
         if bad.any():
-            from ..errors import ScoringError
+            from ..core.errors import ScoringError
             p, c = order[int(np.flatnonzero(bad)[0])]
             raise ScoringError(f"continuation {c!r} after prefix {p[:20]!r}: log-probability "
                                f"{sums[bad][0]}: the model produced NaN/inf")

@@ -10,7 +10,7 @@ Conventions (the same as the study's default-path scores, so that the default to
 ``logp`` is exactly the number in the study's tables):
 
 * A sequence is scored after a start context that is never scored: the configured start token
-  for a transformers LM (:func:`fairppl.special_tokens.start_token_id`: models.tsv ``bos``, else
+  for a transformers LM (:func:`fairppl.lm.special_tokens.start_token_id`: models.tsv ``bos``, else
   the tokenizer's BOS, else its EOS), KenLM's ``<s>`` for an n-gram.
 * :meth:`TokenLM.logp` charges the end token after the sequence iff ``end_id`` is not None (the
   study's default: the EOS, or models.tsv ``eos``; KenLM's ``</s>``).
@@ -118,7 +118,7 @@ class KenLMTokenLM:
     tokens). ``start``: begin-of-unit context ``<s>`` (else no context); ``end``: charge ``</s>``
     in :meth:`logp`. A token the n-gram never saw costs ``log p(<unk> | context)`` plus
     ``unk_logp`` nats (default ``-ln(len(id_to_word))``, a uniform choice among the tokenizer's
-    pieces), the convention of :mod:`fairppl.subwordlm`. KenLM's log10 probabilities are turned
+    pieces), the convention of :mod:`fairppl.ngram.subword`. KenLM's log10 probabilities are turned
     into nats one token at a time.
 
     ``start_id``/``end_id`` are the sentinels ``START``/``END`` (KenLM's ``<s>``/``</s>`` have no
@@ -137,7 +137,7 @@ class KenLMTokenLM:
                  end: bool = True, unk_logp: float | None = None):
         import kenlm
 
-        from ..kenlm_lm import KENLM_RESERVED, load_model
+        from ..ngram.kenlm_tool import KENLM_RESERVED, load_model
 
         self.model = load_model(model) if isinstance(model, (str, os.PathLike)) else model
         self._kenlm = kenlm
@@ -161,7 +161,7 @@ class KenLMTokenLM:
 
     def _step(self, state, token: int):
         """(next state, log p(token | state) in nats)."""
-        from ..kenlm_lm import NO_UNK_LOG10
+        from ..ngram.kenlm_tool import NO_UNK_LOG10
 
         if token == self.END:
             word, known = "</s>", True

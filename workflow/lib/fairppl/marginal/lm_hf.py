@@ -76,7 +76,7 @@ class HFTokenLM:
     """A transformers causal LM as a :class:`TokenLM`.
 
     ``start_token``/``end_token``: vocabulary entries replacing the tokenizer's BOS/EOS (as in
-    :func:`fairppl.scoring.score_texts`); ``score_end``: charge the end token in :meth:`logp`
+    :func:`fairppl.lm.scoring.score_texts`); ``score_end``: charge the end token in :meth:`logp`
     (``end_id`` is None otherwise). ``batch_size``: rows per forward pass; ``max_batch_tokens``:
     padded positions per forward pass (default 2**28 / vocabulary rows, about 1 GiB of float32
     logits). ``device``: where to run (default: where the model is; moved if another is given).
@@ -84,7 +84,7 @@ class HFTokenLM:
     The model runs in eval mode under ``torch.inference_mode``; log-probabilities are float32
     ``log_softmax`` (as the study's scorer), summed per sequence in float64. Rows are right-padded
     without an attention mask (causal attention: no real token sees a pad; see
-    :mod:`fairppl.scoring`). A sequence whose model input is longer than the model's positional
+    :mod:`fairppl.lm.scoring`). A sequence whose model input is longer than the model's positional
     limit raises ValueError (the marginal works on units that fit in one window).
 
     Work is shared in one of two ways (``share``):
@@ -105,10 +105,10 @@ class HFTokenLM:
                  end_token: str | None = None, score_end: bool = True, batch_size: int = 64,
                  max_batch_tokens: int | None = None, device=None, share: str = "tree",
                  tree_nodes: int = 1024):
-        from ..errors import ScoringError
-        from ..scoring import check_vocab, model_device
-        from ..scoring_batches import model_max_length
-        from ..special_tokens import end_token_id, start_token_id
+        from ..core.errors import ScoringError
+        from ..lm.scoring import check_vocab, model_device
+        from ..lm.batches import model_max_length
+        from ..lm.special_tokens import end_token_id, start_token_id
 
         rows = check_vocab(model, tokenizer)
         if device is not None:
@@ -153,7 +153,7 @@ class HFTokenLM:
 
     def _batches(self, lengths: list[int]) -> list[list[int]]:
         """Indices grouped longest first into batches within batch_size and max_batch_tokens."""
-        from ..scoring_batches import length_batches  # torch-importing module: only when used
+        from ..lm.batches import length_batches  # torch-importing module: only when used
 
         return length_batches(lengths, self.batch_size, self.max_batch_tokens)
 
@@ -171,7 +171,7 @@ class HFTokenLM:
         bad = ~np.isfinite(values)
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
-            from ..errors import ScoringError
+            from ..core.errors import ScoringError
             raise ScoringError(f"{what(k)}: log-probability {values[k]}: the model produced "
                                f"NaN/inf (broken weights or overflow)")
 

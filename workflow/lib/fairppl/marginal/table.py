@@ -3,12 +3,12 @@
 estimator, K, tau, L and M.
 
 Every total is a sum over the row's units; every rate is a ratio of sums (as in
-:mod:`fairppl.metrics`), never a mean of per-unit ratios, except ``percent_nd`` (the mean over
+:mod:`fairppl.stats.metrics`), never a mean of per-unit ratios, except ``percent_nd`` (the mean over
 units of each unit's %ND: every unit has the same number of samples). Units are in the column
 names (``_nats``, ``_bits_per_char``, ...) and in :data:`MARGINAL_COLUMNS`.
 
 The interval of a sum is **not** the sum of per-unit intervals: ``logp_ci_*`` and ``gap_ci_*``
-are percentile intervals of a paired bootstrap over units (:mod:`fairppl.bootstrap`: the same
+are percentile intervals of a paired bootstrap over units (:mod:`fairppl.stats.bootstrap`: the same
 draws for the estimate, the default score and their gap; the draws depend only on the number
 of units and the settings, so rows on the same units are paired). They state how much the total
 depends on which units were drawn, with each unit's estimate as it is.
@@ -21,8 +21,9 @@ import math
 import numpy as np
 import polars as pl
 
-from ..bootstrap import BootstrapSettings, percentile_interval, replicate_ratios, resample_counts
-from ..metrics import english_char_counts
+from ..stats.bootstrap import (BootstrapSettings, percentile_interval, replicate_ratios,
+                               resample_counts)
+from ..stats.metrics import english_char_counts
 
 LN2 = math.log(2.0)
 

@@ -48,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 from ..tokenizers.spm_model import (BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
                                     parse_spm_model)
 from .lattice import (Lattice, count_paths, enumerate_paths, forward, path_arcs, sample,

@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 import polars as pl
 
-from ..errors import InputError
-from ..io import write_table, write_text
+from ..core.errors import InputError
+from ..core.io import write_table, write_text
 from .api import FIELDS, estimate
 from .runner import document_rng, read_done, run_documents
 
@@ -184,7 +184,7 @@ def kenlm_lm(model_path, tokenizer_path):
     model ``tokenizer_path`` (the study's subword n-gram and its conventions: ``<s>`` context,
     ``</s>`` charged, an unseen piece costs p(<unk>) plus ln(pieces) nats). ``unigram`` is the
     lattice model, or None for a BPE tokenizer."""
-    from ..subwordlm import load_sentencepiece
+    from ..ngram.subword import load_sentencepiece
     from ..tokenizers.spm_model import parse_spm_model
     from .lm import KenLMTokenLM
     from .unigram import UnigramModel
@@ -202,7 +202,7 @@ def kenlm_lm(model_path, tokenizer_path):
 
 def file_identity(path) -> list:
     """What a model's records depend on: its files' names, sizes and modification times."""
-    from ..lmscore import model_identity
+    from ..lm.score_split import model_identity
 
     path = Path(path)
     if path.is_file():
@@ -213,7 +213,7 @@ def file_identity(path) -> list:
 def hf_lm(load_from, special: dict | None = None, device=None):
     """``(lm, vocab, encode, start_token)`` for a transformers folder (or hub id), framed with
     the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer)."""
-    from ..lm_cache import load_lm
+    from ..lm.cache import load_lm
     from .lm import HFTokenLM
     from .vocab import vocab_from_hf
 

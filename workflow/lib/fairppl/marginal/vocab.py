@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .lattice import Lattice
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")

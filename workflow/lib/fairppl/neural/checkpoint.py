@@ -19,8 +19,8 @@ from typing import Mapping
 
 import torch
 
-from ..errors import InputError
-from ..io import atomic_path
+from ..core.errors import InputError
+from ..core.io import atomic_path
 
 CHECKPOINT_NAME = "checkpoint.pt"
 _CHECKPOINT_FORMAT = "fairppl-neural-checkpoint-1"

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import torch
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 
 @dataclass

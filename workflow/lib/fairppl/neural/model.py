@@ -6,7 +6,7 @@ from typing import Mapping
 
 import torch
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .config import NeuralConfig
 
 

@@ -8,7 +8,7 @@ from typing import Iterator
 
 import torch
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

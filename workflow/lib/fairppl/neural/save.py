@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import InputError
-from ..io import atomic_dir, atomic_path
+from ..core.errors import InputError
+from ..core.io import atomic_dir, atomic_path
 from .model import _sync_generation_config
 
 MODEL_DIR = "model"

@@ -15,7 +15,7 @@ from typing import Callable, Mapping, Sequence
 
 import torch
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .checkpoint import CHECKPOINT_NAME, _resume, _RunState, _save_checkpoint
 from .config import NeuralConfig
 from .data import _check_ids, _data_digest, _pack, _pack_whole_units, _Packed

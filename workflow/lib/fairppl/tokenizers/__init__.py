@@ -3,7 +3,7 @@ vocabulary, all usable as ``transformers`` fast tokenizers.
 
 Conventions (checked in tests/test_tokenizers.py):
 
-* Input is a list of normalised units (``fairppl.text.normalize``: NFC, single ASCII spaces, no
+* Input is a list of normalised units (``fairppl.core.text.normalize``: NFC, single ASCII spaces, no
   leading/trailing space). The tokenizers change nothing else in the text: SentencePiece is
   trained with ``normalization_rule_name="identity"`` and ``remove_extra_whitespaces=False``, so
   the only transformation is SentencePiece's own whitespace handling (every space becomes

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .hf import _wrap
 from .spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, _on_grid, parse_spm_model
 from .training import MODEL_TYPES

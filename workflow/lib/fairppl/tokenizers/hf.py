@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..errors import InputError
+from ..core.errors import InputError
 from .vocab import BOS, BOS_ID, EOS, EOS_ID, PAD, PAD_ID, UNK, UNK_ID
 
 

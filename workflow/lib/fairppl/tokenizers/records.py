@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..errors import InputError
+from ..core.errors import InputError
 
 #: Columns of the table: ids, then the record's fields (sizes in pieces, training text in units
 #: and characters).

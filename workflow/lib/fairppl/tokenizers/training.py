@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 import re
 
-from ..errors import InputError
-from ..io import atomic_path
+from ..core.errors import InputError
+from ..core.io import atomic_path
 from .spm_model import parse_spm_model, quantize_unigram_scores
 from .vocab import BOS, BOS_ID, EOS, EOS_ID, PAD, PAD_ID, UNK, UNK_ID
 
@@ -35,7 +35,7 @@ def _check_training_input(texts, model_type, vocab_size, character_coverage):
             raise InputError(f"training unit {i} is {type(text).__name__}: expected str")
         if "\n" in text or "\r" in text:
             raise InputError(f"training unit {i} contains a line break: expected normalised units "
-                             f"(fairppl.text.normalize)")
+                             f"(fairppl.core.text.normalize)")
     if not any(texts):
         raise InputError("no training text for the tokenizer: expected at least one non-empty unit")
 

@@ -1,0 +1,174 @@
+"""The sheets (config/languages.tsv, config/models.tsv) and the config: reading, validation,
+cross-checks.
+
+Every error names the sheet, the line (1-based, header = line 1), the field and what was expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from ..core.errors import InputError
+
+_BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+@dataclass(frozen=True)
+class Language:
+    """One row of the sheet."""
+
+    corpus: str
+    language: str
+    iso639_3: str
+    name: str
+    script: str
+    source_id: str
+    english_reference: bool
+    line: int
+
+
+def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
+                   unique: list[tuple[str, ...]]) -> list[dict]:
+    """Read a tab-separated sheet with a header and validate each row against the JSON schema
+    at ``schema_path`` (booleans written true/false/yes/no/1/0, lists comma-separated where the
+    schema says array). ``unique`` lists field tuples that must not repeat. Returns the rows as
+    dicts with their 1-based ``line``."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    fields = list(schema["properties"])
+    required = set(schema.get("required", fields))
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found (config key `{config_key}`)", path=path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise InputError("invalid UTF-8: expected a UTF-8 TSV file", path=path, line=line) from None
+    lines = text.splitlines()
+    if not lines:
+        raise InputError(f"empty sheet: expected a header with columns {fields}", path=path, line=1)
+    header = lines[0].split("\t")
+    missing = [f for f in fields if f in required and f not in header]
+    extra = [h for h in header if h not in fields]
+    if missing or extra:
+        raise InputError(
+            f"header has missing columns {missing} and unknown columns {extra}; "
+            f"expected the tab-separated columns {fields}", path=path, line=1)
+    rows: list[dict] = []
+    seen: dict[tuple, dict[tuple, int]] = {key: {} for key in unique}
+    for lineno, line in enumerate(lines[1:], start=2):
+        # No quote processing: a stray '"' is a character of its field, never the start of a
+        # quoted field that would swallow the next rows.
+        values = line.split("\t")
+        if all(not v.strip() for v in values):
+            continue
+        if len(values) != len(header):
+            raise InputError(
+                f"{len(values)} fields, expected {len(header)} tab-separated fields ({header})",
+                path=path, line=lineno)
+        record: dict = dict(zip(header, (v.strip() for v in values)))
+        for name, value in list(record.items()):
+            kind = schema["properties"][name].get("type")
+            if kind == "boolean" and value.lower() in _BOOL:
+                record[name] = _BOOL[value.lower()]
+            elif kind == "array":
+                record[name] = [v.strip() for v in value.split(",") if v.strip()]
+        errors = sorted(validator.iter_errors(record), key=lambda e: list(e.path))
+        if errors:
+            err = errors[0]
+            field = err.path[0] if err.path else "(row)"
+            raise InputError(f"field '{field}': {err.message}", path=path, line=lineno)
+        for key in unique:
+            value = tuple(record[k] for k in key)
+            if value in seen[key]:
+                raise InputError(
+                    f"{'/'.join(key)} {'/'.join(map(str, value))} is listed twice (first on line "
+                    f"{seen[key][value]}); expected each {'/'.join(key)} once",
+                    path=path, line=lineno)
+            seen[key][value] = lineno
+        record["line"] = lineno
+        rows.append(record)
+    return rows
+
+
+def read_language_sheet(path: str, schema_path: str) -> list[Language]:
+    """Read and validate the language sheet: each row's fields, no (corpus, language) twice and
+    no (corpus, source_id) twice (the same text under two names)."""
+    rows = read_tsv_sheet(path, schema_path, "language sheet", "languages",
+                          unique=[("corpus", "language"), ("corpus", "source_id")])
+    return [Language(**row) for row in rows]
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One row of the model sheet (config/models.tsv)."""
+
+    model: str
+    source: str
+    spec: str
+    corpora: list
+    languages: list
+    description: str
+    line: int
+    bos: str = ""
+    eos: str = ""
+
+
+def read_model_sheet(path: str, schema_path: str) -> list[ModelRow]:
+    """Read and validate the model sheet: each row's fields, and no model id twice."""
+    rows = read_tsv_sheet(path, schema_path, "model sheet", "models", unique=[("model",)])
+    return [ModelRow(**{"description": "", **row}) for row in rows]
+
+
+def check_against_config(rows: list[Language], corpora: dict, path: str) -> None:
+    """Cross-check the sheet with the config's ``corpora``: every row names a configured corpus;
+    every enabled corpus has at least two languages and exactly one English reference; an
+    enabled url corpus has its sha256."""
+    for row in rows:
+        if row.corpus not in corpora:
+            raise InputError(
+                f"field 'corpus': unknown corpus '{row.corpus}'; expected one of "
+                f"{sorted(corpora)} (the keys of `corpora` in the config)", path=path, line=row.line)
+    for corpus, spec in corpora.items():
+        if not spec.get("enabled", True):
+            continue
+        mine = [r for r in rows if r.corpus == corpus]
+        if len(mine) < 2:
+            raise InputError(
+                f"corpus '{corpus}' is enabled but has {len(mine)} language rows; expected at "
+                f"least 2 (an English reference and one more)", path=path)
+        refs = [r for r in mine if r.english_reference]
+        if len(refs) != 1:
+            where = ", ".join(f"line {r.line}" for r in refs) or "none"
+            raise InputError(
+                f"corpus '{corpus}' has {len(refs)} rows with english_reference=true ({where}); "
+                f"expected exactly one", path=path)
+        if spec["type"] == "url" and not spec.get("sha256"):
+            raise InputError(
+                f"corpus '{corpus}' is enabled but `corpora.{corpus}.sha256` is null; expected "
+                f"the archive's sha256 (64 hex digits) so the download can be verified")
+
+
+def check_models(models: list[ModelRow], languages: list[Language], config: dict,
+                 path: str) -> None:
+    """Cross-check the model sheet with the config and the language sheet: every corpus a model
+    names exists, and every language it names has a row in at least one of its corpora (a model
+    is scored on each (corpus, language) pair the language sheet has)."""
+    known = {(row.corpus, row.language) for row in languages}
+    for model in models:
+        for corpus in model.corpora:
+            if corpus not in config["corpora"]:
+                raise InputError(f"model '{model.model}': unknown corpus '{corpus}'; expected one "
+                                 f"of {sorted(config['corpora'])}", path=path, line=model.line)
+        missing = [lang for lang in model.languages
+                   if lang != "all" and not any((c, lang) in known for c in model.corpora)]
+        if missing:
+            raise InputError(f"model '{model.model}': languages {missing} have no row for any of "
+                             f"its corpora {list(model.corpora)} in the language sheet",
+                             path=path, line=model.line)

@@ -1,0 +1,144 @@
+"""Corpora fetched from a URL: a checked download, and the reader of line-aligned archives.
+
+A corpus of type ``url`` is one archive (a .tar.gz/.tgz/.tar or .zip, Flores-200 style) with one
+file per language and one unit per line. :func:`download_url` fetches it once, checked against
+its SHA-256; :func:`read_tar_lines` reads it in the shape every reader of
+:mod:`fairppl.corpus.readers` returns, ``{language: [(unit_id, raw_text), ...]}``.
+
+Every bad input raises :class:`fairppl.core.errors.InputError` naming the file (and member), and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import tarfile
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from tqdm import tqdm
+
+from .align import Texts
+from ..core.errors import InputError
+from ..core.io import atomic_path
+from ..core.text import decode_utf8
+
+
+# --------------------------------------------------------------------------------------------
+# Downloads
+# --------------------------------------------------------------------------------------------
+
+def download_url(url: str, sha256: str, dest: str) -> None:
+    """Download ``url`` to ``dest`` and check its SHA-256 (hex digest). The bytes stream into a
+    temporary file beside ``dest`` that is renamed onto ``dest`` only when the checksum matches,
+    so a failure leaves no ``dest`` and no partial file. A progress bar shows when the size is
+    known and over 1 MB."""
+    expected = sha256.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{64}", expected):
+        raise InputError(f"checksum {sha256!r} for {url}: expected a SHA-256 hex digest of 64 "
+                         f"hex digits")
+    digest = hashlib.sha256()
+    with atomic_path(dest) as tmp:
+        try:
+            with urllib.request.urlopen(url) as response, open(tmp, "wb") as handle:
+                size = response.headers.get("Content-Length")
+                size = int(size) if size and size.isdigit() else None
+                with tqdm(total=size, unit="B", unit_scale=True, desc=Path(dest).name,
+                          disable=not (size and size > 1_000_000)) as bar:
+                    while chunk := response.read(1 << 20):
+                        digest.update(chunk)
+                        handle.write(chunk)
+                        bar.update(len(chunk))
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            raise InputError(f"download of {url} failed ({err}): expected a reachable URL",
+                             path=dest) from None
+        got = digest.hexdigest()
+        if got != expected:
+            raise InputError(f"checksum mismatch for {url}: expected sha256 {expected}, got "
+                             f"{got}; the download was discarded", path=dest)
+
+
+# --------------------------------------------------------------------------------------------
+# Line-aligned archives (Flores-200 style)
+# --------------------------------------------------------------------------------------------
+
+def _open_archive(archive: str):
+    """Return (names, read(name) -> bytes, close) for a .tar(.gz|.bz2|.xz)/.tgz or .zip."""
+    if not os.path.isfile(archive):
+        raise InputError("archive not found: expected a .tar.gz, .tgz, .tar or .zip file",
+                         path=archive)
+    try:
+        if zipfile.is_zipfile(archive):
+            zf = zipfile.ZipFile(archive)
+            names = {n for n in zf.namelist() if not n.endswith("/")}
+            return names, zf.read, zf.close
+        tf = tarfile.open(archive, "r:*")
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as err:
+        raise InputError(f"cannot read the archive ({err}): expected a .tar.gz, .tgz, .tar or "
+                         f".zip file", path=archive) from None
+    members = {m.name: m for m in tf.getmembers() if m.isfile()}
+    # Member names may be stored as "./x/y": accept "x/y" for them.
+    for name in list(members):
+        if name.startswith("./"):
+            members.setdefault(name[2:], members[name])
+    return set(members), (lambda name: tf.extractfile(members[name]).read()), tf.close
+
+
+def _lines(text: str) -> list[str]:
+    """Split on '\\n' only ('\\r\\n' accepted); U+2028 and friends stay inside a line, so the
+    line count is the file's. A final newline does not start an extra line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) -> Texts:
+    """Read line-aligned texts (one unit per line, UTF-8) from a .tar.gz/.tgz/.tar or .zip.
+
+    ``members`` are path templates inside the archive with ``{source_id}`` (e.g.
+    ``"flores200_dataset/dev/{source_id}.dev"``); ``sources`` maps a language id to its
+    ``source_id`` (e.g. ``"eng_Latn"``). Units are the lines of each member in template order;
+    ``unit_id = f"{label}:{line_no:06d}"`` (1-based line number), where ``label`` is the
+    template's file suffix without the dot ("dev", "devtest" for Flores-200), or the 0-based
+    template index when the suffixes are missing or not distinct.
+    """
+    if not members:
+        raise InputError("no member templates given: expected at least one path template with "
+                         "{source_id}", path=archive)
+    suffixes = [PurePosixPath(t).suffix.lstrip(".") for t in members]
+    if all(suffixes) and len(set(suffixes)) == len(suffixes):
+        labels = suffixes
+    else:
+        labels = [str(i) for i in range(len(members))]
+    names, read, close = _open_archive(archive)
+    try:
+        out: Texts = {}
+        for lang, source_id in sources.items():
+            units: list[tuple[str, str]] = []
+            for template, label in zip(members, labels):
+                try:
+                    member = template.format(source_id=source_id)
+                except (KeyError, IndexError, ValueError) as err:
+                    raise InputError(f"bad member template {template!r} ({err}): expected a "
+                                     f"path with only the field {{source_id}}",
+                                     path=archive) from None
+                if member not in names:
+                    close_names = difflib.get_close_matches(member, sorted(names), n=3,
+                                                            cutoff=0.6)
+                    hint = f"; close members: {', '.join(close_names)}" if close_names else ""
+                    raise InputError(f"member {member} (language {lang}) not found in the "
+                                     f"archive: expected a file at that path{hint}",
+                                     path=archive)
+                text = decode_utf8(read(member), f"{archive}:{member}")
+                units.extend((f"{label}:{i:06d}", line)
+                             for i, line in enumerate(_lines(text), start=1))
+            out[lang] = units
+        return out
+    finally:
+        close()

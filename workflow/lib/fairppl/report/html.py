@@ -1,0 +1,127 @@
+"""HTML tables of the report (a unit in every header, three significant digits, no nulls shown)
+and the tables it shows beside the numbers: the UNK sweep and the scoring conventions."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import polars as pl
+
+
+def fmt(value) -> str:
+    """A cell as a reader sees it: floats to three significant digits (mantissa and exponent
+    only below 1e-4 and from 1e9 on), integers with thousands separators, booleans as yes/no,
+    null as an empty cell."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value == 0 or math.isinf(value):
+            return f"{value:g}"
+        decimals = 2 - math.floor(math.log10(abs(value)))
+        if decimals > 6 or decimals < -6:  # p-values, huge perplexities: mantissa and exponent
+            return f"{value:.2e}"
+        if decimals <= 0:
+            return f"{round(value, decimals):,.0f}"
+        return f"{value:.{decimals}f}"
+    return str(value)
+
+
+def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption: str = "",
+               labels: dict[str, str] | None = None) -> str:
+    """Render ``df`` as an HTML table: one header per column, its name (``labels`` renames it)
+    over its unit (``headers``: column -> unit text); text cells left, numbers right."""
+    headers, labels = headers or {}, labels or {}
+    head = "".join(
+        f"<th>{html.escape(labels.get(c, c))}<br><small>{html.escape(headers.get(c, ''))}"
+        f"</small></th>" for c in df.columns)
+    rows = []
+    for row in df.iter_rows():
+        cells = []
+        for value in row:
+            css = "" if isinstance(value, (int, float)) or value is None else " class='text'"
+            cells.append(f"<td{css}>{html.escape(fmt(value))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def paragraph(text: str, css: str = "") -> str:
+    """``text`` as an HTML paragraph (escaped), with an optional CSS class."""
+    cls = f" class='{css}'" if css else ""
+    return f"<p{cls}>{html.escape(text)}</p>"
+
+
+def constants_text(constant: dict) -> str:
+    """Columns dropped because they hold one value (:func:`drop_constant_columns`), stated once
+    (nulls are not stated)."""
+    return "; ".join(f"{c} = {fmt(v)}" for c, v in constant.items() if v is not None)
+
+
+def drop_constant_columns(df: pl.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict]:
+    """``df`` without its columns that hold one value in every row (except ``keep``), and those
+    values (column -> value), to be stated once above the table."""
+    if df.height <= 1:
+        return df, {}
+    constant = {c: df[c][0] for c in df.columns
+                if c not in keep and df[c].n_unique() == 1}
+    return df.drop(list(constant)), constant
+
+
+DROPPED_HEADERS = {
+    "n_placeholder": "placeholder units in this language (count)",
+    "n_dropped": "units dropped in every language (count)",
+    "n_kept": "aligned units kept (count)",
+}
+
+
+_UNK = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_tokens", "oov_rate",
+        "ppl_naive", "ppl_unk_corrected", "bits_per_utterance"]
+
+
+_UNK_EXTRA = {
+    "bits_per_utterance": "p(<unk>) as is (bits/utterance)",
+    "unk_corrected_bits_per_utterance": "every p(<unk>) / #OOV types (bits/utterance)",
+    "char_model": "open-vocabulary character n-gram",
+    "char_bits_per_utterance": "character n-gram, same language (bits/utterance)",
+}
+
+
+def unk_table(bpu: pl.DataFrame) -> pl.DataFrame:
+    """The closed-vocabulary rows with their UNK-corrected bits per utterance and, beside them,
+    the bits per utterance of each character n-gram of the same (corpus, language)."""
+    closed = bpu.filter(~pl.col("open_vocabulary")).with_columns(
+        (pl.col("bits_unk_corrected") / pl.col("n_units")).alias("unk_corrected_bits_per_utterance"))
+    char = (bpu.filter(pl.col("open_vocabulary") & (pl.col("tokenizer") == "char")
+                       & pl.col("model").str.starts_with("kenlm-char"))
+            .select("corpus", "language", pl.col("model").alias("char_model"),
+                    pl.col("bits_per_utterance").alias("char_bits_per_utterance")))
+    return (closed.join(char, on=["corpus", "language"], how="left")
+            .sort("corpus", "language", "char_model", "vocab_size")
+            .select(*_UNK, "unk_corrected_bits_per_utterance", "char_model",
+                    "char_bits_per_utterance"))
+
+
+#: The scoring conventions shown per token LM (fairppl.lm.scoring.conventions + where the weights
+#: came from), in this order.
+_CONVENTIONS = ["model", "tokenizer", "languages", "start_token", "start_token_role", "end_token",
+                "end_charged", "windowing", "padding", "weights"]
+
+
+def conventions_table(records: list[dict]) -> pl.DataFrame:
+    """One row per (model, tokenizer, conventions): the scoring conventions of the token LMs,
+    with the languages they were scored on (conventions that differ between languages of one
+    model, which should not happen, show up as separate rows)."""
+    if not records:
+        return pl.DataFrame({name: [] for name in _CONVENTIONS}, schema={n: pl.String for n in _CONVENTIONS})
+    frame = pl.DataFrame([{k: (None if r.get(k) is None else str(r.get(k)))
+                           for k in [*_CONVENTIONS, "language"] if k != "languages"}
+                          for r in records])
+    keys = [c for c in _CONVENTIONS if c != "languages"]
+    return (frame.group_by(keys, maintain_order=True)
+            .agg(pl.col("language").unique(maintain_order=True).str.join(" ").alias("languages"))
+            .select(_CONVENTIONS).sort("model", "tokenizer"))

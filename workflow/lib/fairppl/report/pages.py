@@ -1,0 +1,376 @@
+"""The study's report: one self-contained HTML file (CSS inline, figures as base64 PNG) that opens
+with the answer and continues with sections in a fixed order.
+
+Each section is a builder ``(ReportInputs) -> str | None`` in ``SECTIONS`` (None = nothing to
+show in this study); a later stage adds its section by adding a builder to the list.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from ..stats.bootstrap import BootstrapSettings
+from ..stats.correlates import FEATURES
+from ..stats.metrics import BPU_COLUMNS, describe_units
+from .rankings import (
+    answer_sentences,
+    model_agreement,
+    open_rows,
+    ranking_transfer,
+    wide_table,
+)
+from .html import constants_text as _constants
+from .html import drop_constant_columns, fmt, html_table, unk_table
+from .html import paragraph as _p
+from .compare import end_of_unit_html, model_pairs_html
+
+QUESTION = "How hard is each language to language-model, measured fairly?"
+
+_STYLE = """<style>
+body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1250px; padding: 1em 2em;
+       color: #222; line-height: 1.45; }
+nav { font-size: 0.9em; margin-bottom: 1em; }
+nav a { margin-right: 0.8em; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
+p.answer { font-size: 1.08em; background: #f3f7fb; padding: 0.6em 0.9em; border-left: 4px solid
+           #1f4e9c; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; vertical-align: top; }
+th { background: #eef2f7; } th small { font-weight: normal; color: #555; }
+td.text { text-align: left; }
+caption { text-align: left; font-weight: bold; padding: 4px 0; }
+img { max-width: 100%; border: 1px solid #ddd; }
+.note { color: #555; font-size: 0.9em; }
+</style>"""
+
+UNITS = {
+    "rank": "1 = hardest",
+    "n_languages": "languages compared (count)",
+    "spearman_rho": "rank correlation (-1 to 1)",
+    "p_value": "two-sided p of rho = 0 (exact up to 8 languages)",
+    "model": "model / tokenizer",
+    "model_a": "model / tokenizer",
+    "model_b": "model / tokenizer",
+    "feature": "property of the text",
+    "bpec": "BPEC of the reference model (bits/char of English)",
+    "script": "ISO 15924",
+    "iso639_3": "ISO 639-3",
+    "language": "name",
+}
+
+
+@dataclass
+class ReportInputs:
+    """Everything the report shows. Tables are those of the metrics rules: ``bpu`` (each model on
+    all its units), ``models`` (one common unit set per corpus), both with interval columns;
+    ``sheet`` is the language sheet; ``unit_counts`` has (corpus, split, n_units);
+    ``differences`` and ``model_differences`` are the paired differences between adjacent
+    languages and between models (fairppl.stats.bootstrap)."""
+
+    bpu: pl.DataFrame
+    models: pl.DataFrame
+    sheet: pl.DataFrame
+    settings: dict
+    bootstrap: BootstrapSettings
+    differences: pl.DataFrame | None = None
+    model_differences: pl.DataFrame | None = None
+    unit_counts: pl.DataFrame | None = None
+    dropped: pl.DataFrame | None = None
+    tokenizers: pl.DataFrame | None = None
+    conventions: pl.DataFrame | None = None
+    correlates: pl.DataFrame | None = None
+    correlations: pl.DataFrame | None = None
+    marginal: dict[str, pl.DataFrame] = field(default_factory=dict)
+    figures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def corpora(self) -> list[str]:
+        """Corpora in config order; the first is the main one, the others second domains."""
+        return [c for c in self.settings.get("corpora", {})] or sorted(set(self.models["corpus"]))
+
+    @property
+    def names(self) -> dict[str, str]:
+        return dict(self.sheet.select("language", "name").unique("language").rows())
+
+
+def figure(path: str | None, alt: str) -> str:
+    """An <img> with the PNG at ``path`` embedded as base64 (empty if there is none)."""
+    if not path or not Path(path).exists():
+        return ""
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return f"<p><img alt='{html.escape(alt)}' src='data:image/png;base64,{data}'></p>"
+
+
+def _section(anchor: str, title: str, body: str) -> str:
+    return f"<section id='{anchor}'><h2>{html.escape(title)}</h2>\n{body}\n</section>"
+
+
+def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
+    part = models.filter(corpus=corpus)
+    sizes, split = sorted(set(part["n_units"])), ", ".join(sorted(set(part["split"])))
+    if len(sizes) == 1:
+        return f"the same {describe_units(sizes[0], split)} in every language and model"
+    return f"{min(sizes)} to {max(sizes)} {split} units per row"
+
+
+def answer_section(inp: ReportInputs) -> str:
+    main = inp.corpora[0]
+    parts = [_p(s, "answer") for s in answer_sentences(inp.models, inp.names, main,
+                                                       inp.differences)]
+    table = wide_table(inp.models, inp.sheet, main)
+    if table.height:
+        headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
+                   for c in table.columns}
+        parts.append(html_table(table, headers, caption=(
+            f"Languages ranked by BPEC on {main} ({_unit_phrase(inp.models, main)}), "
+            f"hardest first; one column per open-vocabulary model. {inp.bootstrap.describe()}.")))
+    parts.append(_p("BPEC = total bits of a language's test text / characters of the English "
+                    "text of the same units: every language pays for the same content, every "
+                    "character charged (open vocabulary). Empty cell: the model was not run on "
+                    "that language.", "note"))
+    return _section("answer", "The answer", "\n".join(parts))
+
+
+#: The rates of the languages x models tables, with their units.
+_RATES = {
+    "bits_per_utterance": "bits per utterance (bits/utterance) [95% interval]",
+    "bits_per_char": "bits per character of the language itself (bits/char)",
+    "bits_per_byte": "bits per UTF-8 byte of the language itself (bits/byte)",
+}
+
+
+def languages_models_section(inp: ReportInputs) -> str | None:
+    parts = []
+    for corpus in inp.corpora[:1]:
+        for rate, unit in _RATES.items():
+            table = wide_table(inp.models, inp.sheet, corpus, value=rate)
+            if not table.height:
+                break
+            headers = {c: UNITS.get(c, unit) for c in table.columns}
+            parts.append(html_table(table, headers, caption=(
+                f"{corpus}, {unit.split(' (')[0]}: {_unit_phrase(inp.models, corpus)}; "
+                f"rows in the order of the answer's ranking")))
+    if not parts:
+        return None
+    agree = model_agreement(inp.models, inp.corpora[0]).filter(
+        pl.col("spearman_rho").is_not_null())  # pairs sharing fewer than 3 languages left out
+    if agree.height:
+        parts.append(html_table(agree, UNITS, caption="Agreement between model rankings "
+                                                      f"({inp.corpora[0]})"))
+    parts.append(model_pairs_html(inp.model_differences, inp.corpora[0], inp.bootstrap))
+    parts.append(end_of_unit_html(inp.models, inp.corpora[0]))
+    body = _p("Every number of a corpus on one common unit set (results/tables/models.csv; "
+              "bpu.csv has each model on all the units it scored). Bits per character and per "
+              "byte divide by the language's own characters and bytes: not comparable across "
+              "scripts; BPEC (above) is.", "note") + "\n".join(parts)
+    return _section("table", "Languages x models", body)
+
+
+def main_figure_section(inp: ReportInputs) -> str | None:
+    img = figure(inp.figures.get("main"), "BPEC by language and model")
+    if not img:
+        return None
+    text = (f"Languages sorted by the character n-gram's BPEC, one marker and colour per model "
+            f"(the same colours in every figure), bars = {inp.bootstrap.describe()}. Every point "
+            f"is on {_unit_phrase(inp.models, inp.corpora[0])} ({inp.corpora[0]}).")
+    return _section("figure", "Main figure", img + _p(text, "note"))
+
+
+def second_domain_section(inp: ReportInputs) -> str | None:
+    parts = []
+    main = inp.corpora[0]
+    for corpus in inp.corpora[1:]:
+        if not open_rows(inp.models, corpus).height:
+            continue
+        trained = ""
+        if "train_corpus" in inp.models.columns:
+            tc = inp.models.filter(corpus=corpus)["train_corpus"].drop_nulls().unique().to_list()
+            trained = (f" Models trained on {', '.join(tc)} (pretrained LMs as they are)."
+                       if tc else "")
+        parts.append(_p(f"A small second-domain check: {corpus}, {_unit_phrase(inp.models, corpus)}"
+                        f".{trained} With so few units the intervals are wide; read the ranking, "
+                        f"not the digits.", "note"))
+        parts.append(figure(inp.figures.get(corpus), f"BPEC on {corpus}"))
+        table = wide_table(inp.models, inp.sheet, corpus)
+        parts.append(html_table(table, {c: UNITS.get(c, "BPEC (bits/char of English) [95% "
+                                                       "interval]") for c in table.columns},
+                                caption=f"{corpus}: languages ranked by the first model's BPEC"))
+        transfer = ranking_transfer(inp.models, main, corpus)
+        if transfer.height:
+            parts.append(html_table(transfer, UNITS, caption=(
+                f"Does the {main} ranking transfer? Spearman between each model's {main} and "
+                f"{corpus} rankings of the languages")))
+    if not parts:
+        return None
+    return _section("second-domain", "Second domain", "\n".join(parts))
+
+
+def unk_section(inp: ReportInputs) -> str | None:
+    closed = inp.bpu.filter(~pl.col("open_vocabulary"))
+    if not closed.height:
+        return None
+    table = unk_table(inp.bpu)
+    keys = ["corpus", "language", "model"]
+    wide = table.select(keys).unique(maintain_order=True)
+    headers = {"language": "language id", "model": "word model", "corpus": "corpus id"}
+    for char in table["char_model"].drop_nulls().unique(maintain_order=True):
+        col = f"{char} (open vocabulary)"
+        headers[col] = "character n-gram, same units (bits/utterance)"
+        wide = wide.join(table.filter(char_model=char).select(
+            *keys, pl.col("char_bits_per_utterance").alias(col)).unique(keys), on=keys,
+            how="left")
+    for tok in table["tokenizer"].unique(maintain_order=True):
+        part = table.filter(tokenizer=tok).unique(keys).select(
+            *keys, pl.col("oov_rate").alias(f"{tok}: OOV rate"),
+            pl.col("bits_per_utterance").alias(f"{tok}: naive"),
+            pl.col("unk_corrected_bits_per_utterance").alias(f"{tok}: corrected"))
+        wide = wide.join(part, on=keys, how="left")
+    wide, constant = drop_constant_columns(wide, keep=("language",))
+    for c in wide.columns:
+        if c.endswith(": OOV rate"):
+            headers[c] = "<unk> tokens / words (fraction)"
+        elif c.endswith(": naive"):
+            headers[c] = "p(<unk>) as is (bits/utterance)"
+        elif c.endswith(": corrected"):
+            headers[c] = "every p(<unk>) / #OOV types (bits/utterance)"
+    table = wide
+    text = ("Closed-vocabulary word n-grams over a vocabulary sweep, each on all test units (the "
+            "character n-gram on the same units). Their bits are not code lengths of the text: "
+            "an out-of-vocabulary word costs one p(<unk>) instead of the spelling of its "
+            "characters, so naive word-level bits fall below the character model's, and fall "
+            "further as the vocabulary shrinks. Dividing every p(<unk>) by the number of "
+            "distinct OOV types removes the reward for small vocabularies but still does not "
+            "spell the words out; only the open-vocabulary rows (above) are comparable. BPEC is "
+            "therefore left empty for these rows.")
+    note = _constants(constant)
+    body = (_p(text, "note") + figure(inp.figures.get("unk"), "UNK sweep")
+            + html_table(table, headers, caption=note))
+    return _section("unk", "UNK-corrected perplexity (closed vocabulary)", body)
+
+
+def correlates_section(inp: ReportInputs) -> str | None:
+    if inp.correlates is None or not inp.correlates.height:
+        return None
+    main = inp.corpora[0]
+    feats = inp.correlates.filter(corpus=main)
+    ref = open_rows(inp.models, main)
+    if ref.height:
+        first = sorted(ref["label"].unique(), key=lambda s: (not s.startswith("kenlm-char"), s))[0]
+        feats = feats.join(ref.filter(label=first).select("language", "bpec"), on="language",
+                           how="left").sort("bpec", descending=True, nulls_last=True)
+    feats = feats.join(inp.sheet.filter(corpus=main).select("language", "script"),
+                       on="language", how="left").drop("corpus")
+    ref_name = (sorted(ref["label"].unique(), key=lambda s: (not s.startswith("kenlm-char"), s))[0]
+                if ref.height else "none")
+    parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
+                "for every language: languages written without spaces get few, very long "
+                "words) and their rank correlation with BPEC across languages.", "note"),
+             html_table(feats, {**FEATURES, **UNITS, "language": "language id",
+                                "bpec": f"BPEC of {ref_name} (bits/char of English)"},
+                        caption=f"{main}: per language, hardest first")]
+    if inp.correlations is not None and inp.correlations.height:
+        corr = inp.correlations.filter(corpus=main).with_columns(
+            label=pl.col("model") + " / " + pl.col("tokenizer"),
+            cell=pl.struct("spearman_rho", "p_value", "n_languages").map_elements(
+                lambda r: "" if r["spearman_rho"] is None else
+                f"{r['spearman_rho']:.2f} (p {fmt(r['p_value'])}, n {r['n_languages']})",
+                return_dtype=pl.String))
+        wide = corr.pivot(on="label", index="feature", values="cell")
+        parts.append(html_table(wide, {"feature": "property of the text", **{
+            c: "Spearman's rho with BPEC (two-sided p, languages)" for c in wide.columns[1:]}},
+            caption="Rank correlation of each property with each model's BPEC"))
+    return _section("correlates", "Correlates of difficulty", "\n".join(parts))
+
+
+TOKENIZER_HEADERS = {
+    "corpus": "corpus id", "language": "language id", "tokenizer": "tokenizer id",
+    "model_type": "SentencePiece model type", "vocab_size_requested": "asked for (pieces)",
+    "vocab_size": "trained (pieces)", "reduced": "size reduced to fit the corpus (yes/no)",
+    "n_train_units": "train units (count)", "n_train_chars": "train characters (count)",
+}
+
+
+def tokenizers_section(inp: ReportInputs) -> str | None:
+    if inp.tokenizers is None or not inp.tokenizers.height:
+        return None
+    table, constant = drop_constant_columns(inp.tokenizers, keep=("language", "tokenizer"))
+    note = _constants(constant)
+    return _section("tokenizers", "Tokenizers", html_table(table, TOKENIZER_HEADERS, caption=note))
+
+
+def corpus_section(inp: ReportInputs) -> str | None:
+    parts = []
+    if inp.unit_counts is not None and inp.unit_counts.height:
+        parts.append(html_table(inp.unit_counts, {"corpus": "corpus id", "split": "split",
+                                                  "n_units": "aligned units (count)"},
+                                caption="Aligned units per split (the same in every language)"))
+    if inp.dropped is not None and inp.dropped.height:
+        for corpus, part in inp.dropped.group_by("corpus", maintain_order=True):
+            first = part.row(0, named=True)
+            which = ", ".join(f"{r['language']} {r['n_placeholder']:,}" for r in
+                              part.filter(pl.col("n_placeholder") > 0).iter_rows(named=True))
+            parts.append(_p(
+                f"{corpus[0]}: {first['n_dropped']:,} units dropped in every language together "
+                f"because some translation has a placeholder there (a merged verse); "
+                f"{first['n_kept']:,} aligned units kept. Placeholders per language: "
+                f"{which or 'none'}."))
+    return _section("corpus", "Corpus", "\n".join(parts)) if parts else None
+
+
+def conventions_section(inp: ReportInputs) -> str | None:
+    if inp.conventions is None or not inp.conventions.height:
+        return None
+    text = ("Every token LM is scored by one path (fairppl.lm.scoring): the start token is context "
+            "only, every text token and the end token are charged, in nats converted to bits.")
+    return _section("conventions", "Scoring conventions",
+                    _p(text, "note") + html_table(inp.conventions, {}))
+
+
+def marginal_section(inp: ReportInputs) -> str | None:
+    from .marginal import marginal_body
+
+    body = marginal_body(inp.marginal, inp.names, inp.figures, figure)
+    if body is None:
+        return None
+    return _section("marginal", "Marginal likelihood over tokenizations", body)
+
+
+def settings_section(inp: ReportInputs) -> str:
+    from .settings import settings_sentences
+
+    items = "".join(f"<li>{html.escape(s)}</li>" for s in settings_sentences(
+        inp.settings, inp.unit_counts, inp.bootstrap))
+    link = ("<p class='note'>The rule graph, per-job runtimes and the raw tables: "
+            "<a href='provenance.html'>provenance page</a> (Snakemake's report).</p>")
+    return _section("settings", "Settings", f"<ul>{items}</ul>{link}")
+
+
+SECTIONS = [answer_section, languages_models_section, main_figure_section,
+            marginal_section, second_domain_section, unk_section, correlates_section,
+            tokenizers_section, corpus_section, conventions_section, settings_section]
+
+
+def build_report(inp: ReportInputs) -> str:
+    """The whole report as one HTML string: the question, a table of contents, then every
+    section of ``SECTIONS`` that has something to show."""
+    sections = [s for s in (builder(inp) for builder in SECTIONS) if s]
+    nav = " ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in _anchors(sections))
+    return "\n".join([
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>fairppl: how hard is each language to language-model?</title>", _STYLE,
+        "</head><body>", f"<h1>{html.escape(QUESTION)}</h1>", f"<nav>{nav}</nav>",
+        *sections, "</body></html>"])
+
+
+def _anchors(sections: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for s in sections:
+        anchor = s.split("id='", 1)[1].split("'", 1)[0]
+        title = html.unescape(s.split("<h2>", 1)[1].split("</h2>", 1)[0])
+        out.append((anchor, title))
+    return out
