@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fairppl.cli.main import main
+from fairppl.cli.app import main
 
 LOG2_10 = math.log2(10)
 

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 from marginal_data import sentences, train_piece_ngram  # noqa: E402
 
-from fairppl.cli.main import main  # noqa: E402
+from fairppl.cli.app import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
