@@ -2,6 +2,9 @@
 # every language together, and assign the same train/dev/test split everywhere.
 
 
+include: "helpers/corpus.smk"
+
+
 rule prepare_corpus:
     input:
         source=corpus_source_file,

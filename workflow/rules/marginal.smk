@@ -5,6 +5,9 @@
 # delete when a job fails, so a rerun computes only what is missing); then one table.
 
 
+include: "helpers/marginal.smk"
+
+
 rule marginal_ngram:
     input:
         model=trained_on("results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"),

@@ -1,6 +1,9 @@
 # From per-unit scores to the study's tables, figures and report (results/report.html).
 
 
+include: "helpers/metrics.smk"
+
+
 rule bpu_table:
     input:
         scores=score_files(),

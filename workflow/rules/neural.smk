@@ -3,6 +3,9 @@
 # canonical scoring path.
 
 
+include: "helpers/neural.smk"
+
+
 rule train_neural:
     input:
         unpack(neural_inputs),

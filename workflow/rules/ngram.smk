@@ -5,6 +5,9 @@
 # binary model, so a study of 22 languages is ~200 jobs here rather than ~600.
 
 
+include: "helpers/ngram.smk"
+
+
 rule train_ngram:
     input:
         unpack(ngram_training_inputs),

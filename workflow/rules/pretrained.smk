@@ -2,6 +2,9 @@
 # converted once into a fast-loading transformers copy; hub ids and local folders load directly.
 
 
+include: "helpers/pretrained.smk"
+
+
 rule install_pretrained:
     output:
         gguf=directory("resources/models/{model}/gguf"),

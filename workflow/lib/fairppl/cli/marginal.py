@@ -97,7 +97,7 @@ def sheet_special_tokens(sheet, model_dir, models_dir="resources/models") -> dic
 
     if not sheet or not Path(sheet).is_file():
         return {}
-    schema = Path(__file__).resolve().parents[2] / "schemas" / "models.schema.yaml"
+    schema = Path(__file__).resolve().parents[3] / "schemas" / "models.schema.yaml"
     target = Path(model_dir).resolve()
     for row in read_model_sheet(str(sheet), str(schema)):
         try:

@@ -1,0 +1,42 @@
+# The named helpers of corpus.smk's rules: their input functions, parameters and targets.
+
+
+def corpus_sources(wildcards):
+    """language -> source_id for the corpus in ``wildcards``, in sheet order."""
+    return {r.language: r.source_id for r in LANGUAGES if r.corpus == wildcards.corpus}
+
+
+def english_language(wildcards):
+    """The English reference language id of the corpus in ``wildcards``."""
+    return next(
+        r.language
+        for r in LANGUAGES
+        if r.corpus == wildcards.corpus and r.english_reference
+    )
+
+
+def corpus_source_file(wildcards):
+    """Input function: the installed source file of the corpus in ``wildcards``."""
+    return corpus_source_path(wildcards.corpus)
+
+
+def split_scheme():
+    """Keyword arguments of fairppl.corpus.splits.SplitScheme from the config."""
+    s = config["split"]
+    return dict(
+        block_size=s["block_size"],
+        dev_start=s["dev"][0],
+        dev_end=s["dev"][1],
+        test_start=s["test"][0],
+        test_end=s["test"][1],
+    )
+
+
+def unit_tables():
+    """Prepared corpus tables of the enabled corpora."""
+    return expand("results/corpus/{corpus}/units.parquet", corpus=ENABLED)
+
+
+def dropped_tables():
+    """Placeholder-drop reports of the enabled corpora."""
+    return expand("results/corpus/{corpus}/dropped.tsv", corpus=ENABLED)
