@@ -1,11 +1,11 @@
 """Command-line entry point: run one estimator on one file without Snakemake.
 
     fairppl char-ngram --model char.o5.kenlm --text units.txt [--english english.txt]
-    fairppl marginal --model DIR --texts FILE --estimator NAME --out FILE.jsonl  (see cli_marginal)
+    fairppl marginal --model DIR --texts FILE --estimator NAME --out FILE.jsonl
 
-reads one unit per line (normalised as the pipeline does), scores every character and the end of
-each unit, and prints bits per utterance, bits per character and per byte (and BPEC when the
-aligned English file is given).
+The first reads one unit per line (normalised as the pipeline does), scores every character and
+the end of each unit, and prints bits per utterance, bits per character and per byte (and BPEC
+when the aligned English file is given); the second is :mod:`fairppl.cli.marginal`.
 
 Input that would make these numbers meaningless is refused with a message naming the file (and
 the line) and exit status 2: a missing or empty file, an empty or whitespace-only unit (it would
