@@ -33,15 +33,20 @@ def test_sweep_against_the_exact_forward(sweep):
     from fairppl.marginal.exact import ngram_marginal
 
     table, texts, (lm, vocab, _) = sweep
-    # 3 units x 3 lengths x 5 estimators; 99 words = the whole unit
-    assert table.height == 3 * 3 * 5
+    # 3 units x 3 lengths x 4 estimators; 99 words = the whole unit
+    assert table.height == 3 * 3 * 4
+    assert set(table["estimator"]) == {"lm-guided", "decoding-free", "wor-1best", "beam"}
     row = table.filter(unit_id="b", n_words=99, estimator="beam").row(0, named=True)
     want = ngram_marginal(lm.model, vocab, " ".join(texts[1].split()), lm.words).logp
     assert row["exact"] == pytest.approx(want, abs=1e-9)
     assert row["n_chars"] == len(" ".join(texts[1].split()))
-    # the beam and the default are lower bounds; the exact value is at least the default
-    bounds = table.filter(pl.col("estimator") == "beam")
+    # the beam, decoding-free and the default are lower bounds (the default among their paths);
+    # the exact value is at least the default
+    bounds = table.filter(pl.col("estimator").is_in(["beam", "decoding-free"]))
+    assert bounds.height == 2 * 9 and bounds["lower_bound"].all()
     assert (bounds["error_nats"] <= 1e-9).all()
+    assert (bounds["logp"] >= bounds["logp_default"] - 1e-9).all()
+    assert not table.filter(estimator="lm-guided")["lower_bound"].any()
     assert (table["exact"] >= table["logp_default"] - 1e-9).all()
     assert (table["error_nats"] == table["logp"] - table["exact"]).all()
 
@@ -49,7 +54,8 @@ def test_sweep_against_the_exact_forward(sweep):
 def test_summary_and_recommendation(sweep):
     table = sweep[0].with_columns(language=pl.lit("xx"))
     summary = length_summary(table)
-    assert summary.height == 3 * 5
+    assert summary.height == 3 * 4
+    assert summary.filter(estimator="decoding-free")["lower_bound"].all()
     part = table.filter(estimator="lm-guided", n_words=3)
     row = summary.filter(estimator="lm-guided", n_words=3).row(0, named=True)
     assert row["n_units"] == 3
@@ -59,3 +65,8 @@ def test_summary_and_recommendation(sweep):
     cheapest = summary.filter(n_words=1).sort("positions")["estimator"][0]
     assert cheapest in lines[0]
     assert "none within" in recommendation(summary, tolerance_nats=-1.0)[0]
+    # a lower bound is named as one
+    only_free = summary.filter(estimator="decoding-free")
+    assert "a lower bound, never above the exact value" in recommendation(only_free, 1e9)[0]
+    only_guided = summary.filter(estimator="lm-guided")
+    assert "lower bound" not in recommendation(only_guided, 1e9)[0]
