@@ -356,7 +356,7 @@ def test_bad_arguments_are_named():
     vocab = TokenVocab(PIECES)
     lm = TrigramLM(len(PIECES))
     kw = dict(rng=np.random.default_rng(0), default_ids=CANONICAL)
-    assert DEFAULT_SLACK == 1
+    assert DEFAULT_SLACK == 2
     with pytest.raises(ValueError, match="K must be at least 1"):
         decoding_free_marginal(lm, vocab, TEXT, K=0, **kw)
     with pytest.raises(ValueError, match="slack .* integer >= 0"):

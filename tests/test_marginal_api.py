@@ -70,7 +70,7 @@ def test_every_estimator_runs_and_bounds_hold(tiny):
         assert recs[name]["ci_low"] is None and recs[name]["ci_high"] is None
     for name in ("beam", "decoding-free"):  # the default is among their paths
         assert recs[name]["logp"] >= recs["default"]["logp"] - 1e-6, name
-    assert recs["decoding-free"]["slack"] == 1 and recs["decoding-free"]["n_distinct"] >= 1
+    assert recs["decoding-free"]["slack"] == 2 and recs["decoding-free"]["n_distinct"] >= 1
     assert recs["default"]["logp"] == recs["default"]["logp_default"]
     assert exact["ci_low"] == exact["ci_high"] == exact["logp"]
     assert exact["n_tokenizations"] == exact["n_samples"] == len(

@@ -26,13 +26,13 @@ def sweep(tmp_path_factory, resources_ready):
     texts = [s for s in sentences(40, seed=11) if len(s.split()) >= 5][:3]
     units = pl.DataFrame({"unit_id": ["a", "b", "c"], "text": texts})
     return length_sweep(lm, vocab, encode, units, word_counts=[1, 3, 99], K=8, M=8, seed=0,
-                        unigram_model=unigram), texts, (lm, vocab, unigram)
+                        unigram_model=unigram), texts, (lm, vocab, unigram, encode)
 
 
 def test_sweep_against_the_exact_forward(sweep):
     from fairppl.marginal.exact import ngram_marginal
 
-    table, texts, (lm, vocab, _) = sweep
+    table, texts, (lm, vocab, _, _) = sweep
     # 3 units x 3 lengths x 4 estimators; 99 words = the whole unit
     assert table.height == 3 * 3 * 4
     assert set(table["estimator"]) == {"lm-guided", "decoding-free", "wor-1best", "beam"}
@@ -70,3 +70,19 @@ def test_summary_and_recommendation(sweep):
     assert "a lower bound, never above the exact value" in recommendation(only_free, 1e9)[0]
     only_guided = summary.filter(estimator="lm-guided")
     assert "lower bound" not in recommendation(only_guided, 1e9)[0]
+
+
+def test_positions_are_each_estimators_own_work(sweep):
+    # the n-gram's prefix cache is cleared before each estimator: the order they run in does not
+    # change what each one is charged (it would: beam and decoding-free share many prefixes)
+    from fairppl.marginal.lengths import DEFAULT_ESTIMATORS
+
+    table, texts, (lm, vocab, unigram, encode) = sweep
+    units = pl.DataFrame({"unit_id": ["b"], "text": [texts[1]]})
+    again = length_sweep(lm, vocab, encode, units, word_counts=[1, 3, 99], K=8, M=8, seed=0,
+                         unigram_model=unigram, estimators=DEFAULT_ESTIMATORS[::-1])
+    want = table.filter(unit_id="b").sort("n_words", "estimator")
+    got = again.sort("n_words", "estimator")
+    assert got["positions"].to_list() == want["positions"].to_list()
+    assert got["logp"].to_list() == want["logp"].to_list()
+    assert (got["positions"] > 0).all()
