@@ -50,8 +50,9 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
     (estimate - exact), ``lower_bound`` (the estimator's value can only sit below the marginal),
     ``seconds``, ``lm_calls``, ``positions``. An LM with a prefix cache (``clear_cache``, the
     n-gram's) starts each estimator with an empty one, so ``positions`` is that estimator's own
-    work, not less because an earlier estimator scored the same prefixes. Prefixes that repeat a shorter
-    one (a unit with fewer words) are skipped. Seeds: (seed, unit, n_words, estimator)."""
+    work, not less because an earlier estimator scored the same prefixes. Prefixes that repeat a
+    shorter one (a unit with fewer words) are skipped. Seeds: (seed, unit, n_words,
+    estimator)."""
     rows = []
     for uid, text in zip(units["unit_id"].cast(pl.String), units["text"]):
         seen = set()
@@ -79,8 +80,8 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
     return pl.DataFrame(rows, schema={
         "unit_id": pl.String, "n_words": pl.Int64, "n_chars": pl.Int64, "estimator": pl.String,
         "logp": pl.Float64, "exact": pl.Float64, "logp_default": pl.Float64,
-        "error_nats": pl.Float64, "lower_bound": pl.Boolean, "seconds": pl.Float64, "lm_calls": pl.Int64,
-        "positions": pl.Int64})
+        "error_nats": pl.Float64, "lower_bound": pl.Boolean, "seconds": pl.Float64,
+        "lm_calls": pl.Int64, "positions": pl.Int64})
 
 
 #: Columns of :func:`length_summary`, with their units.
