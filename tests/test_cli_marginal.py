@@ -139,11 +139,11 @@ def test_kenlm_model_with_its_pieces(tiny_dir, tmp_path, resources_ready):
     train_piece_ngram(tmp_path, spm, _sentences(200, 3))
     texts = _texts(tmp_path, ["Gott sah", "das Licht"])
     recs = {}
-    for est in ("exact", "nbest", "default"):
+    for est in ("exact", "nbest", "default", "decoding-free"):
         out = tmp_path / f"{est}.jsonl"
         assert main(["marginal", "--model", str(tmp_path / "m.kenlm"), "--unigram-model",
-                     str(spm), "--texts", texts, "--estimator", est, "-K", "4", "--out",
-                     str(out), "--quiet"]) == 0
+                     str(spm), "--texts", texts, "--estimator", est, "-K", "4", "--slack", "3",
+                     "--out", str(out), "--quiet"]) == 0
         recs[est] = _read(out)
     vocab = vocab_from_sentencepiece(spm)
     for k, text in enumerate(["Gott sah", "das Licht"]):
@@ -151,6 +151,11 @@ def test_kenlm_model_with_its_pieces(tiny_dir, tmp_path, resources_ready):
         assert recs["exact"][k]["n_tokenizations"] == n and recs["exact"][k]["start_token"] == "<s>"
         assert recs["default"][k]["logp"] <= recs["nbest"][k]["logp"] <= \
             recs["exact"][k]["logp"] + 1e-9
+        free = recs["decoding-free"][k]
+        assert recs["default"][k]["logp"] - 1e-9 <= free["logp"] <= recs["exact"][k]["logp"] + 1e-9
+        assert free["lower_bound"] is True and free["slack"] == 3 and free["ci_low"] is None
+        # 2 default tokens; the next shortest paths have 5 (no off-by-one): 4 distinct under 5
+        assert free["n_distinct"] == 4 and free["n_tokenizations"] == n
 
 
 @pytest.mark.parametrize("case, expected", [
@@ -158,6 +163,7 @@ def test_kenlm_model_with_its_pieces(tiny_dir, tmp_path, resources_ready):
     ("empty_line", r"texts.txt, line 2: empty unit"),
     ("estimator", r"unknown estimator 'mcmc': expected one of default, exact"),
     ("K", r"-K=0: expected at least 1"),
+    ("slack", r"--slack=-1: expected a number of tokens >= 0"),
     ("bos", r"--bos: start token '<nope>' is not in the tokenizer's vocabulary"),
     ("unigram_only", r"estimator 'wr' .*\(--unigram-model FILE.model\)"),
     ("too_long", r"texts.txt, line 1: .*tokenizations .* exceed max_paths=3"),
@@ -169,6 +175,7 @@ def test_errors_name_file_and_line(tiny_dir, tmp_path, capsys, case, expected):
             "empty_line": ["--texts", texts, "--estimator", "exact"],
             "estimator": ["--texts", texts, "--estimator", "mcmc"],
             "K": ["--texts", texts, "--estimator", "exact", "-K", "0"],
+            "slack": ["--texts", texts, "--estimator", "decoding-free", "--slack", "-1"],
             "bos": ["--texts", texts, "--estimator", "exact", "--bos", "<nope>"],
             "unigram_only": ["--texts", texts, "--estimator", "wr"],
             "too_long": ["--texts", texts, "--estimator", "exact", "--max-paths", "3"]}[case]

@@ -52,7 +52,7 @@ rule marginal_lengths:
         "../../envs/marginal.yaml"
     threads: 1
     resources:
-        # Minutes, with margin: 5 estimators x 6 prefix lengths on 10 units took about 25 s.
+        # Minutes, with margin: 4 estimators x 6 prefix lengths on 10 units took 13-24 s.
         runtime=30,
         mem_mb=2000,
     params:

@@ -3,7 +3,7 @@ one estimator, without Snakemake.
 
     fairppl marginal --model DIR --texts FILE --estimator NAME [-K 30] [-L 11] [-M 128]
         [--tau 1.0] [--seed 0] [--bos TOKEN] [--no-eos] [--unigram-model FILE.model]
-        [--beam 8] [--mode independent] [--proposal fewer_tokens] [--lam 1.0] --out FILE.jsonl
+        [--beam 8] [--mode independent] [--slack 1] --out FILE.jsonl
 
 ``--model`` is a transformers folder (a pretrained model, or a trained one under
 ``results/neural/...``), or a KenLM file over SentencePiece pieces together with
@@ -34,6 +34,7 @@ KENLM_SUFFIXES = (".kenlm", ".arpa", ".bin", ".binary")
 def add_parser(sub) -> None:
     """Register the ``marginal`` subcommand on an argparse subparsers object."""
     from ..marginal.api import ESTIMATORS
+    from ..marginal.decoding_free import DEFAULT_SLACK
 
     p = sub.add_parser("marginal", help="marginal likelihood over tokenizations, one JSON line "
                                         "per text")
@@ -59,10 +60,9 @@ def add_parser(sub) -> None:
     p.add_argument("--beam", type=int, default=8, help="beam: width per byte position (8)")
     p.add_argument("--mode", default="independent", choices=("independent", "consistent"),
                    help="unigram estimators: one tokenization per occurrence or per word type")
-    p.add_argument("--proposal", default="fewer_tokens", choices=("uniform", "fewer_tokens"),
-                   help="decoding-free proposal (default fewer_tokens)")
-    p.add_argument("--lam", type=float, default=1.0,
-                   help="decoding-free fewer_tokens: nats charged per token (1.0)")
+    p.add_argument("--slack", type=int, default=DEFAULT_SLACK,
+                   help="decoding-free: its uniform draws have at most the canonical token count "
+                        f"plus this many tokens (default {DEFAULT_SLACK})")
     p.add_argument("--max-paths", type=int, default=20_000,
                    help="exact under a transformers LM: most tokenizations to enumerate")
     p.add_argument("--out", required=True, help="output JSON lines file")
@@ -74,6 +74,8 @@ def _check_args(args) -> None:
     from ..marginal.api import check_estimator
 
     check_estimator(args.estimator, args.unigram_model or None)
+    if args.slack < 0:
+        raise InputError(f"--slack={args.slack}: expected a number of tokens >= 0")
     for name in ("K", "M", "beam", "max_paths"):
         if getattr(args, name) < 1:
             raise InputError(f"{'-' if len(name) == 1 else '--'}{name.replace('_', '-')}="
@@ -173,7 +175,7 @@ def _load_kenlm(args, unigram):
 def options(args) -> dict:
     """What the records depend on besides the texts (written beside the partial output)."""
     keep = ("model", "estimator", "K", "L", "M", "tau", "seed", "bos", "no_eos",
-            "unigram_model", "beam", "mode", "proposal", "lam", "max_paths")
+            "unigram_model", "beam", "mode", "slack", "max_paths")
     return {k: getattr(args, k) for k in keep} | {"texts": str(Path(args.texts).resolve())}
 
 
@@ -207,7 +209,7 @@ def run(args) -> int:
             return api.estimate(lm, vocab, text, args.estimator, rng=document_rng(args.seed, doc),
                                 default_ids=encode(text), K=args.K, L=args.L or None, M=args.M,
                                 tau=args.tau, unigram_model=unigram, mode=args.mode,
-                                beam=args.beam, proposal=args.proposal, lam=args.lam,
+                                beam=args.beam, slack=args.slack,
                                 max_paths=args.max_paths, start_token=start)
         except (ValueError, ScoringError) as err:
             raise InputError(str(err), path=args.texts, line=int(doc)) from None

@@ -10,7 +10,10 @@ Estimators (``ESTIMATORS``):
 * ``beam``: the deterministic lower bound of :mod:`.beam` (``beam`` partial paths per byte
   position, the default tokenization kept in the beam).
 * ``lm-guided``: Chirkova et al.'s block proposal (:mod:`.lm_guided`; ``K``, ``L``, ``M``).
-* ``decoding-free``: a model-free lattice proposal (:mod:`.decoding_free`; ``proposal``, ``lam``).
+* ``decoding-free``: Pohl, Cognetta et al. 2025's lower bound (:mod:`.decoding_free`): log of
+  the summed P over the canonical tokenization, its off-by-one splits and uniform draws without
+  replacement among the tokenizations of at most the canonical count plus ``slack`` tokens, up
+  to ``K`` distinct paths.
 * unigram tokenizers only (Cao & Rimell; proposal Q_tau from the SentencePiece unigram lattice,
   :mod:`.unigram`, in ``mode`` independent or consistent; all samples scored by one batched
   ``lm.logp``): ``wr`` (K samples with replacement, importance sampling), ``wor`` (K distinct
@@ -23,10 +26,10 @@ Estimators (``ESTIMATORS``):
 Units and conventions: every log-probability is in **nats**, of the text given the start token
 (``start_token``), the end token included iff ``end_scored`` (``lm.end_id`` set). ``ci_low`` /
 ``ci_high`` are a 90% BCa bootstrap interval of the estimate where the estimator has one
-(``wr``, ``lm-guided``, ``decoding-free`` with replacement), equal to ``logp`` where the value is
-exact (``exact``, an enumerated unigram lattice), None otherwise (``default``, ``beam``,
-``nbest``, ``wor``, ``wor-1best``). ``lower_bound`` is true where ``logp`` can only sit below the
-marginal (default, beam, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
+(``wr``, ``lm-guided``), equal to ``logp`` where the value is exact (``exact``, an enumerated
+unigram lattice), None otherwise (``default``, ``beam``, ``decoding-free``, ``nbest``, ``wor``,
+``wor-1best``). ``lower_bound`` is true where ``logp`` can only sit below the marginal (default,
+beam, decoding-free, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
 end token), ``n_chars`` (Unicode code points), ``n_bytes`` (UTF-8), ``n_words`` (whitespace-
 separated); ``lm_calls``/``positions`` are the LM's forward calls and token positions for this
 record (the default score included); ``entropy`` is the unigram lattice's entropy at ``tau``
@@ -44,6 +47,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..core.errors import InputError
+from .decoding_free import DEFAULT_SLACK
 
 ESTIMATORS = ("default", "exact", "beam", "lm-guided", "decoding-free", "wr", "wor",
               "wor-1best", "nbest")
@@ -53,7 +57,7 @@ FIELDS = ("text", "estimator", "logp_default", "logp", "ci_low", "ci_high", "low
           "n_samples", "seconds", "start_token", "end_scored", "n_tokenizations", "enumerated",
           "percent_nd", "t0", "t1", "t2", "n_blocks", "n_distinct", "ess", "lm_calls",
           "positions", "entropy", "entropy_per_token", "n_tokens", "n_chars", "n_bytes",
-          "n_words", "K", "L", "M", "tau", "mode", "beam", "proposal", "lam")
+          "n_words", "K", "L", "M", "tau", "mode", "beam", "slack")
 
 
 def check_estimator(estimator: str, unigram_model=None) -> None:
@@ -112,8 +116,8 @@ def _count(n: int):
 def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
              default_ids: Sequence[int] | None = None, K: int = 30, L: int | None = 11,
              M: int = 128, tau: float = 1.0, unigram_model=None, mode: str = "independent",
-             beam: int = 8, proposal: str = "fewer_tokens", lam: float = 1.0,
-             max_paths: int = 20_000, start_token: str | None = None,
+             beam: int = 8, slack: int | None = DEFAULT_SLACK, max_paths: int = 20_000,
+             start_token: str | None = None,
              blocks_out: list | None = None) -> dict:
     """Run ``estimator`` (module docstring) on ``text`` and return its record (``FIELDS``).
 
@@ -122,8 +126,9 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
     path, which is SentencePiece's encoding); ``rng``: all randomness; ``K``: samples (or paths);
     ``L``: block length in characters for lm-guided (None: the longest default token); ``M``:
     candidates per block; ``tau``: unigram temperature; ``mode``: ``"independent"`` or
-    ``"consistent"`` (unigram estimators); ``beam``: width per byte position; ``proposal``/``lam``:
-    the decoding-free proposal and its nats per token; ``max_paths``: enumeration limit of
+    ``"consistent"`` (unigram estimators); ``beam``: width per byte position; ``slack``: for
+    decoding-free, the tokens its uniform draws may have beyond the canonical count (None: no
+    cap); ``max_paths``: enumeration limit of
     ``exact`` under a transformers LM; ``start_token``: the start token's name for the record.
     ``blocks_out``: for ``lm-guided``, a list that gets the proposal's per-block Q(default)
     records (:func:`~.lm_guided.lm_guided_marginal`); ignored by the other estimators.
@@ -136,6 +141,8 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
         raise InputError(f"K={K}, M={M}, beam={beam}: each must be at least 1")
     if not (tau > 0 and math.isfinite(tau)):
         raise InputError(f"tau={tau}: expected a positive temperature")
+    if slack is not None and (isinstance(slack, bool) or int(slack) != slack or slack < 0):
+        raise InputError(f"slack={slack}: expected a whole number of tokens >= 0 (or None)")
     if L is not None and L < 1:
         raise InputError(f"L={L}: expected a block length of at least 1 character (or None)")
     if not text:
@@ -169,7 +176,7 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
         rec.update(_unigram(lm, unigram_model, text, estimator, rng, K, tau, mode, default_ids))
     else:
         rec.update(_general(lm, vocab, text, estimator, rng, default_ids, K=K, L=L, M=M,
-                            beam=beam, proposal=proposal, lam=lam, max_paths=max_paths,
+                            beam=beam, slack=slack, max_paths=max_paths,
                             logp_default=rec["logp_default"], blocks_out=blocks_out))
     if unigram_model is not None:
         ent = _unigram_entropy(unigram_model, text, tau)
@@ -188,7 +195,7 @@ def _unigram_entropy(model, text: str, tau: float) -> float:
     return float(entropy(lattice(model, text), tau))
 
 
-def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, proposal, lam,
+def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, slack,
              max_paths, logp_default, blocks_out=None) -> dict:
     if estimator == "default":
         return {"logp": logp_default, "n_samples": 1, "lower_bound": True, "n_tokenizations":
@@ -210,17 +217,13 @@ def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, pro
                 "n_samples": K, "lower_bound": False, "percent_nd": got.percent_nd,
                 "t0": got.t0, "t1": got.t1, "t2": got.t2, "n_blocks": got.n_blocks,
                 "K": K, "L": L, "M": M}
-    from .decoding_free import PROPOSALS, decoding_free_marginal
+    from .decoding_free import decoding_free_marginal
 
-    if proposal not in PROPOSALS:
-        raise InputError(f"unknown decoding-free proposal {proposal!r}: expected one of "
-                         f"{', '.join(PROPOSALS)}")
-    got = decoding_free_marginal(lm, vocab, text, K=K, proposal=proposal, lam=lam, rng=rng,
-                                 default_ids=default_ids)
-    return {"logp": got.logp, "ci_low": got.ci_low, "ci_high": got.ci_high, "n_samples": K,
-            "lower_bound": False, "percent_nd": got.percent_nd, "n_distinct": got.distinct,
-            "ess": got.ess, "n_tokenizations": _count(got.n_paths), "K": K,
-            "proposal": proposal, "lam": got.lam}
+    got = decoding_free_marginal(lm, vocab, text, K=K, default_ids=default_ids, rng=rng,
+                                 slack=slack)
+    return {"logp": got.logp, "n_samples": got.distinct, "lower_bound": True,
+            "percent_nd": got.percent_nd, "n_distinct": got.distinct,
+            "n_tokenizations": _count(got.n_paths), "K": K, "slack": got.slack}
 
 
 def _exact(lm, vocab, text, default_ids, max_paths) -> dict:

@@ -1,30 +1,48 @@
-"""Decoding-free proposals for the marginal likelihood over tokenizations (in the spirit of Pohl,
-Cognetta et al. 2025): tokenizations drawn from the vocabulary lattice of the text with no LM in
-the loop, then all scored by the LM in batched passes.
+"""Decoding-free marginal likelihood as published by Pohl, Cognetta et al. 2025 ("Decoding-Free
+Sampling Strategies for LLM Marginalization", arXiv 2510.20208): a set of *distinct*
+tokenizations chosen with no LM in the loop, all scored by the LM in batched teacher-forced
+passes, and the estimate ``log sum P(T)`` over that set: a **lower bound** on the marginal.
 
-The lattice (``vocab.lattice(vocab.text_bytes(text), logw)``) holds every tokenization of the
-text's bytes. Two proposals over its paths:
+The candidates, in this order (each path once):
 
-* ``"uniform"``: ``logw = 0``, every tokenization equally likely, ``Q(T) = 1 / N`` with N the
-  number of paths;
-* ``"fewer_tokens"``: ``logw = -lam`` per token, ``Q(T) proportional to exp(-lam * |T|)``; as
-  ``lam`` grows it concentrates on the tokenizations with the fewest tokens, at ``lam = 0`` it is
-  the uniform one.
+1. the canonical tokenization (the tokenizer's own ids, ``default_ids``), always;
+2. the **off-by-one** candidates: the canonical one with one of its tokens split into two
+   vocabulary tokens that spell the same bytes, every such split the vocabulary allows (every
+   token, every inner byte offset, every pair of token ids spelling the two halves), in order
+   of the canonical token, then the split offset, then the ids; always all of them;
+3. **uniform draws without replacement** until ``K`` distinct paths are reached: tokenizations
+   of the text's bytes (the lattice of :meth:`~.vocab.TokenVocab.lattice`, every tokenization)
+   with at most ``cap = len(canonical) + slack`` tokens, in a uniformly random order (a sparse
+   Fisher-Yates shuffle of the path numbers ``0 .. N_cap - 1``, each unranked through the exact
+   count of paths by (position, tokens used), :class:`~.lattice.CappedPaths`); a draw equal to
+   an earlier candidate is skipped, so the fill is a uniform draw without replacement from the
+   capped paths that are not already in. ``slack=None``: no cap (every tokenization).
 
-``log Q(T)`` is exact (the lattice's forward pass), so the importance weights ``P(T) / Q(T)``
-are exact and their mean is an unbiased estimate of the **full** marginal (every tokenization has
-``Q > 0``, unlike the LM-guided block proposal). With replacement (default) the estimate is
-``log mean(w)`` with a 90% BCa interval; without replacement (``wor=True``, Gumbel-top-k over the
-lattice) it is the Horvitz-Thompson sum ``sum P(T) / q_incl(T)`` over K distinct paths, which has
-no bootstrap interval here (``ci_low``/``ci_high`` are NaN).
+The cap. Every extra token is one more prediction the LM must make, and in practice costs it
+several nats, while the number of tokenizations grows combinatorially with the token count: an
+uncapped uniform draw over the lattice of a verse is almost surely a near byte-by-byte path
+worth nothing next to the canonical one, which is why the old uncapped importance samplers sat
+*below* the canonical probability on most long prefixes. The cap keeps the draws among the
+tokenizations no longer than the canonical one plus ``slack`` tokens (default
+:data:`DEFAULT_SLACK` = 2). Measured on the study's length sweep (subword n-gram, 6 languages,
+10 units, K = 32, against the exact marginal), pooled RMSE at 1 / 2 / 4 words: slack 0
+0.0043 / 0.042 / 0.0088 nats, slack 1 0.00054 / 0.042 / 0.0080, slack 2 0.0000050 / 0.00045 /
+0.0075, slack 3 0.0043 / 0.00057 / 0.0099 (a wider cap spreads the K draws over more paths
+that matter less); from 8 words on the canonical and off-by-one candidates fill most or all
+of K and the cap barely matters (0.0409 to 0.0411 nats at 8 words for every slack, the same
+from 16 words on). The off-by-one candidates are kept even when ``slack=0``.
 
-Long texts: the number of paths grows exponentially with the length while the LM's probability
-mass sits on very few of them (around the default tokenization). The uniform proposal then almost
-rarely draws those: the weights ``N * P(T)`` span many nats, the effective sample size (``ess``)
-falls towards 1, the variance of the estimate explodes, and with a practical K the log estimate
-tends to fall below the marginal with a bootstrap interval that does not show it. ``fewer_tokens`` with a large ``lam`` tracks the default much better, but the LM's
-posterior is not a function of the token count alone, so it also degrades with length; the
-LM-guided proposal (:mod:`.lm_guided`) spends LM work to stay close to the posterior.
+Budget and nesting. ``K`` is the number of distinct tokenizations scored; the canonical and
+off-by-one candidates are always all scored, even past ``K`` (then no draw is made); fewer
+than ``K`` when they and the capped paths together are fewer (then every one is scored: the
+estimate is the exact sum over them, and the exact marginal when the cap admits every path).
+The draws come one at a time from ``rng``, so with the same seed the paths for budget ``K``
+are the first paths of those for ``K + 1``: the estimate only grows with ``K``.
+
+What the estimate is. ``logp = log sum_{T in S} P(T)`` over the distinct set S: never below
+the canonical's log P (it is in S), never above the exact marginal (S is a subset of all
+tokenizations); deterministic given the draw. It is **not** an unbiased estimate and has no
+sampling interval: ``ci_low``/``ci_high`` are NaN and ``bound`` is ``"lower"``.
 
 All log-probabilities are natural logs (**nats**), float64.
 """
@@ -37,92 +55,123 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
+from scipy.special import logsumexp
 
 from . import lattice as lat_mod
-from .estimate import bca_interval, effective_sample_size, log_mean_exp, wor_estimate
 
-PROPOSALS = ("uniform", "fewer_tokens")
+#: Tokens allowed beyond the canonical tokenization's count in the uniform draws (module
+#: docstring, "The cap").
+DEFAULT_SLACK = 2
 
 
 @dataclass
 class DecodingFreeResult:
-    """One text's estimate (field names as :class:`fairppl.marginal.lm_guided.Result` where they
-    mean the same). ``logp_default``: log P(default tokenization [+ end]) (NaN without
-    ``default_ids``); ``logp``: the marginal estimate; ``ci_low``/``ci_high``: its 90% BCa interval
-    (NaN without replacement); ``log_weights``: per sample ``log P(T) - log Q(T)`` (with
-    replacement) or ``log P(T) - log q_incl(T)`` (without); all nats. ``percent_nd``: percentage
-    of samples that are not the default tokenization (NaN without ``default_ids``); ``n_paths``:
-    the number of tokenizations of the text (exact); ``distinct``: distinct sampled paths; ``ess``:
-    Kish's effective sample size of the weights; ``lm_calls``/``positions``: the LM's work for this
-    text; ``seconds``: wall time; ``samples``: the sampled token sequences when asked for."""
+    """One text's lower bound (field names as :class:`fairppl.marginal.lm_guided.Result` where
+    they mean the same). ``logp_default``: log P(canonical tokenization [+ end]); ``logp``: log
+    of the summed P over the distinct scored paths (a lower bound on the marginal); ``ci_low``/
+    ``ci_high``: NaN (a bound has no sampling interval); ``bound``: ``"lower"``; ``log_probs``:
+    log P(T) per scored path, in candidate order (canonical first); all nats. ``n_near``: the
+    canonical plus the off-by-one candidates; ``n_drawn``: uniform draws kept (distinct, not
+    near); ``distinct``: paths scored (``n_near + n_drawn``); ``slack``/``cap``: the uniform
+    draws' token cap (``cap = len(canonical) + slack``; both None without a cap);
+    ``n_capped``: tokenizations with at most ``cap`` tokens (exact); ``n_paths``: every
+    tokenization of the text (exact); ``percent_nd``: percentage of the scored paths that are not
+    the canonical one; ``lm_calls``/``positions``: the LM's work for this text; ``seconds``:
+    wall time; ``samples``: the scored paths in order when asked for."""
 
-    proposal: str
-    lam: float
-    wor: bool
     logp_default: float
     logp: float
     ci_low: float
     ci_high: float
-    log_weights: np.ndarray
-    percent_nd: float
-    n_paths: int
+    log_probs: np.ndarray
+    n_near: int
+    n_drawn: int
     distinct: int
-    ess: float
+    slack: int | None
+    cap: int | None
+    n_capped: int
+    n_paths: int
+    percent_nd: float
     lm_calls: int
     positions: int
     seconds: float
+    bound: str = "lower"
     samples: list[tuple[int, ...]] | None = field(default=None, repr=False)
 
 
-def proposal_lattice(vocab, text: str, proposal: str = "fewer_tokens", lam: float = 1.0):
-    """The lattice of ``text``'s tokenizations with the arc log-weights of ``proposal`` (module
-    docstring); ``lam``: nats charged per token by ``"fewer_tokens"``."""
-    if proposal not in PROPOSALS:
-        raise ValueError(f"proposal must be one of {PROPOSALS}, got {proposal!r}")
-    if proposal == "fewer_tokens" and not (math.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam (nats per token) must be finite and >= 0, got {lam}")
-    data = vocab.text_bytes(text)
-    if proposal == "uniform":
-        return vocab.lattice(data)
-    return vocab.lattice(data, lambda _token: -float(lam))
+def off_by_one(lat: lat_mod.Lattice, canonical: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every tokenization that is ``canonical`` with exactly one token replaced by two tokens
+    spelling its bytes (both arcs of ``lat``): in order of the token, then the split offset,
+    then the two ids. ``ValueError`` if ``canonical`` is not a path of ``lat``."""
+    canonical = tuple(int(t) for t in canonical)
+    arcs = lat_mod.path_arcs(lat, canonical)
+    order, off = lat._by_start
+    out = []
+    for k, arc in enumerate(arcs):
+        s, e = int(lat.start[arc]), int(lat.end[arc])
+        for first in order[off[s]:off[s + 1]].tolist():  # by end (split offset), then token
+            mid = int(lat.end[first])
+            if mid >= e:
+                continue
+            for second in order[off[mid]:off[mid + 1]].tolist():
+                if int(lat.end[second]) == e:
+                    out.append(canonical[:k] + (int(lat.token[first]), int(lat.token[second]))
+                               + canonical[k + 1:])
+    return out
 
 
-def decoding_free_marginal(lm, vocab, text: str, *, K: int, proposal: str = "fewer_tokens",
-                           lam: float = 1.0, wor: bool = False, rng: np.random.Generator,
-                           default_ids: Sequence[int] | None = None,
+def candidates(lat: lat_mod.Lattice, canonical: Sequence[int], K: int,
+               rng: np.random.Generator, slack: int | None = DEFAULT_SLACK):
+    """The distinct candidate paths (module docstring) and ``(n_near, capped)``: ``capped`` is
+    the :class:`~.lattice.CappedPaths` of the uniform draws."""
+    canonical = tuple(int(t) for t in canonical)
+    near = [canonical] + off_by_one(lat, canonical)
+    paths = list(dict.fromkeys(near))  # distinct already; kept defensive and ordered
+    seen = set(paths)
+    cap = lat.n if slack is None else len(canonical) + int(slack)
+    capped = lat_mod.CappedPaths(lat, cap)
+    if len(paths) < K:
+        for path in lat_mod.uniform_distinct(capped, rng):
+            if path in seen:
+                continue
+            seen.add(path)
+            paths.append(path)
+            if len(paths) == K:
+                break
+    return paths, len(near), capped
+
+
+def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequence[int],
+                           rng: np.random.Generator, slack: int | None = DEFAULT_SLACK,
                            return_samples: bool = False) -> DecodingFreeResult:
-    """Estimate log P(text) (nats) from K tokenizations drawn from a decoding-free proposal
-    (module docstring) and scored by ``lm`` (a TokenLM; its ``logp`` charges the end token when
-    the LM has one) in batched passes, equal paths scored once. ``vocab``: the LM's TokenVocab;
-    ``lam``: nats per token for ``"fewer_tokens"``; ``wor``: K distinct paths without
-    replacement; ``default_ids``: the tokenizer's ids for the text, for ``logp_default`` and
-    ``percent_nd``."""
+    """The lower bound of Pohl, Cognetta et al. 2025 on log P(text) (nats; module docstring):
+    the canonical tokenization ``default_ids``, its off-by-one splits and uniform draws without
+    replacement under the token cap, up to ``K`` distinct paths, scored by ``lm`` (a TokenLM; its
+    ``logp`` charges the end token when the LM has one) in one batched call. ``vocab``: the LM's
+    TokenVocab; ``slack``: tokens allowed beyond the canonical count (None: no cap)."""
     if K < 1:
-        raise ValueError(f"the number of samples K must be at least 1, got {K}")
+        raise ValueError(f"the number of paths K must be at least 1, got {K}")
+    if slack is not None and (int(slack) != slack or slack < 0):
+        raise ValueError(f"slack (tokens beyond the canonical count) must be an integer >= 0 "
+                         f"or None, got {slack!r}")
+    if default_ids is None or len(default_ids) == 0:
+        raise ValueError("decoding-free needs the canonical tokenization (default_ids)")
     t0 = time.perf_counter()
     calls0, pos0 = lm.calls, lm.positions
-    lat = proposal_lattice(vocab, text, proposal, lam)
-    if wor:
-        paths, _logq, log_incl = lat_mod.sample_wor(lat, K, rng)
-        logp = np.asarray(lm.logp(paths), dtype=np.float64)
-        log_w = logp - np.minimum(log_incl, 0.0)
-        estimate, low, high = wor_estimate(logp, log_incl), math.nan, math.nan
-    else:
-        paths, logq = lat_mod.sample(lat, K, rng)
-        logp = np.asarray(lm.logp(paths), dtype=np.float64)
-        log_w = logp - logq
-        estimate = log_mean_exp(log_w)
-        low, high = bca_interval(log_w, 0.9, rng)
-    if default_ids is None:
-        logp_default = nd = math.nan
-    else:
-        default = tuple(int(t) for t in default_ids)
-        logp_default = float(lm.logp([default])[0])
-        nd = 100.0 * sum(p != default for p in paths) / len(paths)
+    lat = vocab.lattice(vocab.text_bytes(text))
+    canonical = tuple(int(t) for t in default_ids)
+    try:
+        paths, n_near, capped = candidates(lat, canonical, K, rng, slack)
+    except ValueError as err:
+        raise ValueError(f"the canonical tokenization does not spell the text's bytes: {err}") \
+            from None
+    logp = np.asarray(lm.logp(paths), dtype=np.float64)
+    nd = sum(p != canonical for p in paths)
     return DecodingFreeResult(
-        proposal=proposal, lam=float(lam) if proposal == "fewer_tokens" else 0.0, wor=wor,
-        logp_default=logp_default, logp=estimate, ci_low=low, ci_high=high, log_weights=log_w,
-        percent_nd=nd, n_paths=lat_mod.count_paths(lat), distinct=len(set(paths)),
-        ess=effective_sample_size(log_w), lm_calls=lm.calls - calls0,
-        positions=lm.positions - pos0, seconds=time.perf_counter() - t0,
-        samples=list(paths) if return_samples else None)
+        logp_default=float(logp[0]), logp=float(logsumexp(logp)), ci_low=math.nan,
+        ci_high=math.nan, log_probs=logp, n_near=n_near, n_drawn=len(paths) - n_near,
+        distinct=len(paths), slack=None if slack is None else int(slack),
+        cap=None if slack is None else capped.max_tokens, n_capped=capped.total,
+        n_paths=lat_mod.count_paths(lat), percent_nd=100.0 * nd / len(paths),
+        lm_calls=lm.calls - calls0, positions=lm.positions - pos0,
+        seconds=time.perf_counter() - t0, samples=list(paths) if return_samples else None)

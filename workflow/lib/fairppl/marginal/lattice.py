@@ -240,6 +240,96 @@ def enumerate_paths(lat: Lattice, limit: int) -> list[Path] | None:
     return out
 
 
+def count_by_tokens(lat: Lattice, max_tokens: int) -> np.ndarray:
+    """Exact path counts by token count: an object array ``C`` of shape
+    ``(lat.n + 1, max_tokens + 1)`` of Python ints, ``C[i, t]`` the number of partial paths from
+    node ``i`` to node ``n`` with exactly ``t`` tokens (``C[n, 0] = 1``). One backward pass over
+    the arcs, ``O(arcs * max_tokens)`` additions: the DP over (position, tokens used)."""
+    if max_tokens < 0:
+        raise ValueError(f"max_tokens={max_tokens}: expected at least 0")
+    counts = np.zeros((lat.n + 1, max_tokens + 1), dtype=object)
+    counts[:, :] = 0
+    counts[lat.n, 0] = 1
+    order, off = lat._by_start
+    for i in range(lat.n - 1, -1, -1):
+        row = counts[i]
+        for a in order[off[i]:off[i + 1]].tolist():
+            row[1:] += counts[int(lat.end[a]), :-1]
+    return counts
+
+
+def count_paths_capped(lat: Lattice, max_tokens: int) -> int:
+    """The exact number of paths with at most ``max_tokens`` tokens (a Python int)."""
+    return int(sum(count_by_tokens(lat, max_tokens)[0].tolist()))
+
+
+class CappedPaths:
+    """The paths of ``lat`` with at most ``max_tokens`` tokens, numbered ``0 .. total - 1`` in
+    the order of :func:`enumerate_paths` (lexicographic in (start, end, token) of their arcs):
+    ``path(r)`` is the ``r``-th (unranking through :func:`count_by_tokens`, exact for any
+    count)."""
+
+    def __init__(self, lat: Lattice, max_tokens: int):
+        self.lat, self.max_tokens = lat, int(max_tokens)
+        # at_most[i, b]: partial paths i -> n with at most b tokens
+        self._at_most = np.cumsum(count_by_tokens(lat, self.max_tokens), axis=1)
+        self.total = int(self._at_most[0, self.max_tokens])
+
+    def path(self, r: int) -> Path:
+        """The ``r``-th path (``0 <= r < total``), as token ids."""
+        if not 0 <= r < self.total:
+            raise ValueError(f"path number {r} out of range: {self.total} paths with at most "
+                             f"{self.max_tokens} tokens")
+        lat, at_most = self.lat, self._at_most
+        order, off = lat._by_start
+        node, budget, toks = 0, self.max_tokens, []
+        while node != lat.n:
+            if budget == 0:  # unreachable for 0 <= r < total (at_most[node, 0] = 0 here)
+                raise AssertionError("CappedPaths: no token left before the end")
+            for a in order[off[node]:off[node + 1]].tolist():
+                end = int(lat.end[a])
+                c = at_most[end, budget - 1]
+                if r < c:
+                    toks.append(int(lat.token[a]))
+                    node, budget = end, budget - 1
+                    break
+                r -= c
+            else:  # unreachable for 0 <= r < total: the counts say a continuation exists
+                raise AssertionError("CappedPaths: the counts and the arcs disagree")
+        return tuple(toks)
+
+
+def randbelow(rng: np.random.Generator, n: int) -> int:
+    """A uniform integer in ``[0, n)`` for any Python int ``n >= 1`` (beyond int64: 64-bit words
+    from ``rng``, masked to ``n``'s bit length, redrawn until below ``n``)."""
+    if n < 1:
+        raise ValueError(f"randbelow: n={n}, expected at least 1")
+    if n <= 2 ** 62:
+        return int(rng.integers(n))
+    bits = n.bit_length()
+    words = -(-bits // 64)
+    while True:
+        x = 0
+        for w in rng.integers(0, 2 ** 64, size=words, dtype=np.uint64).tolist():
+            x = (x << 64) | int(w)
+        x &= (1 << bits) - 1
+        if x < n:
+            return x
+
+
+def uniform_distinct(paths: CappedPaths, rng: np.random.Generator):
+    """Yield the paths of ``paths`` in a uniformly random order (without replacement): a sparse
+    Fisher-Yates shuffle of ``0 .. total - 1`` (one :func:`randbelow` per path, no rejection of
+    repeats), each number unranked by ``paths.path``. The draws come one at a time from ``rng``'s
+    stream, so the first m paths do not depend on how many more are taken."""
+    total, moved = paths.total, {}
+    for i in range(total):
+        j = i + randbelow(rng, total - i)
+        pick = moved.get(j, j)
+        moved[j] = moved.pop(i, i)
+        yield paths.path(pick)
+
+
 def entropy(lat: Lattice, tau: float = 1.0) -> float:
     """Entropy of Q_tau over paths, in nats: H[i] = sum over arcs j -> i of p (H[j] - log p),
     p = exp(alpha[j] + logw/tau - alpha[i]) the probability that a path to i ends with that arc

@@ -9,6 +9,10 @@ error against the exact value, its wall time and its LM work (calls and token po
 cost that carries over to a neural LM, where a position costs far more than an n-gram lookup).
 :func:`length_summary` aggregates per estimator and prefix length.
 
+Lower bounds (``default``, ``beam``, ``decoding-free``: records with ``lower_bound`` true) can
+only sit below the exact marginal: their error is never positive, so their RMSE is how much
+mass they miss. The rows say so (``lower_bound``), and so does :func:`recommendation`.
+
 All log-probabilities are natural logs (**nats**).
 """
 
@@ -24,8 +28,7 @@ from .runner import document_rng
 #: What runs by default: (name in the tables, estimator, options of :func:`api.estimate`).
 DEFAULT_ESTIMATORS = (
     ("lm-guided", "lm-guided", {}),
-    ("decoding-free uniform", "decoding-free", {"proposal": "uniform"}),
-    ("decoding-free fewer_tokens", "decoding-free", {"proposal": "fewer_tokens", "lam": 1.0}),
+    ("decoding-free", "decoding-free", {}),
     ("wor-1best", "wor-1best", {}),
     ("beam", "beam", {}),
 )
@@ -44,8 +47,12 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
                  estimators=DEFAULT_ESTIMATORS) -> pl.DataFrame:
     """One row per (unit, prefix length, estimator): ``unit_id``, ``n_words`` (asked),
     ``n_chars``, ``estimator``, ``logp``/``exact``/``logp_default`` (nats), ``error_nats``
-    (estimate - exact), ``seconds``, ``lm_calls``, ``positions``. Prefixes that repeat a shorter
-    one (a unit with fewer words) are skipped. Seeds: (seed, unit, n_words, estimator)."""
+    (estimate - exact), ``lower_bound`` (the estimator's value can only sit below the marginal),
+    ``seconds``, ``lm_calls``, ``positions``. An LM with a prefix cache (``clear_cache``, the
+    n-gram's) starts each estimator with an empty one, so ``positions`` is that estimator's own
+    work, not less because an earlier estimator scored the same prefixes. Prefixes that repeat a
+    shorter one (a unit with fewer words) are skipped. Seeds: (seed, unit, n_words,
+    estimator)."""
     rows = []
     for uid, text in zip(units["unit_id"].cast(pl.String), units["text"]):
         seen = set()
@@ -58,6 +65,8 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
             exact = estimate(lm, vocab, piece, "exact", rng=document_rng(seed, "exact"),
                              default_ids=ids, unigram_model=unigram_model)
             for name, est, options in estimators:
+                if hasattr(lm, "clear_cache"):
+                    lm.clear_cache()
                 rec = estimate(lm, vocab, piece, est, default_ids=ids, K=K, L=None, M=M,
                                unigram_model=unigram_model,
                                rng=document_rng(seed, f"{uid}|{n}|{name}"), **options)
@@ -65,13 +74,14 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
                              "estimator": name, "logp": rec["logp"], "exact": exact["logp"],
                              "logp_default": exact["logp_default"],
                              "error_nats": rec["logp"] - exact["logp"],
+                             "lower_bound": bool(rec["lower_bound"]),
                              "seconds": rec["seconds"], "lm_calls": rec["lm_calls"],
                              "positions": rec["positions"]})
     return pl.DataFrame(rows, schema={
         "unit_id": pl.String, "n_words": pl.Int64, "n_chars": pl.Int64, "estimator": pl.String,
         "logp": pl.Float64, "exact": pl.Float64, "logp_default": pl.Float64,
-        "error_nats": pl.Float64, "seconds": pl.Float64, "lm_calls": pl.Int64,
-        "positions": pl.Int64})
+        "error_nats": pl.Float64, "lower_bound": pl.Boolean, "seconds": pl.Float64,
+        "lm_calls": pl.Int64, "positions": pl.Int64})
 
 
 #: Columns of :func:`length_summary`, with their units.
@@ -82,6 +92,7 @@ SUMMARY_COLUMNS = {
     "n_units": "prefixes (count)",
     "mean_chars": "prefix length, mean (characters)",
     "rmse_nats": "root mean square of estimate - exact (nats)",
+    "lower_bound": "a lower bound: estimate - exact is never positive",
     "median_abs_error_nats": "median |estimate - exact| (nats)",
     "gap_nats": "exact - default, mean (nats): the error of not marginalizing",
     "seconds": "wall time per prefix, mean (s)",
@@ -96,6 +107,7 @@ def length_summary(sweep: pl.DataFrame) -> pl.DataFrame:
     out = sweep.group_by("language", "estimator", "n_words").agg(
         pl.len().alias("n_units"), pl.col("n_chars").mean().alias("mean_chars"),
         (pl.col("error_nats") ** 2).mean().sqrt().alias("rmse_nats"),
+        pl.col("lower_bound").all(),
         pl.col("error_nats").abs().median().alias("median_abs_error_nats"),
         (pl.col("exact") - pl.col("logp_default")).mean().alias("gap_nats"),
         pl.col("seconds").mean(), pl.col("positions").cast(pl.Float64).mean())
@@ -109,25 +121,31 @@ def pooled_summary(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.group_by("estimator", "n_words").agg(
         pl.col("n_units").sum(), pl.col("mean_chars").mean(),
         ((pl.col("rmse_nats") ** 2 * pl.col("n_units")).sum() / pl.col("n_units").sum())
-        .sqrt().alias("rmse_nats"), pl.col("gap_nats").mean(), pl.col("seconds").mean(),
-        pl.col("positions").mean()).sort("estimator", "n_words")
+        .sqrt().alias("rmse_nats"), pl.col("lower_bound").all(), pl.col("gap_nats").mean(),
+        pl.col("seconds").mean(), pl.col("positions").mean()).sort("estimator", "n_words")
 
 
 def recommendation(summary: pl.DataFrame, tolerance_nats: float = 0.01) -> list[str]:
     """Per prefix length, the cheapest estimator (fewest LM positions) whose RMSE stays within
     ``tolerance_nats`` of the exact marginal, pooled over languages (:func:`pooled_summary`);
-    a sentence per length."""
+    a sentence per length. A lower bound's RMSE is the mass it misses (its error is never
+    positive): the sentence says so."""
     pooled = pooled_summary(summary)
     out = []
+
+    def what(row) -> str:
+        bound = "; a lower bound, never above the exact value" if row["lower_bound"] else ""
+        return f"{row['estimator']} (RMSE {row['rmse_nats']:.3g} nats{bound}"
+
     for (n,), part in pooled.sort("n_words").group_by(["n_words"], maintain_order=True):
         ok = part.filter(pl.col("rmse_nats") <= tolerance_nats).sort("positions")
         chars = part["mean_chars"].mean()
         if ok.height:
             best = ok.row(0, named=True)
-            out.append(f"{n} words (~{chars:.0f} characters): {best['estimator']} "
-                       f"(RMSE {best['rmse_nats']:.3g} nats, {best['positions']:.0f} positions)")
+            out.append(f"{n} words (~{chars:.0f} characters): {what(best)}, "
+                       f"{best['positions']:.0f} positions)")
         else:
             best = part.sort("rmse_nats").row(0, named=True)
             out.append(f"{n} words (~{chars:.0f} characters): none within {tolerance_nats} nats; "
-                       f"closest {best['estimator']} (RMSE {best['rmse_nats']:.3g} nats)")
+                       f"closest {what(best)})")
     return out

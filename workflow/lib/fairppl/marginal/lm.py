@@ -159,6 +159,11 @@ class KenLMTokenLM:
         self.calls = 0
         self.positions = 0
 
+    def clear_cache(self) -> None:
+        """Forget the cached prefix states, so that ``positions`` counts every step the next
+        calls take (an estimator's own work, not what an earlier one left in the cache)."""
+        self._states = {(): (self._begin, 0.0)}
+
     def _step(self, state, token: int):
         """(next state, log p(token | state) in nats)."""
         from ..ngram.kenlm_tool import NO_UNK_LOG10

@@ -45,7 +45,7 @@ FIELD_TYPES = {
     "positions": pl.Int64, "entropy": pl.Float64, "entropy_per_token": pl.Float64,
     "n_tokens": pl.Int64, "n_chars": pl.Int64, "n_bytes": pl.Int64, "n_words": pl.Int64,
     "K": pl.Int64, "L": pl.Int64, "M": pl.Int64, "tau": pl.Float64, "mode": pl.String,
-    "beam": pl.Int64, "proposal": pl.String, "lam": pl.Float64,
+    "beam": pl.Int64, "slack": pl.Int64,
 }
 assert tuple(FIELD_TYPES) == FIELDS
 

@@ -203,7 +203,10 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         parts.append(_p("Which proposal should a user pick, at what text length? Each estimator "
                         "on the first n words of units against the n-gram's exact marginal "
                         "(RMSE in nats), with its cost (LM token positions: the cost that "
-                        "carries over to a neural LM). Cheapest estimator within 0.01 nats of "
+                        "carries over to a neural LM). The lower bounds (beam search and the "
+                        "decoding-free sum over distinct tokenizations of Pohl, Cognetta et al. "
+                        "2025) can only sit below the exact marginal, so their RMSE is the "
+                        "probability mass they miss. Cheapest estimator within 0.01 nats of "
                         "the exact marginal, pooled over languages:", "note"))
         items = "".join(f"<li>{html.escape(s)}</li>" for s in recommendation(lengths))
         parts.append(f"<ul>{items}</ul>")
