@@ -201,6 +201,7 @@ rule marginal_table:
         "../../envs/report.yaml"
     params:
         bootstrap=bootstrap_settings(),
+        min_units=config["marginal"]["min_units"],
     script:
         "../scripts/marginal_table.py"
 
