@@ -323,6 +323,17 @@ def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
     assert wide.height == 3
     assert (wide["exact"] >= wide["default"]).all() and (wide["nbest"] <= wide["exact"]).all()
     assert row["exact"]["logp_nats"] == pytest.approx(wide["exact"].sum())
+    # 3 units = the tests' min_units: intervals over units, and the Monte Carlo ones from the
+    # per-unit K log-weights that the job kept (wr); exact has no Monte Carlo error, wor no
+    # variance estimate
+    assert set(table["min_units"]) == {3} and table["ci_note"].null_count() == table.height
+    assert row["exact"]["logp_mc_ci_low_nats"] == pytest.approx(row["exact"]["logp_nats"])
+    assert row["wor"]["logp_mc_ci_low_nats"] is None and "Horvitz" in row["wor"]["mc_note"]
+    wr = per_unit.filter(estimator="wr").sort("unit_id")
+    if not wr["enumerated"].all():
+        assert wr.filter(~pl.col("enumerated"))["log_weights"].list.len().to_list() == [8] * (
+            (~wr["enumerated"]).sum())
+        assert row["wr"]["logp_mc_ci_low_nats"] < row["wr"]["logp_mc_ci_high_nats"]
     results = wd / "results"
     lm, vocab, _, _ = kenlm_lm(results / "ngram" / "bible" / "tur" / "spm-unigram-3000.o3.kenlm",
                                results / "tokenizers" / "bible" / "tur" / "spm-unigram-3000.model")

@@ -13,8 +13,11 @@ proposal Q,
   pi_k given the threshold); a path forced into the sample (the default, "include best") has
   pi = 1, log 0.
 
-A log weight is ``log P(T_k) - log Q(T_k)`` (nats). Intervals (:func:`bca_interval`) are BCa
-bootstrap intervals of ``log mean(w)``, as Chirkova et al. report them (90%, scipy's BCa).
+A log weight is ``log P(T_k) - log Q(T_k)`` (nats). :func:`bca_interval` is the BCa bootstrap
+interval of ``log mean(w)`` as Chirkova et al. report it (90%, scipy's BCa); the records and
+tables use :func:`mc_interval` instead (a Jensen-corrected bootstrap-t, one unit or a sum over
+units, with an honest bound for a unit whose samples were all one path), whose coverage is
+tested where BCa's falls short with heavy-tailed weights.
 
 Summaries: :func:`gap_bits_per_char` (default minus marginal cross-entropy, bits per character),
 :func:`relative_gap` (that gap over the default's cross-entropy, a fraction), :func:`percent_nd`
