@@ -132,7 +132,7 @@ def test_entropy_gap_spearman_pooled_and_per_language():
         gap = [0.1, 0.2, 0.4, 0.3, 0.5, 0.6, 0.7][i]
         rows.append(_unit(lang, f"u{i}", "exact", -10.0 + 4 * gap, -10.0, entropy=4.0 * i,
                           n_tokens=4))
-    out = compare.entropy_gap(pl.DataFrame(rows))
+    out = compare.entropy_gap(pl.DataFrame(rows), min_units=3)
     by_lang = {r["language"]: r for r in out.iter_rows(named=True)}
     assert out["language"][0] == "all"
     assert by_lang["all"]["n_units"] == 7
@@ -140,6 +140,12 @@ def test_entropy_gap_spearman_pooled_and_per_language():
     assert by_lang["all"]["spearman_rho"] == pytest.approx(1 - 6 * 2 / (7 * 48))
     assert by_lang["deu"]["spearman_rho"] == pytest.approx(1.0)
     assert by_lang["eng"]["mean_gap_nats_per_token"] == pytest.approx(0.25)
+    # below the minimum: the means stay, rho and p go
+    few = {r["language"]: r for r in compare.entropy_gap(pl.DataFrame(rows), min_units=4)
+           .iter_rows(named=True)}
+    assert few["deu"]["spearman_rho"] is None and few["deu"]["spearman_p"] is None
+    assert few["deu"]["mean_gap_nats_per_token"] == pytest.approx(0.6)
+    assert few["eng"]["spearman_rho"] == pytest.approx(by_lang["eng"]["spearman_rho"])
 
 
 def test_published_comparison_matches_estimator_and_language():

@@ -60,7 +60,7 @@ def main(snakemake):
     write_table(fair, csv=out.fair)
     write_table(compare.ranking_change(fair, min_units), csv=out.rankings)
     write_table(compare.estimator_accuracy(per_unit), csv=out.accuracy)
-    write_table(compare.entropy_gap(per_unit), csv=out.entropy)
+    write_table(compare.entropy_gap(per_unit, min_units), csv=out.entropy)
     published = pl.read_csv(snakemake.input.published, separator="\t")
     write_table(compare.published_comparison(table, published), csv=out.published)
     write_table(caching_rows(snakemake.input.caching), csv=out.caching)

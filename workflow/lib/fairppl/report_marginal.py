@@ -264,6 +264,11 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             spread = (f"; per language {fmt(per_language.min())} to {fmt(per_language.max())}"
                       if per_language.len() else "")
             label = model_label(row["model"], row["tokenizer"])
+            if row["spearman_rho"] is None:
+                parts.append(_p(f"Tokenizer uncertainty and the gap ({label}): {row['n_units']} "
+                                f"units pooled are too few (marginal.min_units) for a "
+                                f"correlation; none is reported.", "note"))
+                continue
             parts.append(_p(f"Tokenizer uncertainty and the gap ({label}): "
                             f"Spearman rho {fmt(row['spearman_rho'])} over {row['n_units']} units "
                             f"pooled{spread}. Cao & Rimell (2021) report 0.57 for English and 0.49 "

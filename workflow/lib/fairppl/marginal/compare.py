@@ -249,10 +249,11 @@ def entropy_gap_units(per_unit: pl.DataFrame) -> pl.DataFrame:
             .sort(*_MODEL_KEYS, "unit_id"))
 
 
-def entropy_gap(per_unit: pl.DataFrame) -> pl.DataFrame:
+def entropy_gap(per_unit: pl.DataFrame, min_units: int = 20) -> pl.DataFrame:
     """Spearman's rho between lattice entropy and marginal gap (both per default token) over
     units, per language and pooled (``language = "all"``), per (corpus, model, tokenizer)
-    (:data:`ENTROPY_COLUMNS`). Cao & Rimell report 0.57 (English) and 0.49 (German)."""
+    (:data:`ENTROPY_COLUMNS`). Cao & Rimell report 0.57 (English) and 0.49 (German). A group of
+    fewer than ``min_units`` units keeps its means but gets no rho or p (empty)."""
     points = entropy_gap_units(per_unit)
     rows = []
     for (corpus, model, tok), part in points.group_by(["corpus", "model", "tokenizer"],
@@ -262,6 +263,8 @@ def entropy_gap(per_unit: pl.DataFrame) -> pl.DataFrame:
         for lang, p in groups:
             rho, pval, n = spearman(p["entropy_nats_per_token"].to_list(),
                                     p["gap_nats_per_token"].to_list())
+            if n < min_units:
+                rho = pval = None
             rows.append({"corpus": corpus, "model": model, "tokenizer": tok, "language": lang,
                          "n_units": n,
                          "mean_entropy_nats_per_token": float(p["entropy_nats_per_token"].mean()),
