@@ -152,7 +152,7 @@ def test_monte_carlo_interval_per_estimator():
     assert row["exact"]["gap_mc_ci_low_nats"] == pytest.approx(2.5)
     # a deterministic bound: no interval, and why
     assert row["default"]["logp_mc_ci_low_nats"] is None
-    assert row["default"]["mc_note"].startswith("deterministic lower bound")
+    assert row["default"]["mc_note"].startswith("a lower bound without samples")
     # wr: mc_interval over the units' weights, gap = logp - summed default
     want = mc_interval([weights[u] for u in ("u1", "u2", "u3")], [-20.0, -8.0, -15.0],
                        SETTINGS.level, seed=SETTINGS.seed)

@@ -16,8 +16,8 @@ The interval of a sum is **not** the sum of per-unit intervals. Two intervals, t
   drawn from the language's text. A sampled estimator's Monte Carlo error is inside them: each
   unit's estimate carries its own error into the spread of the unit estimates that the
   bootstrap resamples, so for the language's total the units bootstrap alone has the right
-  variance (two-stage sampling, Davison & Hinkley 1997, section 3.8: resampling the K samples
-  inside each drawn unit as well would count that error twice).
+  variance (two-stage sampling, as in Davison & Hinkley 1997 on hierarchical data: resampling
+  the K samples inside each drawn unit as well would count that error twice).
 * ``logp_mc_ci_*``, ``gap_mc_ci_*`` (**Monte Carlo**, these units): where the true total of
   *these* units may lie given that each sampled unit estimate rests on K samples
   (:func:`fairppl.marginal.estimate.mc_interval` over the per-unit K importance log-weights,
@@ -30,10 +30,11 @@ The interval of a sum is **not** the sum of per-unit intervals. Two intervals, t
   equal (every sample the same path, e.g. the default) has no spread to resample and enters by
   the bound from its default log P (certain: a term of the marginal) to its estimate (which
   assumes the paths never drawn have no larger weight: resampling cannot see them either);
-  ``mc_bounded_units`` counts them. ``default``, ``nbest`` and ``beam`` are deterministic lower
-  bounds (no Monte Carlo error; the marginal lies above them) and ``wor`` / ``wor-1best`` are
-  Horvitz-Thompson sums without a variance estimate here: no Monte Carlo interval, and
-  ``mc_note`` says why, as it does for K = 1 (one sample has no spread).
+  ``mc_bounded_units`` counts them. ``default``, ``nbest`` and ``beam`` (any row of lower
+  bounds without samples) have no Monte Carlo error: the marginal lies above them; ``wor`` /
+  ``wor-1best`` are Horvitz-Thompson sums without a variance estimate here (their spread over
+  units is in the interval over units). No Monte Carlo interval for either, and ``mc_note`` says
+  why, as it does for K = 1 (one sample has no spread).
 
 No inference from a handful of units: a row with fewer than ``min_units`` units (config
 ``marginal.min_units``) keeps its numbers but every interval column is empty, and ``ci_note``
@@ -143,14 +144,10 @@ def _intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
             "bpec_ci_low": float(b_low), "bpec_ci_high": float(b_high)}
 
 
-#: Why an estimator's rows have no Monte Carlo interval.
-_NO_MC = {
-    "default": "deterministic lower bound: no Monte Carlo error, the marginal lies above",
-    "nbest": "deterministic lower bound: no Monte Carlo error, the marginal lies above",
-    "beam": "deterministic lower bound: no Monte Carlo error, the marginal lies above",
-    "wor": "Horvitz-Thompson without replacement: no variance estimate, no interval",
-    "wor-1best": "Horvitz-Thompson without replacement: no variance estimate, no interval",
-}
+#: Why a row has no Monte Carlo interval.
+_WOR = ("wor", "wor-1best")
+_HT_NOTE = "Horvitz-Thompson without replacement: no variance estimate, no interval"
+_BOUND_NOTE = "a lower bound without samples to resample: the marginal lies above"
 
 
 def _mc_intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
@@ -164,8 +161,10 @@ def _mc_intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
     if estimator == "exact" or exact.all():
         low = high = float(logp.sum())
         note, bounded = None, 0
-    elif estimator in _NO_MC:
-        return {"mc_note": _NO_MC[estimator]}
+    elif estimator in _WOR:
+        return {"mc_note": _HT_NOTE}
+    elif not sampled.any() and part["lower_bound"].fill_null(False).all():
+        return {"mc_note": _BOUND_NOTE}  # default, nbest, beam: no Monte Carlo error
     elif not (sampled | exact).all():
         return {"mc_note": "no per-unit log-weights recorded: rerun the per-unit tables"}
     else:
