@@ -219,5 +219,7 @@ rule plot_marginal:
     localrule: True
     conda:
         "../../envs/report.yaml"
+    params:
+        min_units=config["marginal"]["min_units"],
     script:
         "../scripts/plot_marginal.py"
