@@ -124,6 +124,18 @@ def test_estimator_accuracy_against_exact():
     assert acc["wor"]["coverage_percent"] is None and acc["wor"]["n_interval_units"] == 0
     assert acc["wr16"]["n_interval_units"] == 1 and acc["wr16"]["coverage_percent"] == 0.0
     assert acc["wr16"]["log_weight_sd_nats"] == pytest.approx(1.0)
+    assert wr["n_mc_totals"] is None  # no summed table given
+    # with the summed table: the Monte Carlo interval of each language's total against the
+    # exact total of the same units
+    table = pl.DataFrame([
+        _agg("eng", "m", "exact", -28.0, -30.0, K=None, tau=1.0),
+        _agg("eng", "m", "wr", -28.4, -30.0, K=8, tau=1.0, logp_mc_ci_low_nats=-29.0,
+             logp_mc_ci_high_nats=-28.1),
+        _agg("deu", "m", "exact", -18.0, -20.0, K=None, tau=1.0),
+        _agg("deu", "m", "wr", -18.1, -20.0, K=8, tau=1.0, logp_mc_ci_low_nats=-18.5,
+             logp_mc_ci_high_nats=-17.5)])
+    with_totals = compare.estimator_accuracy(per_unit, table=table).filter(estimator="wr")
+    assert (with_totals["n_mc_totals"][0], with_totals["mc_total_covered"][0]) == (2, 1)
 
 
 def test_entropy_gap_spearman_pooled_and_per_language():
@@ -222,8 +234,10 @@ def test_report_states_coverage_as_a_finding():
         "corpus": ["bible"] * 3, "model": ["m"] * 3, "tokenizer": ["spm"] * 3,
         "estimator": ["wr", "lm-guided", "wor"], "K": [32, 32, 32], "tau": [1.0, None, 1.0],
         "n_units": [300, 300, 300], "n_interval_units": [300, 300, 0],
-        "coverage_percent": [76.7, 89.0, None], "log_weight_sd_nats": [2.5, 0.2, None]})
+        "coverage_percent": [76.7, 89.0, None], "log_weight_sd_nats": [2.5, 0.2, None],
+        "n_mc_totals": [6, None, None], "mc_total_covered": [2, None, None]})
     wr, lm, none = coverage_sentences(acc)
+    assert wr.endswith("holds the exact total in 2 of 6 languages.")
     # 76.7% of 300 against 90%: 2 standard errors are 3.46 points, far short
     assert "76.7% of 300 units, below the nominal rate beyond binomial error" in wr
     assert "heavy-tailed" in wr and "2.50 nats" in wr and "too narrow" in wr

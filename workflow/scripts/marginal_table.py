@@ -59,7 +59,7 @@ def main(snakemake):
     fair = compare.fair_bits(table)
     write_table(fair, csv=out.fair)
     write_table(compare.ranking_change(fair, min_units), csv=out.rankings)
-    write_table(compare.estimator_accuracy(per_unit), csv=out.accuracy)
+    write_table(compare.estimator_accuracy(per_unit, table=table), csv=out.accuracy)
     write_table(compare.entropy_gap(per_unit, min_units), csv=out.entropy)
     published = pl.read_csv(snakemake.input.published, separator="\t")
     write_table(compare.published_comparison(table, published), csv=out.published)

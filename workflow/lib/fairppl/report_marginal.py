@@ -166,6 +166,10 @@ def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
         spread = row.get("log_weight_sd_nats")
         tail = (f" (median spread of its K log-weights {fmt(float(spread))} nats)"
                 if spread is not None else "")
+        totals = ""
+        if row.get("n_mc_totals"):
+            totals = (f" The Monte Carlo interval of a language's total holds the exact total "
+                      f"in {row['mc_total_covered']} of {row['n_mc_totals']} languages.")
         if row["coverage_percent"] < nominal - slack:
             out.append(
                 f"{what}: its {nominal:.0f}% interval holds the exact value on "
@@ -176,11 +180,11 @@ def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
                 f"marginal, and such a sample is both too low and too tight: any interval "
                 f"resampled from it, BCa included, is too narrow. Read its per-unit "
                 f"intervals as lower limits of the error; trust those of the estimators whose "
-                f"coverage here is at the nominal rate.")
+                f"coverage here is at the nominal rate." + totals)
         else:
             out.append(f"{what}: its {nominal:.0f}% interval holds the exact value on "
                        f"{_percent(row['coverage_percent'])} of {n} units, within binomial "
-                       f"error (+-{fmt(slack)} points) of the nominal rate{tail}.")
+                       f"error (+-{fmt(slack)} points) of the nominal rate{tail}." + totals)
     none = sorted(set(accuracy.filter(pl.col("coverage_percent").is_null())["estimator"]))
     if none:
         out.append(f"No interval, so no coverage: {', '.join(none)} (deterministic lower bounds, "

@@ -179,10 +179,32 @@ ACCURACY_COLUMNS = {
                         "empty: the estimator has no interval",
     "log_weight_sd_nats": "median over units of the spread (sd) of the K importance log-weights "
                           "(nats; large: heavy-tailed weights)",
+    "n_mc_totals": "languages whose summed estimate has a Monte Carlo interval (count)",
+    "mc_total_covered": "of those, languages whose interval holds the exact total (count)",
 }
 
 
-def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9) -> pl.DataFrame:
+def _mc_totals(table: pl.DataFrame | None, tol: float) -> pl.DataFrame:
+    """Per :data:`_SETTING`: how many languages' Monte Carlo intervals of the summed estimate
+    (:mod:`fairppl.marginal.table`) there are, and how many hold the exact total of the same
+    units."""
+    schema = {k: table.schema[k] for k in _SETTING} if table is not None else {}
+    if table is None or "logp_mc_ci_low_nats" not in table.columns:
+        return pl.DataFrame(schema=schema | {"n_mc_totals": pl.UInt32,
+                                             "mc_total_covered": pl.UInt32})
+    exact = (table.filter(pl.col("estimator") == "exact")
+             .select(*_MODEL_KEYS, "n_units", pl.col("logp_nats").alias("_exact")))
+    rows = (table.filter((pl.col("estimator") != "exact")
+                         & pl.col("logp_mc_ci_low_nats").is_not_null())
+            .join(exact, on=[*_MODEL_KEYS, "n_units"], how="inner"))
+    held = ((pl.col("logp_mc_ci_low_nats") <= pl.col("_exact") + tol)
+            & (pl.col("_exact") <= pl.col("logp_mc_ci_high_nats") + tol))
+    return rows.group_by(_SETTING).agg(pl.len().cast(pl.UInt32).alias("n_mc_totals"),
+                                       held.sum().cast(pl.UInt32).alias("mc_total_covered"))
+
+
+def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9,
+                       table: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every estimator against the exact marginal of the same unit, model and tokenizer, where
     an exact value was computed (the n-gram forward algorithm, or enumeration): bias, spread,
     the share of the gap recovered and the coverage of the intervals
@@ -192,7 +214,9 @@ def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9) -> pl.DataFram
     Coverage counts only the units where the estimator drew samples and has an interval: an
     enumerated lattice's value is exact (its "interval" is the value) and would cover by
     construction, and WOR, WOR-1best, n-best, beam and default have no interval at all (their
-    coverage is empty, never a percentage)."""
+    coverage is empty, never a percentage). With the summed ``table``
+    (:func:`fairppl.marginal.table.marginal_table`), also how many languages' Monte Carlo
+    intervals of the total hold the exact total (same units)."""
     exact = (per_unit.filter(pl.col("estimator") == "exact")
              .select(*_MODEL_KEYS, "unit_id", pl.col("logp").alias("_exact")))
     rest = per_unit.filter(pl.col("estimator") != "exact")
@@ -220,6 +244,12 @@ def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9) -> pl.DataFram
         .otherwise(None).alias("coverage_percent"),
         pl.col("log_weights").list.std().median().alias("log_weight_sd_nats"),
     )
+    totals = _mc_totals(table, tol)
+    if totals.height:
+        out = out.join(totals, on=_SETTING, how="left", nulls_equal=True)
+    else:
+        out = out.with_columns(pl.lit(None, dtype=pl.UInt32).alias("n_mc_totals"),
+                               pl.lit(None, dtype=pl.UInt32).alias("mc_total_covered"))
     return out.select(list(ACCURACY_COLUMNS)).sort("corpus", "model", "tokenizer", "estimator")
 
 
