@@ -16,6 +16,18 @@ Prints, per (log-sd s, units n, K), the share of repetitions whose interval hold
 
 A nominal rate is met where the share is within about 2 binomial standard errors of it
 (printed). Coverage is a statement about the method, not about this machine: no timings.
+
+Measured 2026-11-25 (``--reps 1000``, 500 resamples, nominal 0.90, 2 s.e. = 0.019)::
+
+    log-sd units    K      mc percentile     bca
+       0.5     5   32   0.906      0.889
+       1.0     1   32   0.871      0.816   0.824
+       1.0     5   32   0.902      0.838
+       1.0    20   32   0.941      0.722
+       1.0     5    8   0.872      0.670
+       1.5     1   32   0.830      0.743   0.763
+       1.5     5   32   0.877      0.675
+       2.0     5   32   0.802      0.448
 """
 
 from __future__ import annotations
