@@ -178,6 +178,24 @@ def test_monte_carlo_interval_per_estimator():
     assert k1["logp_mc_ci_low_nats"][0] is None and k1["mc_note"][0].startswith("K=1")
 
 
+def test_monte_carlo_interval_refusals_and_zero_weights():
+    with pytest.raises(ValueError, match="level=1.0"):
+        mc_interval([[0.0, 1.0]], [-1.0], level=1.0)
+    with pytest.raises(ValueError, match="2 units of log-weights but 1 default"):
+        mc_interval([[0.0, 1.0], [0.0, 2.0]], [-1.0])
+    with pytest.raises(ValueError, match=r"\+inf"):
+        mc_interval([[0.0, math.inf]], [-1.0])
+    # a sampled path of probability 0 is a zero weight, not an error; all zero: no interval
+    some = mc_interval([[-math.inf, -1.0, -2.0, -1.5]], [-3.0])
+    assert some.low < log_mean_exp([-math.inf, -1.0, -2.0, -1.5]) < some.high
+    none = mc_interval([[-math.inf] * 3], [-3.0])
+    assert none.low is None and "-inf" in none.note
+    # two units, each with two distinct weights: a resample of one value has variance 0 while
+    # its estimate moved, so the interval is unbounded, and says so
+    flat = mc_interval([[0.0, 5.0], [0.0, 5.0]], [-1.0, -1.0])
+    assert flat.low is None and flat.note.startswith("unbounded")
+
+
 def _coverage(n_units, sigma, K, reps, level, seed):
     """Share of ``reps`` synthetic tables whose Monte Carlo interval holds the true total:
     unit i's K log-weights are normal(mu_i - sigma^2 / 2, sigma), so E[w] = exp(mu_i) exactly

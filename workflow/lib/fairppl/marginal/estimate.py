@@ -289,10 +289,11 @@ def mc_interval(log_weights: Sequence, logp_default: Sequence[float], level: flo
     num = np.zeros(replicates)
     den = np.zeros(replicates)
     for lw, d in zip(units, default):
-        if np.isinf(lw).any():
-            raise ValueError("log_weights: infinite log-weight, expected finite (a sampled path "
-                             "has P > 0 and Q > 0)")
+        if (lw == math.inf).any():
+            raise ValueError("log_weights: +inf weight, the estimate is unbounded")
         top = float(lw.max())
+        if top == -math.inf:  # every sampled path has P = 0: the estimate is -inf
+            return MCInterval(None, None, "every sampled weight is 0 (log-weight -inf)")
         w = np.exp(lw - top)
         theta = top + math.log(float(w.mean()))
         if np.all(w == w[0]):
@@ -309,7 +310,8 @@ def mc_interval(log_weights: Sequence, logp_default: Sequence[float], level: flo
         counts = np.bincount(flat.ravel(), minlength=replicates * k).reshape(
             replicates, k).astype(float)
         m_star, v_star = _moments(w, counts)
-        num += top + np.log(m_star) + v_star / 2.0
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample of zero weights
+            num += top + np.log(m_star) + v_star / 2.0
         den += v_star
     if n_bounded == len(units):
         return MCInterval(bound_low, bound_high, None, n_bounded)
