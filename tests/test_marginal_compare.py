@@ -236,7 +236,8 @@ def test_report_states_coverage_as_a_finding():
         "n_units": [300, 300, 300], "n_interval_units": [300, 300, 0],
         "coverage_percent": [76.7, 89.0, None], "log_weight_sd_nats": [2.5, 0.2, None],
         "n_mc_totals": [6, None, None], "mc_total_covered": [2, None, None]})
-    wr, lm, none = coverage_sentences(acc)
+    wr, lm, trust, none = coverage_sentences(acc)
+    assert trust.startswith("Which intervals to trust") and "1 nat" in trust
     assert wr.endswith("holds the exact total in 2 of 6 languages.")
     # 76.7% of 300 against 90%: 2 standard errors are 3.46 points, far short
     assert "76.7% of 300 units, below the nominal rate beyond binomial error" in wr

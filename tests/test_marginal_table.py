@@ -159,6 +159,13 @@ def test_monte_carlo_interval_per_estimator():
     assert (row["wr"]["logp_mc_ci_low_nats"], row["wr"]["logp_mc_ci_high_nats"]) == \
         pytest.approx((want.low, want.high))
     assert row["wr"]["gap_mc_ci_high_nats"] == pytest.approx(want.high + 43.0)
+    # centred on the estimate plus the summed v_i / 2, v_i = s_i^2 / (K m_i^2)
+    jensen = sum(np.exp(w - w.max()).var(ddof=1) / (32 * np.exp(w - w.max()).mean() ** 2) / 2
+                 for w in weights.values())
+    assert row["wr"]["mc_correction_nats"] == pytest.approx(jensen)
+    assert (row["wr"]["logp_mc_ci_low_nats"] + row["wr"]["logp_mc_ci_high_nats"]) / 2 == \
+        pytest.approx(row["wr"]["logp_nats"] + jensen)
+    assert row["exact"]["mc_correction_nats"] == 0.0
     assert row["wr"]["logp_mc_ci_low_nats"] < row["wr"]["logp_nats"] < \
         row["wr"]["logp_mc_ci_high_nats"]
     # lm-guided: u2 enters by its bound [default -8, estimate -7]

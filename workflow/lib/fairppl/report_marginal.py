@@ -185,6 +185,14 @@ def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
             out.append(f"{what}: its {nominal:.0f}% interval holds the exact value on "
                        f"{_percent(row['coverage_percent'])} of {n} units, within binomial "
                        f"error (+-{fmt(slack)} points) of the nominal rate{tail}." + totals)
+    if out:
+        out.append("Which intervals to trust: a Monte Carlo interval (per unit, or of a "
+                   "language's total) holds its nominal rate where the K log-weights spread "
+                   "about 1 nat or less (tests/bench_mc_interval.py: 87-94% at a nominal 90%), "
+                   "not where they spread more, as above; the intervals over units of the "
+                   "totals, at marginal.min_units units or more, carry the Monte Carlo spread "
+                   "but not the estimator's Jensen bias (log mean(w) is biased low; the table's "
+                   "mc_correction_nats says by how much).")
     none = sorted(set(accuracy.filter(pl.col("coverage_percent").is_null())["estimator"]))
     if none:
         out.append(f"No interval, so no coverage: {', '.join(none)} (deterministic lower bounds, "

@@ -319,7 +319,8 @@ def mc_interval(log_weights: Sequence, logp_default: Sequence[float], level: flo
     with np.errstate(divide="ignore", invalid="ignore"):
         t_star = np.where(den > 0, np.abs(dev) / np.sqrt(den),
                           np.where(np.abs(dev) > 1e-12, np.inf, 0.0))
-    half_t = float(np.quantile(t_star, level))
+    with np.errstate(invalid="ignore"):  # inf - inf between infinite resamples: NaN
+        half_t = float(np.quantile(t_star, level))
     if not math.isfinite(half_t):
         return MCInterval(None, None, "unbounded: too few distinct samples per unit to "
                           "resample", n_bounded)

@@ -110,6 +110,8 @@ MARGINAL_COLUMNS = {
     "gap_mc_ci_low_nats": "gap_nats, lower end of the Monte Carlo interval (nats)",
     "gap_mc_ci_high_nats": "gap_nats, upper end of the Monte Carlo interval (nats)",
     "mc_bounded_units": "units whose K samples were one path, entering by a bound (count)",
+    "mc_correction_nats": "summed Jensen correction: the Monte Carlo interval is centred on "
+                          "logp_nats plus this (nats; log mean(w) is biased low)",
     "mc_note": "why there is no Monte Carlo interval (empty: there is one)",
     "ci_note": "why the interval columns are empty (empty: they are filled)",
     "min_units": "fewest units a row needs for intervals (count)",
@@ -160,7 +162,7 @@ def _mc_intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
     sampled = np.array([w is not None for w in weights])
     if estimator == "exact" or exact.all():
         low = high = float(logp.sum())
-        note, bounded = None, 0
+        note, bounded, correction = None, 0, 0.0
     elif estimator in _WOR:
         return {"mc_note": _HT_NOTE}
     elif not sampled.any() and part["lower_bound"].fill_null(False).all():
@@ -175,10 +177,11 @@ def _mc_intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
             return {"mc_note": got.note}
         fixed = float(logp[exact & ~sampled].sum())
         low, high, note, bounded = got.low + fixed, got.high + fixed, None, got.n_bounded
+        correction = float(got.correction_nats)
     default = float(part["logp_default"].sum())
     return {"logp_mc_ci_low_nats": low, "logp_mc_ci_high_nats": high,
             "gap_mc_ci_low_nats": low - default, "gap_mc_ci_high_nats": high - default,
-            "mc_bounded_units": bounded, "mc_note": note}
+            "mc_bounded_units": bounded, "mc_correction_nats": correction, "mc_note": note}
 
 
 def _row(part: pl.DataFrame, settings: BootstrapSettings, min_units: int) -> dict:
