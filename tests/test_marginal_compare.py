@@ -222,7 +222,7 @@ def test_report_makes_no_claim_from_too_few_units():
     for claim in ("rho", "p =", "change place", "largest"):
         assert claim not in sentence, claim
     body = marginal_body({"fair": fair, "rankings": rankings}, {}, {}, lambda p, a: "")
-    assert "shown without intervals" in body and "2-2 units per language" in body
+    assert "shown without intervals" in body and "(m / spm: 2 units per language)" in body
     # the rankings table shows no rho or p, only the numbers and the note
     assert "no ranking claims" in body
 

@@ -237,8 +237,9 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
            else fair.head(0))
     if few.height:
         models = sorted({model_label(m, t) for m, t in zip(few["model"], few["tokenizer"])})
+        lo, hi = few["n_units"].min(), few["n_units"].max()
         parts.append(_p(f"Rows on too few units ({', '.join(models)}: "
-                        f"{few['n_units'].min()}-{few['n_units'].max()} units per language) "
+                        f"{lo if lo == hi else f'{lo}-{hi}'} units per language) "
                         f"are shown without intervals: a bootstrap over so few units has almost "
                         f"no distinct replicates (2 units give 3) and says nothing about the "
                         f"language; their ci_note says so.", "note"))
