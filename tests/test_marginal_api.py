@@ -149,3 +149,30 @@ def test_refusals_name_the_valid_choices(tiny):
     with pytest.raises(InputError, match="round-trip"):
         api.estimate(lm, vocab, "Tag", "default", rng=np.random.default_rng(0),
                      default_ids=_ids(tok, "Tage"))
+
+
+def test_records_keep_their_log_weights_and_an_honest_interval(tiny):
+    # the record's interval is mc_interval's on its own K log-weights
+    from fairppl.marginal.estimate import log_mean_exp, mc_interval
+
+    rec = _run(tiny, "Gott", "lm-guided", 3, K=30, L=None, M=128)
+    assert len(rec["log_weights"]) == 30
+    assert rec["logp"] == pytest.approx(log_mean_exp(rec["log_weights"]), abs=1e-12)
+    if len(set(rec["log_weights"])) > 1:
+        assert rec["ci_low"] < rec["logp"] < rec["ci_high"] and rec["ci_note"] is None
+    # K = 1: no interval, a note instead
+    one = _run(tiny, "Gott", "lm-guided", 3, K=1, L=None, M=128)
+    assert one["ci_low"] is None and one["ci_high"] is None and "K=1" in one["ci_note"]
+    # every weight equal (all samples the default): the bound from the default's log P to the
+    # estimate, not a zero-width interval
+    same = mc_interval([[-3.0] * 8], [-5.0])
+    assert (same.low, same.high, same.n_bounded) == (-5.0, -3.0, 1)
+    recs = [_run(tiny, "und Gott", "lm-guided", seed, K=2, L=None, M=128) for seed in range(40)]
+    flat = [r for r in recs if len(set(r["log_weights"])) == 1]
+    assert flat, "expected some runs whose two samples are the same path"
+    for r in flat:
+        assert (r["ci_low"], r["ci_high"]) == (min(r["logp_default"], r["logp"]),
+                                               max(r["logp_default"], r["logp"]))
+        assert r["ci_high"] > r["ci_low"]  # -log Q(default) > 0: not zero-width
+    for name in ("wor", "nbest", "default", "exact"):
+        assert _run(tiny, "Gott", name if name != "wor" else "wor", 0)["log_weights"] is None

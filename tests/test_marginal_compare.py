@@ -53,8 +53,8 @@ def test_ranking_change_counts_moved_languages():
     defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
     margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
     table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
-    out = compare.ranking_change(compare.fair_bits(table)).row(0, named=True)
-    assert out["n_languages"] == 4
+    out = compare.ranking_change(compare.fair_bits(table), min_units=2).row(0, named=True)
+    assert out["n_languages"] == 4 and out["note"] is None
     assert out["spearman_rho"] == pytest.approx(0.8)  # one adjacent swap: 1 - 6*2/(4*15)
     assert out["spearman_p"] == pytest.approx(1 / 3)  # exact: 8 of the 24 pairings reach 0.8
     assert out["languages_moved"] == 2 and out["max_rank_shift"] == 1
@@ -62,11 +62,36 @@ def test_ranking_change_counts_moved_languages():
     assert out["largest_gap_percent"] == pytest.approx(100 * 5 / 30)
 
 
-def _unit(language, unit, estimator, logp, default, ci=(None, None), entropy=None, n_tokens=4):
+def test_no_ranking_claims_below_min_units():
+    # the same languages, but 2 units each against the default minimum of 20: the numbers stay,
+    # the claims go, and a note says why
+    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
+    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
+    note = "2 units, fewer than min_units = 20: no intervals"
+    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, ci_note=note)
+                          for k, v in defaults.items()])
+    fair = compare.fair_bits(table)
+    assert fair["ci_note"].to_list() == [note] * 4 and fair["bpec_ci_low"].null_count() == 4
+    assert fair["bpec_marginal"].null_count() == 0
+    out = compare.ranking_change(fair).row(0, named=True)
+    for col in ("spearman_rho", "spearman_p", "languages_moved", "max_rank_shift",
+                "largest_gap_language"):
+        assert out[col] is None, col
+    assert out["n_languages"] == 4 and out["min_units_per_language"] == 2
+    assert out["note"] == "2 units per language, fewer than min_units = 20: no ranking claims"
+    # one language short of the minimum is enough to withhold the claim
+    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, n_units=20 if k != "d" else 19)
+                          for k, v in defaults.items()])
+    assert compare.ranking_change(compare.fair_bits(table))["spearman_rho"][0] is None
+
+
+def _unit(language, unit, estimator, logp, default, ci=(None, None), entropy=None, n_tokens=4,
+          enumerated=None, log_weights=None):
     return {"corpus": "bible", "language": language, "model": "m", "tokenizer": "spm",
             "unit_id": unit, "estimator": estimator, "K": None if estimator == "exact" else 8,
             "tau": 1.0, "logp": logp, "logp_default": default, "ci_low": ci[0],
-            "ci_high": ci[1], "entropy": entropy, "n_tokens": n_tokens}
+            "ci_high": ci[1], "entropy": entropy, "n_tokens": n_tokens,
+            "enumerated": enumerated, "log_weights": log_weights}
 
 
 def test_estimator_accuracy_against_exact():
@@ -75,6 +100,14 @@ def test_estimator_accuracy_against_exact():
         _unit("eng", "u1", "wr", -8.9, -10.0, ci=(-9.5, -8.5)),
         _unit("eng", "u2", "wr", -19.3, -20.0, ci=(-19.5, -19.1)),
         _unit("eng", "u1", "nbest", -9.5, -10.0), _unit("eng", "u2", "nbest", -19.0, -20.0),
+        # WOR: u1's lattice enumerated (its value exact, "interval" the value), u2 sampled
+        # without any interval: no coverage, not 100%
+        _unit("eng", "u1", "wor", -9.0, -10.0, ci=(-9.0, -9.0), enumerated=True),
+        _unit("eng", "u2", "wor", -19.2, -20.0),
+        # wr at K=16: an enumerated unit does not count towards coverage
+        _unit("eng", "u1", "wr16", -9.0, -10.0, ci=(-9.0, -9.0), enumerated=True),
+        _unit("eng", "u2", "wr16", -19.3, -20.0, ci=(-19.5, -19.1),
+              log_weights=[-19.0, -20.0, -21.0]),
     ])
     acc = {r["estimator"]: r for r in compare.estimator_accuracy(per_unit).iter_rows(named=True)}
     wr, nbest = acc["wr"], acc["nbest"]
@@ -85,8 +118,24 @@ def test_estimator_accuracy_against_exact():
     assert wr["gap_recovered_percent"] == pytest.approx(100 * (1.1 + 0.7) / 2.0)
     assert wr["above_exact_percent"] == pytest.approx(50.0)
     assert wr["coverage_percent"] == pytest.approx(50.0)  # u1 covered, u2 not
+    assert wr["n_interval_units"] == 2 and wr["log_weight_sd_nats"] is None
     assert nbest["gap_recovered_percent"] == pytest.approx(100 * 1.5 / 2.0)
     assert nbest["above_exact_percent"] == 0.0 and nbest["coverage_percent"] is None
+    assert acc["wor"]["coverage_percent"] is None and acc["wor"]["n_interval_units"] == 0
+    assert acc["wr16"]["n_interval_units"] == 1 and acc["wr16"]["coverage_percent"] == 0.0
+    assert acc["wr16"]["log_weight_sd_nats"] == pytest.approx(1.0)
+    assert wr["n_mc_totals"] is None  # no summed table given
+    # with the summed table: the Monte Carlo interval of each language's total against the
+    # exact total of the same units
+    table = pl.DataFrame([
+        _agg("eng", "m", "exact", -28.0, -30.0, K=None, tau=1.0),
+        _agg("eng", "m", "wr", -28.4, -30.0, K=8, tau=1.0, logp_mc_ci_low_nats=-29.0,
+             logp_mc_ci_high_nats=-28.1),
+        _agg("deu", "m", "exact", -18.0, -20.0, K=None, tau=1.0),
+        _agg("deu", "m", "wr", -18.1, -20.0, K=8, tau=1.0, logp_mc_ci_low_nats=-18.5,
+             logp_mc_ci_high_nats=-17.5)])
+    with_totals = compare.estimator_accuracy(per_unit, table=table).filter(estimator="wr")
+    assert (with_totals["n_mc_totals"][0], with_totals["mc_total_covered"][0]) == (2, 1)
 
 
 def test_entropy_gap_spearman_pooled_and_per_language():
@@ -95,7 +144,7 @@ def test_entropy_gap_spearman_pooled_and_per_language():
         gap = [0.1, 0.2, 0.4, 0.3, 0.5, 0.6, 0.7][i]
         rows.append(_unit(lang, f"u{i}", "exact", -10.0 + 4 * gap, -10.0, entropy=4.0 * i,
                           n_tokens=4))
-    out = compare.entropy_gap(pl.DataFrame(rows))
+    out = compare.entropy_gap(pl.DataFrame(rows), min_units=3)
     by_lang = {r["language"]: r for r in out.iter_rows(named=True)}
     assert out["language"][0] == "all"
     assert by_lang["all"]["n_units"] == 7
@@ -103,6 +152,12 @@ def test_entropy_gap_spearman_pooled_and_per_language():
     assert by_lang["all"]["spearman_rho"] == pytest.approx(1 - 6 * 2 / (7 * 48))
     assert by_lang["deu"]["spearman_rho"] == pytest.approx(1.0)
     assert by_lang["eng"]["mean_gap_nats_per_token"] == pytest.approx(0.25)
+    # below the minimum: the means stay, rho and p go
+    few = {r["language"]: r for r in compare.entropy_gap(pl.DataFrame(rows), min_units=4)
+           .iter_rows(named=True)}
+    assert few["deu"]["spearman_rho"] is None and few["deu"]["spearman_p"] is None
+    assert few["deu"]["mean_gap_nats_per_token"] == pytest.approx(0.6)
+    assert few["eng"]["spearman_rho"] == pytest.approx(by_lang["eng"]["spearman_rho"])
 
 
 def test_published_comparison_matches_estimator_and_language():
@@ -138,7 +193,7 @@ def test_report_section_states_the_ranking_change():
     margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
     table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
     fair = compare.fair_bits(table)
-    rankings = compare.ranking_change(fair)
+    rankings = compare.ranking_change(fair, min_units=2)
     (sentence,) = ranking_sentences(rankings, fair)
     assert sentence.startswith("m / spm (exact, bible, 2 units per language)")
     assert "2 of 4 languages change place (by at most 1)" in sentence
@@ -147,6 +202,48 @@ def test_report_section_states_the_ranking_change():
                          lambda path, alt: "")
     assert "Bislama" in body and "bits/utterance" in body
     assert marginal_body({"fair": fair.head(0)}, {}, {}, lambda p, a: "") is None
+
+
+def test_report_makes_no_claim_from_too_few_units():
+    from fairppl.report.marginal import marginal_body, ranking_sentences
+
+    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
+    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
+    note = "2 units, fewer than min_units = 20: no intervals"
+    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, ci_note=note)
+                          for k, v in defaults.items()])
+    fair = compare.fair_bits(table)
+    rankings = compare.ranking_change(fair)  # min_units 20
+    (sentence,) = ranking_sentences(rankings, fair)
+    assert sentence.startswith("m / spm (exact, bible, 2 units per language): on these units")
+    assert "1.000% to 16.7% of the bits" in sentence
+    assert "fewer than the 20" in sentence
+    assert "no intervals, p-values or ranking claims" in sentence
+    for claim in ("rho", "p =", "change place", "largest"):
+        assert claim not in sentence, claim
+    body = marginal_body({"fair": fair, "rankings": rankings}, {}, {}, lambda p, a: "")
+    assert "shown without intervals" in body and "(m / spm: 2 units per language)" in body
+    # the rankings table shows no rho or p, only the numbers and the note
+    assert "no ranking claims" in body
+
+
+def test_report_states_coverage_as_a_finding():
+    from fairppl.report.marginal import coverage_sentences
+
+    acc = pl.DataFrame({
+        "corpus": ["bible"] * 3, "model": ["m"] * 3, "tokenizer": ["spm"] * 3,
+        "estimator": ["wr", "lm-guided", "wor"], "K": [32, 32, 32], "tau": [1.0, None, 1.0],
+        "n_units": [300, 300, 300], "n_interval_units": [300, 300, 0],
+        "coverage_percent": [76.7, 89.0, None], "log_weight_sd_nats": [2.5, 0.2, None],
+        "n_mc_totals": [6, None, None], "mc_total_covered": [2, None, None]})
+    wr, lm, trust, none = coverage_sentences(acc)
+    assert trust.startswith("Which intervals to trust") and "1 nat" in trust
+    assert wr.endswith("holds the exact total in 2 of 6 languages.")
+    # 76.7% of 300 against 90%: 2 standard errors are 3.46 points, far short
+    assert "76.7% of 300 units, below the nominal rate beyond binomial error" in wr
+    assert "heavy-tailed" in wr and "2.50 nats" in wr and "too narrow" in wr
+    assert "89.0% of 300 units, within binomial error" in lm
+    assert none.startswith("No interval, so no coverage: wor")
 
 
 def test_report_shows_one_published_table_per_setting():

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from fairppl.stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from fairppl.marginal.estimate import log_mean_exp, mc_interval
 from fairppl.marginal.table import MARGINAL_COLUMNS, marginal_table
 from fairppl.marginal.units import run_plan, unit_table
 
@@ -59,8 +60,8 @@ def _records():
     return recs
 
 
-def _table():
-    return marginal_table(unit_table(_records(), KEYS), _units(), SETTINGS)
+def _table(min_units=2):
+    return marginal_table(unit_table(_records(), KEYS), _units(), SETTINGS, min_units)
 
 
 def test_sums_and_identities_by_hand():
@@ -115,6 +116,128 @@ def test_interval_is_a_paired_bootstrap_of_the_sum():
     assert row["logp_ci_low_nats"] <= row["logp_nats"] <= row["logp_ci_high_nats"]
     assert row["bpec_ci_low"] <= row["bpec"] <= row["bpec_ci_high"]
     assert row["ci_replicates"] == 200 and row["ci_level"] == 0.9 and row["ci_seed"] == 3
+
+
+def test_fewer_units_than_the_minimum_keep_numbers_but_no_intervals():
+    table = _table(min_units=3)
+    lm = table.filter(estimator="lm-guided").row(0, named=True)  # 2 units
+    assert lm["logp_nats"] == pytest.approx(-26.5) and lm["bpec"] is not None
+    for col in MARGINAL_COLUMNS:
+        if "_ci_" in col:
+            assert lm[col] is None, col
+    assert lm["ci_note"] == "2 units, fewer than min_units = 3: no intervals"
+    assert lm["min_units"] == 3
+    exact = table.filter(estimator="exact").row(0, named=True)  # 3 units
+    assert exact["ci_note"] is None and exact["logp_ci_low_nats"] is not None
+    with pytest.raises(ValueError, match="min_units=1"):
+        _table(min_units=1)
+
+
+def test_monte_carlo_interval_per_estimator():
+    rng = np.random.default_rng(0)
+    recs = _records()
+    weights = {}
+    for r in recs:  # wr: K = 32 log-weights whose log-mean is the record's logp
+        if r["estimator"] == "wr":
+            lw = rng.normal(0.0, 1.0, 32)
+            lw = lw - log_mean_exp(lw) + r["logp"]
+            weights[r["unit_id"]] = lw
+            r["log_weights"] = lw.tolist()
+    recs[-1]["log_weights"] = [-7.0] * 4  # lm-guided u2: every sample the same path
+    recs[-2]["log_weights"] = (np.array([0.0, 0.1, -0.1, 0.0]) - 19.5).tolist()
+    table = marginal_table(unit_table(recs, KEYS), _units(), SETTINGS, 2)
+    row = {r["estimator"]: r for r in table.iter_rows(named=True)}
+    # exact: no Monte Carlo error
+    assert row["exact"]["logp_mc_ci_low_nats"] == row["exact"]["logp_mc_ci_high_nats"] == -40.5
+    assert row["exact"]["gap_mc_ci_low_nats"] == pytest.approx(2.5)
+    # a deterministic bound: no interval, and why
+    assert row["default"]["logp_mc_ci_low_nats"] is None
+    assert row["default"]["mc_note"].startswith("a lower bound without samples")
+    # wr: mc_interval over the units' weights, gap = logp - summed default
+    want = mc_interval([weights[u] for u in ("u1", "u2", "u3")], [-20.0, -8.0, -15.0],
+                       SETTINGS.level, seed=SETTINGS.seed)
+    assert (row["wr"]["logp_mc_ci_low_nats"], row["wr"]["logp_mc_ci_high_nats"]) == \
+        pytest.approx((want.low, want.high))
+    assert row["wr"]["gap_mc_ci_high_nats"] == pytest.approx(want.high + 43.0)
+    # centred on the estimate plus the summed v_i / 2, v_i = s_i^2 / (K m_i^2)
+    jensen = sum(np.exp(w - w.max()).var(ddof=1) / (32 * np.exp(w - w.max()).mean() ** 2) / 2
+                 for w in weights.values())
+    assert row["wr"]["mc_correction_nats"] == pytest.approx(jensen)
+    assert (row["wr"]["logp_mc_ci_low_nats"] + row["wr"]["logp_mc_ci_high_nats"]) / 2 == \
+        pytest.approx(row["wr"]["logp_nats"] + jensen)
+    assert row["exact"]["mc_correction_nats"] == 0.0
+    assert row["wr"]["logp_mc_ci_low_nats"] < row["wr"]["logp_nats"] < \
+        row["wr"]["logp_mc_ci_high_nats"]
+    # lm-guided: u2 enters by its bound [default -8, estimate -7]
+    lm = row["lm-guided"]
+    one = mc_interval([recs[-2]["log_weights"]], [-20.0], SETTINGS.level, seed=SETTINGS.seed)
+    assert lm["mc_bounded_units"] == 1
+    assert (lm["logp_mc_ci_low_nats"], lm["logp_mc_ci_high_nats"]) == pytest.approx(
+        (one.low - 8.0, one.high - 7.0))
+    # records without log-weights (written before they were kept): no interval, and why
+    old = marginal_table(unit_table(_records(), KEYS), _units(), SETTINGS, 2)
+    assert old.filter(estimator="wr")["mc_note"][0].startswith("no per-unit log-weights")
+    # K = 1: labelled, never an interval
+    for r in recs:
+        if r["estimator"] == "wr":
+            r["log_weights"] = r["log_weights"][:1]
+    k1 = marginal_table(unit_table(recs, KEYS), _units(), SETTINGS, 2).filter(estimator="wr")
+    assert k1["logp_mc_ci_low_nats"][0] is None and k1["mc_note"][0].startswith("K=1")
+
+
+def test_monte_carlo_interval_refusals_and_zero_weights():
+    with pytest.raises(ValueError, match="level=1.0"):
+        mc_interval([[0.0, 1.0]], [-1.0], level=1.0)
+    with pytest.raises(ValueError, match="2 units of log-weights but 1 default"):
+        mc_interval([[0.0, 1.0], [0.0, 2.0]], [-1.0])
+    with pytest.raises(ValueError, match=r"\+inf"):
+        mc_interval([[0.0, math.inf]], [-1.0])
+    # a sampled path of probability 0 is a zero weight, not an error; all zero: no interval
+    some = mc_interval([[-math.inf, -1.0, -2.0, -1.5]], [-3.0])
+    assert some.low < log_mean_exp([-math.inf, -1.0, -2.0, -1.5]) < some.high
+    none = mc_interval([[-math.inf] * 3], [-3.0])
+    assert none.low is None and "-inf" in none.note
+    # two units, each with two distinct weights: a resample of one value has variance 0 while
+    # its estimate moved, so the interval is unbounded, and says so
+    flat = mc_interval([[0.0, 5.0], [0.0, 5.0]], [-1.0, -1.0])
+    assert flat.low is None and flat.note.startswith("unbounded")
+
+
+def _coverage(n_units, sigma, K, reps, level, seed):
+    """Share of ``reps`` synthetic tables whose Monte Carlo interval holds the true total:
+    unit i's K log-weights are normal(mu_i - sigma^2 / 2, sigma), so E[w] = exp(mu_i) exactly
+    (log-normal weights: heavy right tail) and the truth is sum mu_i."""
+    rng = np.random.default_rng(seed)
+    mu = rng.uniform(-60.0, -10.0, n_units)  # units of very different probability
+    lw = rng.normal(0.0, sigma, (reps, n_units, K)) + (mu - sigma ** 2 / 2)[None, :, None]
+    hits = 0
+    for r in range(reps):
+        got = mc_interval(list(lw[r]), mu - 5.0, level, replicates=500, seed=r)
+        hits += got.low <= mu.sum() <= got.high
+    return hits / reps
+
+
+def test_monte_carlo_interval_covers_the_truth_at_its_nominal_rate():
+    # few units and heavy-tailed weights (log-normal, log-sd 1, K = 32): the Monte Carlo error
+    # is all the error there is; 600 repetitions, 3 binomial standard errors either side
+    reps, level = 600, 0.9
+    cover = _coverage(5, 1.0, 32, reps, level, seed=11)
+    slack = 3 * math.sqrt(level * (1 - level) / reps)
+    print(f"coverage {cover:.3f} at nominal {level} (+-{slack:.3f})")
+    assert abs(cover - level) <= slack
+    # the percentile interval of the same resamples, without the Jensen correction or the
+    # studentizing, misses: the method is what makes the difference (a test that can fail)
+    rng = np.random.default_rng(11)
+    mu = rng.uniform(-60.0, -10.0, 5)
+    lw = rng.normal(0.0, 1.0, (reps, 5, 32)) + (mu - 0.5)[None, :, None]
+    idx = np.random.default_rng(1).integers(0, 32, (reps, 5, 200, 32))
+    resampled = np.take_along_axis(lw[:, :, None, :].repeat(200, 2), idx, 3)
+    top = resampled.max(axis=3, keepdims=True)
+    sums = (np.log(np.exp(resampled - top).mean(axis=3)) + top[..., 0]).sum(axis=1)
+    low, high = np.quantile(sums, [(1 - level) / 2, (1 + level) / 2], axis=1)
+    naive = float(np.mean((low <= mu.sum()) & (mu.sum() <= high)))
+    print(f"percentile bootstrap of the same draws: {naive:.3f}")
+    assert naive < level - slack
 
 
 def test_unaligned_unit_and_duplicates_are_errors():
@@ -225,6 +348,17 @@ def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
     assert wide.height == 3
     assert (wide["exact"] >= wide["default"]).all() and (wide["nbest"] <= wide["exact"]).all()
     assert row["exact"]["logp_nats"] == pytest.approx(wide["exact"].sum())
+    # 3 units = the tests' min_units: intervals over units, and the Monte Carlo ones from the
+    # per-unit K log-weights that the job kept (wr); exact has no Monte Carlo error, wor no
+    # variance estimate
+    assert set(table["min_units"]) == {3} and table["ci_note"].null_count() == table.height
+    assert row["exact"]["logp_mc_ci_low_nats"] == pytest.approx(row["exact"]["logp_nats"])
+    assert row["wor"]["logp_mc_ci_low_nats"] is None and "Horvitz" in row["wor"]["mc_note"]
+    wr = per_unit.filter(estimator="wr").sort("unit_id")
+    if not wr["enumerated"].all():
+        assert wr.filter(~pl.col("enumerated"))["log_weights"].list.len().to_list() == [8] * (
+            (~wr["enumerated"]).sum())
+        assert row["wr"]["logp_mc_ci_low_nats"] < row["wr"]["logp_mc_ci_high_nats"]
     results = wd / "results"
     lm, vocab, _, _ = kenlm_lm(results / "ngram" / "bible" / "tur" / "spm-unigram-3000.o3.kenlm",
                                results / "tokenizers" / "bible" / "tur" / "spm-unigram-3000.model")

@@ -204,6 +204,7 @@ rule marginal_table:
         "../../envs/report.yaml"
     params:
         bootstrap=bootstrap_settings(),
+        min_units=config["marginal"]["min_units"],
     script:
         "../scripts/marginal_table.py"
 
@@ -221,5 +222,7 @@ rule plot_marginal:
     localrule: True
     conda:
         "../../envs/report.yaml"
+    params:
+        min_units=config["marginal"]["min_units"],
     script:
         "../scripts/plot_marginal.py"

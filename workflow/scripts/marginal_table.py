@@ -49,16 +49,18 @@ def main(snakemake):
     per_unit = pl.concat([pl.read_parquet(p) for p in snakemake.input.tables],
                          how="vertical_relaxed")
     units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
-    table = marginal_table(per_unit, units, settings)
-    logging.info("%d rows from %d per-unit tables (%d runs); %s", table.height,
-                 len(snakemake.input.tables), per_unit.height, settings.describe())
+    min_units = int(snakemake.params.min_units)
+    table = marginal_table(per_unit, units, settings, min_units)
+    logging.info("%d rows from %d per-unit tables (%d runs); %s; rows on fewer than %d units "
+                 "get no intervals", table.height, len(snakemake.input.tables), per_unit.height,
+                 settings.describe(), min_units)
     write_table(table, parquet=snakemake.output.parquet, csv=snakemake.output.csv)
-    write_table(per_unit.drop("text"), parquet=out.per_unit)
+    write_table(per_unit.drop("text"), parquet=out.per_unit)  # log_weights kept (a list)
     fair = compare.fair_bits(table)
     write_table(fair, csv=out.fair)
-    write_table(compare.ranking_change(fair), csv=out.rankings)
-    write_table(compare.estimator_accuracy(per_unit), csv=out.accuracy)
-    write_table(compare.entropy_gap(per_unit), csv=out.entropy)
+    write_table(compare.ranking_change(fair, min_units), csv=out.rankings)
+    write_table(compare.estimator_accuracy(per_unit, table=table), csv=out.accuracy)
+    write_table(compare.entropy_gap(per_unit, min_units), csv=out.entropy)
     published = pl.read_csv(snakemake.input.published, separator="\t")
     write_table(compare.published_comparison(table, published), csv=out.published)
     write_table(caching_rows(snakemake.input.caching), csv=out.caching)

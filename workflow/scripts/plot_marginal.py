@@ -11,7 +11,7 @@ from fairppl.report.plots_marginal import entropy_gap_figure, interval_figure, s
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     per_unit = pl.read_parquet(snakemake.input.per_unit)
-    entropy_gap_figure(per_unit, snakemake.output.entropy)
+    entropy_gap_figure(per_unit, snakemake.output.entropy, int(snakemake.params.min_units))
     interval_figure(per_unit, snakemake.output.intervals)
     samples_needed_figure(read_curves(snakemake.input.curves), snakemake.output.needed)
     logging.info("%d per-unit records plotted", per_unit.height)

@@ -24,12 +24,17 @@ Estimators (``ESTIMATORS``):
   piece of their own, so it can sit below ``exact``).
 
 Units and conventions: every log-probability is in **nats**, of the text given the start token
-(``start_token``), the end token included iff ``end_scored`` (``lm.end_id`` set). ``ci_low`` /
-``ci_high`` are a 90% BCa bootstrap interval of the estimate where the estimator has one
-(``wr``, ``lm-guided``), equal to ``logp`` where the value is exact (``exact``, an enumerated
-unigram lattice), None otherwise (``default``, ``beam``, ``decoding-free``, ``nbest``, ``wor``,
-``wor-1best``). ``lower_bound`` is true where ``logp`` can only sit below the marginal (default,
-beam, decoding-free, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
+(``start_token``), the end token included iff ``end_scored`` (``lm.end_id`` set). The importance
+samplers with replacement (``wr``, ``lm-guided``) keep their
+K log-weights (``log_weights``, log P(T) - log Q(T), nats) and get a 90% Monte Carlo interval
+(``ci_low`` / ``ci_high``, :func:`~.estimate.mc_interval` on the one unit: bootstrap-t over the
+K weights, Jensen-corrected; a unit whose K weights are all equal, e.g. every sample the
+default, gets the bound from its default log P to the estimate, never a zero-width interval;
+K = 1 gets none, and ``ci_note`` says why). ``ci_low`` / ``ci_high`` equal ``logp`` where the
+value is exact (``exact``, an enumerated unigram lattice) and are None otherwise (``default``,
+``beam``, ``nbest``, ``decoding-free``: lower bounds; ``wor``, ``wor-1best``: Horvitz-Thompson
+without a variance estimate). ``lower_bound`` is true where ``logp`` can only sit below the
+marginal (default, beam, decoding-free, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
 end token), ``n_chars`` (Unicode code points), ``n_bytes`` (UTF-8), ``n_words`` (whitespace-
 separated); ``lm_calls``/``positions`` are the LM's forward calls and token positions for this
 record (the default score included); ``entropy`` is the unigram lattice's entropy at ``tau``
@@ -57,7 +62,10 @@ FIELDS = ("text", "estimator", "logp_default", "logp", "ci_low", "ci_high", "low
           "n_samples", "seconds", "start_token", "end_scored", "n_tokenizations", "enumerated",
           "percent_nd", "t0", "t1", "t2", "n_blocks", "n_distinct", "ess", "lm_calls",
           "positions", "entropy", "entropy_per_token", "n_tokens", "n_chars", "n_bytes",
-          "n_words", "K", "L", "M", "tau", "mode", "beam", "slack")
+          "n_words", "K", "L", "M", "tau", "mode", "beam", "slack", "log_weights", "ci_note")
+
+#: Central coverage of a record's Monte Carlo interval (ci_low, ci_high).
+UNIT_CI_LEVEL = 0.9
 
 
 def check_estimator(estimator: str, unigram_model=None) -> None:
@@ -181,11 +189,23 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
     if unigram_model is not None:
         ent = _unigram_entropy(unigram_model, text, tau)
         rec.update(entropy=ent, entropy_per_token=ent / len(default_ids), tau=float(tau))
+    if rec["log_weights"] is not None:
+        _unit_interval(rec, rng)
     for key in ("logp", "ci_low", "ci_high", "percent_nd", "ess", "t0", "t1", "t2"):
         rec[key] = _finite(rec[key])
     rec.update(lm_calls=lm.calls - calls0, positions=lm.positions - pos0,
                seconds=time.perf_counter() - start)
     return rec
+
+
+def _unit_interval(rec: dict, rng: np.random.Generator) -> None:
+    """Set ``ci_low``/``ci_high`` (or ``ci_note``) of a record with K log-weights to its Monte
+    Carlo interval (:func:`~.estimate.mc_interval`, level :data:`UNIT_CI_LEVEL`)."""
+    from .estimate import mc_interval
+
+    got = mc_interval([rec["log_weights"]], [rec["logp_default"]], UNIT_CI_LEVEL,
+                      seed=int(rng.integers(2 ** 32)))
+    rec.update(ci_low=got.low, ci_high=got.high, ci_note=got.note)
 
 
 def _unigram_entropy(model, text: str, tau: float) -> float:
@@ -213,7 +233,7 @@ def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, sla
 
         got = lm_guided_marginal(lm, vocab, text, default_ids=default_ids, K=K, L=L, M=M,
                                  rng=rng, blocks_out=blocks_out)
-        return {"logp": got.logp, "ci_low": got.ci_low, "ci_high": got.ci_high,
+        return {"logp": got.logp, "log_weights": [float(x) for x in got.log_weights],
                 "n_samples": K, "lower_bound": False, "percent_nd": got.percent_nd,
                 "t0": got.t0, "t1": got.t1, "t2": got.t2, "n_blocks": got.n_blocks,
                 "K": K, "L": L, "M": M}
@@ -245,7 +265,7 @@ def _exact(lm, vocab, text, default_ids, max_paths) -> dict:
 
 def _unigram(lm, model, text, estimator, rng, K, tau, mode, default_ids) -> dict:
     from . import unigram as uni
-    from .estimate import bca_interval, log_weights, wor_estimate
+    from .estimate import log_weights, wor_estimate
     from .lattice import nbest
 
     if mode not in uni.MODES:
@@ -273,8 +293,8 @@ def _unigram(lm, model, text, estimator, rng, K, tau, mode, default_ids) -> dict
         out.update(logp=value, ci_low=value, ci_high=value)
     elif estimator == "wr":
         lw = log_weights(logp, prop.logq)
-        low, high = bca_interval(lw, 0.9, rng)
-        out.update(logp=float(logsumexp(lw) - math.log(len(lw))), ci_low=low, ci_high=high)
+        out.update(logp=float(logsumexp(lw) - math.log(len(lw))),
+                   log_weights=[float(x) for x in lw])
     else:
         out.update(logp=wor_estimate(logp, prop.log_inclusion))
     return out

@@ -44,6 +44,9 @@ FAIR_COLUMNS = {
     "relative_gap_percent": "bits saved by marginalizing (% of the default bits)",
     "gap_ci_low_nats": "gap, lower end of the interval (nats, summed over units)",
     "gap_ci_high_nats": "gap, upper end of the interval (nats, summed over units)",
+    "gap_mc_ci_low_nats": "gap, lower end of the Monte Carlo interval of these units (nats)",
+    "gap_mc_ci_high_nats": "gap, upper end of the Monte Carlo interval (nats)",
+    "ci_note": "why there are no intervals (empty: there are)",
 }
 
 
@@ -67,8 +70,12 @@ def fair_bits(table: pl.DataFrame) -> pl.DataFrame:
     side, per (corpus, language, model, tokenizer) (:data:`FAIR_COLUMNS`)."""
     rows = marginal_rows(table)
     if not rows.height:
-        return pl.DataFrame(schema={c: (pl.String if i < 5 else pl.Float64)
+        return pl.DataFrame(schema={c: (pl.String if i < 5 or c == "ci_note" else pl.Float64)
                                     for i, c in enumerate(FAIR_COLUMNS)})
+    for col in ("gap_mc_ci_low_nats", "gap_mc_ci_high_nats", "ci_note"):
+        if col not in rows.columns:  # a table written before these columns
+            rows = rows.with_columns(pl.lit(None, dtype=pl.String if col == "ci_note"
+                                            else pl.Float64).alias(col))
     return rows.with_columns(
         (-pl.col("logp_default_nats") / LN2 / pl.col("n_units"))
         .alias("bits_per_utterance_default"),
@@ -90,6 +97,9 @@ RANKING_COLUMNS = {
     "max_rank_shift": "largest change of one language's rank (places)",
     "largest_gap_language": "language with the largest relative gap",
     "largest_gap_percent": "its relative gap (% of the default bits)",
+    "min_units_per_language": "fewest units of one language (count)",
+    "min_units": "units per language a ranking claim needs (count, marginal.min_units)",
+    "note": "why there is no ranking claim (empty: there is one)",
 }
 
 
@@ -101,10 +111,12 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def ranking_change(fair: pl.DataFrame) -> pl.DataFrame:
+def ranking_change(fair: pl.DataFrame, min_units: int = 20) -> pl.DataFrame:
     """Does marginalizing change the ranking of languages? Per (corpus, model, tokenizer): the
     Spearman correlation between the languages' BPEC from the default tokenization and from the
-    marginal, and how many languages change place (:data:`RANKING_COLUMNS`)."""
+    marginal, and how many languages change place (:data:`RANKING_COLUMNS`). Where a language
+    has fewer than ``min_units`` units, rho, p and the places changed are empty and ``note``
+    says why: a ranking of a few units' bits is not one of the languages."""
     rows = []
     for (corpus, model, tok), part in fair.group_by(["corpus", "model", "tokenizer"],
                                                     maintain_order=True):
@@ -114,6 +126,18 @@ def ranking_change(fair: pl.DataFrame) -> pl.DataFrame:
         rho, p, n = spearman(default.tolist(), marginal.tolist())
         shift = np.abs(_ranks(default) - _ranks(marginal)) if n else np.zeros(0, dtype=int)
         top = part.sort("relative_gap_percent", descending=True, nulls_last=True)
+        fewest = int(part["n_units"].min()) if part.height else 0
+        if fewest < min_units:
+            rows.append({
+                "corpus": corpus, "model": model, "tokenizer": tok,
+                "estimator": ", ".join(sorted(set(part["estimator"]))), "n_languages": n,
+                "spearman_rho": None, "spearman_p": None, "languages_moved": None,
+                "max_rank_shift": None, "largest_gap_language": None,
+                "largest_gap_percent": None, "min_units_per_language": fewest,
+                "min_units": min_units,
+                "note": f"{fewest} units per language, fewer than min_units = {min_units}: no "
+                        f"ranking claims"})
+            continue
         rows.append({
             "corpus": corpus, "model": model, "tokenizer": tok,
             "estimator": ", ".join(sorted(set(part["estimator"]))), "n_languages": n,
@@ -122,11 +146,13 @@ def ranking_change(fair: pl.DataFrame) -> pl.DataFrame:
             "max_rank_shift": int(shift.max()) if len(shift) else 0,
             "largest_gap_language": top["language"][0] if top.height else None,
             "largest_gap_percent": top["relative_gap_percent"][0] if top.height else None,
+            "min_units_per_language": fewest, "min_units": min_units, "note": None,
         })
     schema = {c: pl.String for c in RANKING_COLUMNS} | {
         "n_languages": pl.Int64, "spearman_rho": pl.Float64, "spearman_p": pl.Float64,
         "languages_moved": pl.Int64, "max_rank_shift": pl.Int64,
-        "largest_gap_percent": pl.Float64}
+        "largest_gap_percent": pl.Float64, "min_units_per_language": pl.Int64,
+        "min_units": pl.Int64}
     return pl.DataFrame(rows, schema=schema).sort("corpus", "model", "tokenizer")
 
 
@@ -148,22 +174,59 @@ ACCURACY_COLUMNS = {
     "max_abs_error_nats": "largest |estimate - exact| (nats)",
     "gap_recovered_percent": "summed (estimate - default) / summed (exact - default) (%)",
     "above_exact_percent": "units where the estimate exceeds the exact value (%)",
-    "coverage_percent": "units whose 90% interval contains the exact value (%)",
+    "n_interval_units": "sampled units with a Monte Carlo interval (count)",
+    "coverage_percent": "of those, units whose 90% interval contains the exact value (%); "
+                        "empty: the estimator has no interval",
+    "log_weight_sd_nats": "median over units of the spread (sd) of the K importance log-weights "
+                          "(nats; large: heavy-tailed weights)",
+    "n_mc_totals": "languages whose summed estimate has a Monte Carlo interval (count)",
+    "mc_total_covered": "of those, languages whose interval holds the exact total (count)",
 }
 
 
-def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9) -> pl.DataFrame:
+def _mc_totals(table: pl.DataFrame | None, tol: float) -> pl.DataFrame:
+    """Per :data:`_SETTING`: how many languages' Monte Carlo intervals of the summed estimate
+    (:mod:`fairppl.marginal.table`) there are, and how many hold the exact total of the same
+    units."""
+    schema = {k: table.schema[k] for k in _SETTING} if table is not None else {}
+    if table is None or "logp_mc_ci_low_nats" not in table.columns:
+        return pl.DataFrame(schema=schema | {"n_mc_totals": pl.UInt32,
+                                             "mc_total_covered": pl.UInt32})
+    exact = (table.filter(pl.col("estimator") == "exact")
+             .select(*_MODEL_KEYS, "n_units", pl.col("logp_nats").alias("_exact")))
+    rows = (table.filter((pl.col("estimator") != "exact")
+                         & pl.col("logp_mc_ci_low_nats").is_not_null())
+            .join(exact, on=[*_MODEL_KEYS, "n_units"], how="inner"))
+    held = ((pl.col("logp_mc_ci_low_nats") <= pl.col("_exact") + tol)
+            & (pl.col("_exact") <= pl.col("logp_mc_ci_high_nats") + tol))
+    return rows.group_by(_SETTING).agg(pl.len().cast(pl.UInt32).alias("n_mc_totals"),
+                                       held.sum().cast(pl.UInt32).alias("mc_total_covered"))
+
+
+def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9,
+                       table: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every estimator against the exact marginal of the same unit, model and tokenizer, where
     an exact value was computed (the n-gram forward algorithm, or enumeration): bias, spread,
     the share of the gap recovered and the coverage of the intervals
     (:data:`ACCURACY_COLUMNS`). ``tol`` (nats): a lower bound may exceed the exact value by
-    rounding only."""
+    rounding only.
+
+    Coverage counts only the units where the estimator drew samples and has an interval: an
+    enumerated lattice's value is exact (its "interval" is the value) and would cover by
+    construction, and WOR, WOR-1best, n-best, beam and default have no interval at all (their
+    coverage is empty, never a percentage). With the summed ``table``
+    (:func:`fairppl.marginal.table.marginal_table`), also how many languages' Monte Carlo
+    intervals of the total hold the exact total (same units)."""
     exact = (per_unit.filter(pl.col("estimator") == "exact")
              .select(*_MODEL_KEYS, "unit_id", pl.col("logp").alias("_exact")))
     rest = per_unit.filter(pl.col("estimator") != "exact")
     joined = rest.join(exact, on=[*_MODEL_KEYS, "unit_id"], how="inner").with_columns(
         (pl.col("logp") - pl.col("_exact")).alias("_err"))
-    has_ci = pl.col("ci_low").is_not_null() & pl.col("ci_high").is_not_null()
+    has_ci = (pl.col("ci_low").is_not_null() & pl.col("ci_high").is_not_null()
+              & ~pl.col("enumerated").fill_null(False))
+    for col, kind in (("log_weights", pl.List(pl.Float64)), ("enumerated", pl.Boolean)):
+        if col not in joined.columns:  # records written before the column
+            joined = joined.with_columns(pl.lit(None, dtype=kind).alias(col))
     covered = (pl.col("ci_low") <= pl.col("_exact") + tol) & (
         pl.col("_exact") <= pl.col("ci_high") + tol)
     out = joined.group_by(_SETTING, maintain_order=True).agg(
@@ -176,9 +239,17 @@ def estimator_accuracy(per_unit: pl.DataFrame, tol: float = 1e-9) -> pl.DataFram
         (100.0 * (pl.col("logp") - pl.col("logp_default")).sum()
          / (pl.col("_exact") - pl.col("logp_default")).sum()).alias("gap_recovered_percent"),
         (100.0 * (pl.col("_err") > tol).mean()).alias("above_exact_percent"),
+        has_ci.sum().alias("n_interval_units"),
         pl.when(has_ci.sum() > 0).then(100.0 * covered.filter(has_ci).mean())
         .otherwise(None).alias("coverage_percent"),
+        pl.col("log_weights").list.std().median().alias("log_weight_sd_nats"),
     )
+    totals = _mc_totals(table, tol)
+    if totals.height:
+        out = out.join(totals, on=_SETTING, how="left", nulls_equal=True)
+    else:
+        out = out.with_columns(pl.lit(None, dtype=pl.UInt32).alias("n_mc_totals"),
+                               pl.lit(None, dtype=pl.UInt32).alias("mc_total_covered"))
     return out.select(list(ACCURACY_COLUMNS)).sort("corpus", "model", "tokenizer", "estimator")
 
 
@@ -208,10 +279,11 @@ def entropy_gap_units(per_unit: pl.DataFrame) -> pl.DataFrame:
             .sort(*_MODEL_KEYS, "unit_id"))
 
 
-def entropy_gap(per_unit: pl.DataFrame) -> pl.DataFrame:
+def entropy_gap(per_unit: pl.DataFrame, min_units: int = 20) -> pl.DataFrame:
     """Spearman's rho between lattice entropy and marginal gap (both per default token) over
     units, per language and pooled (``language = "all"``), per (corpus, model, tokenizer)
-    (:data:`ENTROPY_COLUMNS`). Cao & Rimell report 0.57 (English) and 0.49 (German)."""
+    (:data:`ENTROPY_COLUMNS`). Cao & Rimell report 0.57 (English) and 0.49 (German). A group of
+    fewer than ``min_units`` units keeps its means but gets no rho or p (empty)."""
     points = entropy_gap_units(per_unit)
     rows = []
     for (corpus, model, tok), part in points.group_by(["corpus", "model", "tokenizer"],
@@ -221,6 +293,8 @@ def entropy_gap(per_unit: pl.DataFrame) -> pl.DataFrame:
         for lang, p in groups:
             rho, pval, n = spearman(p["entropy_nats_per_token"].to_list(),
                                     p["gap_nats_per_token"].to_list())
+            if n < min_units:
+                rho = pval = None
             rows.append({"corpus": corpus, "model": model, "tokenizer": tok, "language": lang,
                          "n_units": n,
                          "mean_entropy_nats_per_token": float(p["entropy_nats_per_token"].mean()),

@@ -13,8 +13,11 @@ proposal Q,
   pi_k given the threshold); a path forced into the sample (the default, "include best") has
   pi = 1, log 0.
 
-A log weight is ``log P(T_k) - log Q(T_k)`` (nats). Intervals (:func:`bca_interval`) are BCa
-bootstrap intervals of ``log mean(w)``, as Chirkova et al. report them (90%, scipy's BCa).
+A log weight is ``log P(T_k) - log Q(T_k)`` (nats). :func:`bca_interval` is the BCa bootstrap
+interval of ``log mean(w)`` as Chirkova et al. report it (90%, scipy's BCa); the records and
+tables use :func:`mc_interval` instead (a Jensen-corrected bootstrap-t, one unit or a sum over
+units, with an honest bound for a unit whose samples were all one path), whose coverage is
+tested where BCa's falls short with heavy-tailed weights.
 
 Summaries: :func:`gap_bits_per_char` (default minus marginal cross-entropy, bits per character),
 :func:`relative_gap` (that gap over the default's cross-entropy, a fraction), :func:`percent_nd`
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -192,3 +196,134 @@ def percent_nd(is_default: Sequence[bool]) -> float:
     if arr.size == 0:
         raise ValueError("percent_nd: expected at least one sampled block, got none")
     return 100.0 * float((~arr).sum()) / arr.size
+
+
+# ---------------------------------------------------------------------------------------------
+# Monte Carlo error of an importance-sampling estimate, one unit or a sum over units
+
+#: Replicates of the within-unit bootstrap of :func:`mc_interval` (per unit).
+MC_REPLICATES = 1000
+
+
+def _moments(w: np.ndarray, counts: np.ndarray | None = None) -> tuple:
+    """``(mean, variance of the mean relative to mean^2)`` of weights ``w`` (K,), or of each
+    resample given by ``counts`` (B x K, how often each weight was drawn): the delta-method
+    variance of ``log mean(w)``, ``s^2 / (K mean^2)`` with the K - 1 sample variance."""
+    k = w.size
+    if counts is None:
+        m = w.mean()
+        return m, w.var(ddof=1) / (k * m * m)
+    m = counts @ w / k
+    s2 = np.maximum(counts @ (w * w) - k * m * m, 0.0) / (k - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return m, s2 / (k * m * m)
+
+
+@dataclass(frozen=True)
+class MCInterval:
+    """Monte Carlo interval of a sum over units of ``log mean(w)`` (nats), from
+    :func:`mc_interval`. ``low``/``high`` are None when there is no interval, and ``note`` then
+    says why; ``n_bounded`` counts the units whose K weights were all equal (each enters by its
+    bound, see :func:`mc_interval`); ``correction_nats`` is the summed first-order Jensen
+    correction the interval is centred on (estimate + correction)."""
+
+    low: float | None
+    high: float | None
+    note: str | None
+    n_bounded: int = 0
+    correction_nats: float = 0.0
+
+
+def mc_interval(log_weights: Sequence, logp_default: Sequence[float], level: float = 0.9,
+                replicates: int = MC_REPLICATES, seed: int = 0) -> MCInterval:
+    """The ``level`` interval of the sum over units of the true ``log E_Q[w]`` (nats) given each
+    unit's K importance log-weights (``log_weights``: one sequence per unit, log P(T) - log Q(T)
+    of K samples drawn **with replacement**) and each unit's default log P (``logp_default``,
+    nats). It states how far the summed estimate ``sum_i log mean(w_i)`` may sit from the same
+    units' true total because only K samples were drawn: the Monte Carlo error, not which units
+    were drawn.
+
+    Method (a symmetric bootstrap-t over the K weights inside each unit, Jensen-corrected):
+
+    * unit i: ``theta_i = log mean(w_i)``, delta-method variance ``v_i = s_i^2 / (K m_i^2)``.
+      ``log mean`` is biased low by about ``v_i / 2`` (Jensen), and the bias adds up over units
+      while the spread grows like the square root of their number, so the interval is centred
+      on ``sum theta_i + sum v_i / 2``, not on the estimate;
+    * ``replicates`` resamples of each unit's K weights give ``T* = (sum (theta*_i + v*_i / 2) -
+      centre) / sqrt(sum v*_i)``; the half-width is the ``level`` quantile of ``|T*|`` times
+      ``sqrt(sum v_i)``. Studentizing keeps the link between a low estimate and a small
+      variance that heavy-tailed weights create (a sample that missed the rare large weights
+      is both low and tight), which a percentile interval of the resamples ignores.
+
+    Coverage at a nominal 90% (tests/bench_mc_interval.py, 1000 repetitions, log-normal weights
+    of known mean, K = 32 unless said): log-sd 1: 87% for one unit (BCa: 82%), 90% for 5 units,
+    94% for 20, 87% at K = 8; log-sd 0.5: 91%. Heavier tails are undercovered (log-sd 1.5: 83%
+    for one unit, 88% for 5; log-sd 2: 80%), as any interval resampled from a few samples is:
+    resampling cannot show the large weights the K samples never drew. A percentile interval of
+    the same resamples gets 72-84% at log-sd 1 and 45% at log-sd 2.
+
+    Degenerate units. K = 1 gives no spread to resample: no interval (note says so). A unit
+    whose K log-weights are all equal (e.g. every LM-guided sample took the default
+    tokenization) has zero sample variance, which would claim certainty; it enters by a bound
+    instead: from its default log P (a term of the marginal, so a certain lower end whenever
+    the default is in the proposal's support; it is, when it was drawn) to ``max(estimate,
+    default)`` (the upper end assumes the paths never drawn have importance weights no larger
+    than the one drawn: resampling cannot see them either). Bounds add to both ends of the
+    interval of the other units (conservative). A resample whose variance is 0 while its
+    estimate moved makes ``T*`` infinite; if that happens in more than ``1 - level`` of the
+    resamples the interval is unbounded: no interval, note says so.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level={level}: expected a confidence level in (0, 1)")
+    units = [_vector(lw, f"log_weights of unit {i}") for i, lw in enumerate(log_weights)]
+    default = np.asarray(logp_default, dtype=np.float64).reshape(-1)
+    if not units:
+        raise ValueError("mc_interval: no units")
+    if default.size != len(units):
+        raise ValueError(f"{len(units)} units of log-weights but {default.size} default log P: "
+                         f"expected one per unit")
+    if any(u.size == 1 for u in units):
+        return MCInterval(None, None, "K=1: one sample per unit has no Monte Carlo interval")
+    rng = np.random.default_rng(seed)
+    centre, var, bound_low, bound_high, n_bounded, correction = 0.0, 0.0, 0.0, 0.0, 0, 0.0
+    num = np.zeros(replicates)
+    den = np.zeros(replicates)
+    for lw, d in zip(units, default):
+        if (lw == math.inf).any():
+            raise ValueError("log_weights: +inf weight, the estimate is unbounded")
+        top = float(lw.max())
+        if top == -math.inf:  # every sampled path has P = 0: the estimate is -inf
+            return MCInterval(None, None, "every sampled weight is 0 (log-weight -inf)")
+        w = np.exp(lw - top)
+        theta = top + math.log(float(w.mean()))
+        if np.all(w == w[0]):
+            bound_low += min(float(d), theta)
+            bound_high += max(float(d), theta)
+            n_bounded += 1
+            continue
+        _, v = _moments(w)
+        centre += theta + v / 2.0
+        correction += v / 2.0
+        var += v
+        k = w.size
+        flat = rng.integers(0, k, size=(replicates, k)) + (np.arange(replicates) * k)[:, None]
+        counts = np.bincount(flat.ravel(), minlength=replicates * k).reshape(
+            replicates, k).astype(float)
+        m_star, v_star = _moments(w, counts)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample of zero weights
+            num += top + np.log(m_star) + v_star / 2.0
+        den += v_star
+    if n_bounded == len(units):
+        return MCInterval(bound_low, bound_high, None, n_bounded)
+    dev = num - centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_star = np.where(den > 0, np.abs(dev) / np.sqrt(den),
+                          np.where(np.abs(dev) > 1e-12, np.inf, 0.0))
+    with np.errstate(invalid="ignore"):  # inf - inf between infinite resamples: NaN
+        half_t = float(np.quantile(t_star, level))
+    if not math.isfinite(half_t):
+        return MCInterval(None, None, "unbounded: too few distinct samples per unit to "
+                          "resample", n_bounded)
+    half = half_t * math.sqrt(var)
+    return MCInterval(centre - half + bound_low, centre + half + bound_high, None, n_bounded,
+                      correction)

@@ -7,11 +7,38 @@ Every total is a sum over the row's units; every rate is a ratio of sums (as in
 units of each unit's %ND: every unit has the same number of samples). Units are in the column
 names (``_nats``, ``_bits_per_char``, ...) and in :data:`MARGINAL_COLUMNS`.
 
-The interval of a sum is **not** the sum of per-unit intervals: ``logp_ci_*`` and ``gap_ci_*``
-are percentile intervals of a paired bootstrap over units (:mod:`fairppl.stats.bootstrap`: the same
-draws for the estimate, the default score and their gap; the draws depend only on the number
-of units and the settings, so rows on the same units are paired). They state how much the total
-depends on which units were drawn, with each unit's estimate as it is.
+The interval of a sum is **not** the sum of per-unit intervals. Two intervals, two questions:
+
+* ``logp_ci_*``, ``gap_ci_*``, ``bpec_ci_*`` (**over units**): percentile intervals of a paired
+  bootstrap over units (:mod:`fairppl.stats.bootstrap`: the same draws for the estimate, the default
+  score and their gap; the draws depend only on the number of units and the settings, so rows
+  on the same units are paired). They state how much the total depends on which units were
+  drawn from the language's text. A sampled estimator's Monte Carlo error is inside them: each
+  unit's estimate carries its own error into the spread of the unit estimates that the
+  bootstrap resamples, so for the language's total the units bootstrap alone has the right
+  variance (two-stage sampling, as in Davison & Hinkley 1997 on hierarchical data: resampling
+  the K samples inside each drawn unit as well would count that error twice).
+* ``logp_mc_ci_*``, ``gap_mc_ci_*`` (**Monte Carlo**, these units): where the true total of
+  *these* units may lie given that each sampled unit estimate rests on K samples
+  (:func:`fairppl.marginal.estimate.mc_interval` over the per-unit K importance log-weights,
+  ``log_weights``: a bootstrap-t over the K weights inside each unit, centred on the estimate
+  plus its Jensen correction, since ``log mean(w)`` is biased low and that bias adds up over
+  units). What the units bootstrap cannot show is this bias and the error of the units at hand;
+  this interval shows both. Per estimator: ``exact`` (and units whose lattice was enumerated)
+  have no Monte Carlo error (their value enters both ends); ``wr`` and ``lm-guided``
+  resample their K weights; a unit whose K weights are all
+  equal (every sample the same path, e.g. the default) has no spread to resample and enters by
+  the bound from its default log P (certain: a term of the marginal) to its estimate (which
+  assumes the paths never drawn have no larger weight: resampling cannot see them either);
+  ``mc_bounded_units`` counts them. ``default``, ``nbest`` and ``beam`` (any row of lower
+  bounds without samples) have no Monte Carlo error: the marginal lies above them; ``wor`` /
+  ``wor-1best`` are Horvitz-Thompson sums without a variance estimate here (their spread over
+  units is in the interval over units). No Monte Carlo interval for either, and ``mc_note`` says
+  why, as it does for K = 1 (one sample has no spread).
+
+No inference from a handful of units: a row with fewer than ``min_units`` units (config
+``marginal.min_units``) keeps its numbers but every interval column is empty, and ``ci_note``
+says why (a bootstrap over 2 units has 3 distinct replicates).
 """
 
 from __future__ import annotations
@@ -24,6 +51,7 @@ import polars as pl
 from ..stats.bootstrap import (BootstrapSettings, percentile_interval, replicate_ratios,
                                resample_counts)
 from ..stats.metrics import english_char_counts
+from .estimate import mc_interval
 
 LN2 = math.log(2.0)
 
@@ -77,6 +105,17 @@ MARGINAL_COLUMNS = {
     "bpec_ci_high": "bpec, upper end of the interval (bits/char of English)",
     "ppl_word_default": "perplexity per whitespace word, default score (Cao & Rimell)",
     "ppl_word": "perplexity per whitespace word from the estimate (Cao & Rimell)",
+    "logp_mc_ci_low_nats": "logp_nats, lower end of the Monte Carlo interval of these units "
+                           "(nats)",
+    "logp_mc_ci_high_nats": "logp_nats, upper end of the Monte Carlo interval (nats)",
+    "gap_mc_ci_low_nats": "gap_nats, lower end of the Monte Carlo interval (nats)",
+    "gap_mc_ci_high_nats": "gap_nats, upper end of the Monte Carlo interval (nats)",
+    "mc_bounded_units": "units whose K samples were one path, entering by a bound (count)",
+    "mc_correction_nats": "summed Jensen correction: the Monte Carlo interval is centred on "
+                          "logp_nats plus this (nats; log mean(w) is biased low)",
+    "mc_note": "why there is no Monte Carlo interval (empty: there is one)",
+    "ci_note": "why the interval columns are empty (empty: they are filled)",
+    "min_units": "fewest units a row needs for intervals (count)",
     "ci_level": "central coverage of the intervals (fraction)",
     "ci_replicates": "bootstrap replicates B (count)",
     "ci_seed": "seed of the bootstrap draws",
@@ -108,7 +147,45 @@ def _intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
             "bpec_ci_low": float(b_low), "bpec_ci_high": float(b_high)}
 
 
-def _row(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
+#: Why a row has no Monte Carlo interval.
+_WOR = ("wor", "wor-1best")
+_HT_NOTE = "Horvitz-Thompson without replacement: no variance estimate, no interval"
+_BOUND_NOTE = "a lower bound without samples to resample: the marginal lies above"
+
+
+def _mc_intervals(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
+    """The Monte Carlo interval of the row's summed estimate and gap (module docstring)."""
+    estimator = part["estimator"][0]
+    exact = part["enumerated"].fill_null(False).to_numpy()
+    logp = part["logp"].to_numpy().astype(float)
+    weights = (part["log_weights"].to_list() if "log_weights" in part.columns
+               else [None] * part.height)
+    sampled = np.array([w is not None for w in weights])
+    if estimator == "exact" or exact.all():
+        low = high = float(logp.sum())
+        note, bounded, correction = None, 0, 0.0
+    elif estimator in _WOR:
+        return {"mc_note": _HT_NOTE}
+    elif not sampled.any() and part["lower_bound"].fill_null(False).all():
+        return {"mc_note": _BOUND_NOTE}  # default, nbest, beam: no Monte Carlo error
+    elif not (sampled | exact).all():
+        return {"mc_note": "no per-unit log-weights recorded: rerun the per-unit tables"}
+    else:
+        got = mc_interval([w for w, s in zip(weights, sampled) if s],
+                          part["logp_default"].filter(pl.Series(sampled)).to_numpy(),
+                          settings.level, seed=settings.seed)
+        if got.low is None:
+            return {"mc_note": got.note}
+        fixed = float(logp[exact & ~sampled].sum())
+        low, high, note, bounded = got.low + fixed, got.high + fixed, None, got.n_bounded
+        correction = float(got.correction_nats)
+    default = float(part["logp_default"].sum())
+    return {"logp_mc_ci_low_nats": low, "logp_mc_ci_high_nats": high,
+            "gap_mc_ci_low_nats": low - default, "gap_mc_ci_high_nats": high - default,
+            "mc_bounded_units": bounded, "mc_correction_nats": correction, "mc_note": note}
+
+
+def _row(part: pl.DataFrame, settings: BootstrapSettings, min_units: int) -> dict:
     default = float(part["logp_default"].sum())
     logp = float(part["logp"].sum()) if part["logp"].null_count() == 0 else None
     n_chars, n_words = int(part["n_chars"].sum()), int(part["n_words"].sum())
@@ -142,16 +219,24 @@ def _row(part: pl.DataFrame, settings: BootstrapSettings) -> dict:
         "relative_gap_percent": 100.0 * gap / -default if default else None,
         "bpec": -logp / LN2 / english,
         "ppl_word": math.exp(-logp / n_words) if n_words else None,
-    } | _intervals(part, settings)
-    return row
+    }
+    if part.height < min_units:
+        row["ci_note"] = (f"{part.height} units, fewer than min_units = {min_units}: no "
+                          f"intervals")
+        return row
+    return row | _intervals(part, settings) | _mc_intervals(part, settings)
 
 
 def marginal_table(per_unit: pl.DataFrame, units: pl.DataFrame,
-                   settings: BootstrapSettings) -> pl.DataFrame:
+                   settings: BootstrapSettings, min_units: int = 20) -> pl.DataFrame:
     """One row per :data:`GROUP_KEYS` of the per-unit records ``per_unit``
     (:func:`fairppl.marginal.units.unit_table` rows) with the columns of
     :data:`MARGINAL_COLUMNS`. ``units``: the prepared corpus tables (English reference
-    characters for BPEC). Raises ValueError if a unit has no English counterpart."""
+    characters for BPEC); ``min_units``: rows on fewer units get no intervals (module
+    docstring). Raises ValueError if a unit has no English counterpart or ``min_units`` < 2."""
+    if min_units < 2:
+        raise ValueError(f"min_units={min_units}: a bootstrap over fewer than 2 units has no "
+                         f"spread, expected at least 2")
     english = english_char_counts(units)
     joined = per_unit.join(english, on=["corpus", "unit_id"], how="left")
     lost = joined.filter(pl.col("n_english_chars").is_null())
@@ -169,13 +254,14 @@ def marginal_table(per_unit: pl.DataFrame, units: pl.DataFrame,
     rows = []
     for key, part in joined.sort(GROUP_KEYS + ["unit_id"], nulls_last=True).group_by(
             GROUP_KEYS, maintain_order=True):
-        rows.append(dict(zip(GROUP_KEYS, key)) | _row(part, settings))
+        rows.append(dict(zip(GROUP_KEYS, key)) | _row(part, settings, min_units))
     schema = {k: joined.schema[k] for k in GROUP_KEYS}
     table = pl.DataFrame(rows, infer_schema_length=None).cast(schema)
     for col in MARGINAL_COLUMNS:
         if col not in table.columns:
-            table = table.with_columns(pl.lit(None, dtype=pl.Float64).alias(col))
-    table = table.with_columns(ci_level=pl.lit(settings.level),
+            kind = pl.String if col.endswith("_note") else pl.Float64
+            table = table.with_columns(pl.lit(None, dtype=kind).alias(col))
+    table = table.with_columns(min_units=pl.lit(min_units), ci_level=pl.lit(settings.level),
                                ci_replicates=pl.lit(settings.replicates),
                                ci_seed=pl.lit(settings.seed))
     return table.select(list(MARGINAL_COLUMNS))

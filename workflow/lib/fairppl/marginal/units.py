@@ -46,6 +46,7 @@ FIELD_TYPES = {
     "n_tokens": pl.Int64, "n_chars": pl.Int64, "n_bytes": pl.Int64, "n_words": pl.Int64,
     "K": pl.Int64, "L": pl.Int64, "M": pl.Int64, "tau": pl.Float64, "mode": pl.String,
     "beam": pl.Int64, "slack": pl.Int64,
+    "log_weights": pl.List(pl.Float64), "ci_note": pl.String,
 }
 assert tuple(FIELD_TYPES) == FIELDS
 

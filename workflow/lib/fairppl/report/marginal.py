@@ -113,7 +113,9 @@ def _percent(value) -> str:
 
 def ranking_sentences(rankings: pl.DataFrame, fair: pl.DataFrame) -> list[str]:
     """One sentence per (model, tokenizer): how much marginalizing saves and whether the
-    ranking of languages moves."""
+    ranking of languages moves. Where a language has fewer units than the minimum
+    (``rankings.note``), only the numbers: no largest gap, rho, p or places changed, and the
+    sentence says why."""
     out = []
     for row in rankings.iter_rows(named=True):
         part = fair.filter(corpus=row["corpus"], model=row["model"], tokenizer=row["tokenizer"])
@@ -121,6 +123,18 @@ def ranking_sentences(rankings: pl.DataFrame, fair: pl.DataFrame) -> list[str]:
         units = sorted(set(part["n_units"]))
         unit_text = (f"{units[0]} units" if len(units) == 1
                      else f"{min(units)}-{max(units)} units")
+        label = (f"{model_label(row['model'], row['tokenizer'])} ({row['estimator']}, "
+                 f"{row['corpus']}, {unit_text} per language)")
+        if row.get("note"):
+            saved = (f"{_percent(gaps.min())} to {_percent(gaps.max())} of the bits"
+                     if gaps.len() else "n/a")
+            out.append(f"{label}: on these units the marginal is {saved} below the default "
+                       f"tokenization's. With {row['min_units_per_language']} units per "
+                       f"language, fewer than the {row['min_units']} the study asks for "
+                       f"(marginal.min_units), these are the numbers of a handful of verses, "
+                       f"not of the languages: no intervals, p-values or ranking claims are "
+                       f"made from them.")
+            continue
         saved = (f"saves {_percent(gaps.min())} to {_percent(gaps.max())} of the bits "
                  f"(largest: {row['largest_gap_language']})" if gaps.len() else "saves n/a")
         if row["spearman_rho"] is None:
@@ -131,8 +145,60 @@ def ranking_sentences(rankings: pl.DataFrame, fair: pl.DataFrame) -> list[str]:
                     f"(p = {fmt(row['spearman_p'])}); {row['languages_moved']} of "
                     f"{row['n_languages']} languages change place"
                     + (f" (by at most {row['max_rank_shift']})" if row["languages_moved"] else ""))
-        out.append(f"{model_label(row['model'], row['tokenizer'])} ({row['estimator']}, "
-                   f"{row['corpus']}, {unit_text} per language): marginalizing {saved}; {move}.")
+        out.append(f"{label}: marginalizing {saved}; {move}.")
+    return out
+
+
+def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
+    """What the accuracy table's coverage says, per estimator with intervals: the share of
+    units whose ``level`` interval holds the exact value against the nominal rate, whether the
+    shortfall is beyond binomial error (2 standard errors), and why; and which estimators have
+    no interval at all."""
+    out = []
+    if "coverage_percent" not in accuracy.columns:
+        return out
+    for row in accuracy.filter(pl.col("coverage_percent").is_not_null()).iter_rows(named=True):
+        n = row.get("n_interval_units") or row["n_units"]
+        nominal = 100.0 * level
+        slack = 200.0 * (level * (1.0 - level) / max(n, 1)) ** 0.5
+        what = (f"{model_label(row['model'], row['tokenizer'])}, {row['estimator']}"
+                + (f" (K = {row['K']})" if row.get("K") else ""))
+        spread = row.get("log_weight_sd_nats")
+        tail = (f" (median spread of its K log-weights {fmt(float(spread))} nats)"
+                if spread is not None else "")
+        totals = ""
+        if row.get("n_mc_totals"):
+            totals = (f" The Monte Carlo interval of a language's total holds the exact total "
+                      f"in {row['mc_total_covered']} of {row['n_mc_totals']} languages.")
+        if row["coverage_percent"] < nominal - slack:
+            out.append(
+                f"{what}: its {nominal:.0f}% interval holds the exact value on "
+                f"{_percent(row['coverage_percent'])} of {n} units, below the nominal rate "
+                f"beyond binomial error (+-{fmt(slack)} points). This is a finding about the "
+                f"estimator, not noise: its importance weights are heavy-tailed{tail}, so K "
+                f"samples usually miss the rare large weights that carry much of the "
+                f"marginal, and such a sample is both too low and too tight: any interval "
+                f"resampled from it, BCa included, is too narrow. Read its per-unit "
+                f"intervals as lower limits of the error; trust those of the estimators whose "
+                f"coverage here is at the nominal rate." + totals)
+        else:
+            out.append(f"{what}: its {nominal:.0f}% interval holds the exact value on "
+                       f"{_percent(row['coverage_percent'])} of {n} units, within binomial "
+                       f"error (+-{fmt(slack)} points) of the nominal rate{tail}." + totals)
+    if out:
+        out.append("Which intervals to trust: a Monte Carlo interval (per unit, or of a "
+                   "language's total) holds its nominal rate where the K log-weights spread "
+                   "about 1 nat or less (tests/bench_mc_interval.py: 87-94% at a nominal 90%), "
+                   "not where they spread more, as above; the intervals over units of the "
+                   "totals, at marginal.min_units units or more, carry the Monte Carlo spread "
+                   "but not the estimator's Jensen bias (log mean(w) is biased low; the table's "
+                   "mc_correction_nats says by how much).")
+    none = sorted(set(accuracy.filter(pl.col("coverage_percent").is_null())["estimator"]))
+    if none:
+        out.append(f"No interval, so no coverage: {', '.join(none)} (deterministic lower bounds, "
+                   f"or Horvitz-Thompson sums without a variance estimate). The exact values "
+                   f"need none; the totals' intervals over units (at enough units) and their "
+                   f"Monte Carlo intervals are in results/tables/marginal.csv.")
     return out
 
 
@@ -167,9 +233,26 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                     "must fit in one window): n_units says how many."))
     if rankings is not None and rankings.height:
         parts.extend(_p(s, "answer") for s in ranking_sentences(rankings, fair))
+    few = (fair.filter(pl.col("ci_note").is_not_null()) if "ci_note" in fair.columns
+           else fair.head(0))
+    if few.height:
+        models = sorted({model_label(m, t) for m, t in zip(few["model"], few["tokenizer"])})
+        lo, hi = few["n_units"].min(), few["n_units"].max()
+        parts.append(_p(f"Rows on too few units ({', '.join(models)}: "
+                        f"{lo if lo == hi else f'{lo}-{hi}'} units per language) "
+                        f"are shown without intervals: a bootstrap over so few units has almost "
+                        f"no distinct replicates (2 units give 3) and says nothing about the "
+                        f"language; their ci_note says so.", "note"))
+    parts.append(_p("Two intervals per row where there are enough units: over units (which "
+                    "units were drawn from the language's text; a sampled estimator's Monte "
+                    "Carlo error is inside it, through the spread of the unit estimates) and "
+                    "Monte Carlo (where the exact total of these units may lie given K samples "
+                    "per unit; a unit whose samples were all one path enters by the bound from "
+                    "its default log P to its estimate, never with zero width).", "note"))
     parts.append(_table(fair.sort("model", "tokenizer", "bpec_default", descending=[
         False, False, True]), FAIR_COLUMNS, "Bits from the default tokenization and from the "
-        "marginal, side by side (BPEC interval: paired bootstrap over units)", names))
+        "marginal, side by side (BPEC interval: paired bootstrap over units; Monte Carlo "
+        "interval of the gap: these units' K samples)", names))
     if rankings is not None and rankings.height:
         parts.append(_table(rankings, RANKING_COLUMNS, "Does the ranking of languages change?",
                             names, keep=("model",)))
@@ -182,6 +265,9 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                         "note"))
         parts.append(_table(accuracy, ACCURACY_COLUMNS, "Estimators against the exact marginal",
                             names, keep=("estimator",)))
+        items = "".join(f"<li>{html.escape(s)}</li>" for s in coverage_sentences(accuracy))
+        if items:
+            parts.append(f"<ul>{items}</ul>")
     entropy = tables.get("entropy")
     if entropy is not None and entropy.height:
         parts.append(figure(figures.get("marginal_entropy"), "lattice entropy vs marginal gap"))
@@ -191,6 +277,11 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             spread = (f"; per language {fmt(per_language.min())} to {fmt(per_language.max())}"
                       if per_language.len() else "")
             label = model_label(row["model"], row["tokenizer"])
+            if row["spearman_rho"] is None:
+                parts.append(_p(f"Tokenizer uncertainty and the gap ({label}): {row['n_units']} "
+                                f"units pooled are too few (marginal.min_units) for a "
+                                f"correlation; none is reported.", "note"))
+                continue
             parts.append(_p(f"Tokenizer uncertainty and the gap ({label}): "
                             f"Spearman rho {fmt(row['spearman_rho'])} over {row['n_units']} units "
                             f"pooled{spread}. Cao & Rimell (2021) report 0.57 for English and 0.49 "

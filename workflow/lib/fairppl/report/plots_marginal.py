@@ -14,15 +14,15 @@ from ..marginal.compare import entropy_gap, entropy_gap_units
 from .plots import _empty, _save, model_label, model_styles, plt
 
 
-def entropy_gap_figure(per_unit: pl.DataFrame, path: str) -> None:
+def entropy_gap_figure(per_unit: pl.DataFrame, path: str, min_units: int = 20) -> None:
     """One panel per (model, tokenizer) with exact marginals: every unit's lattice entropy per
     default token against its gap (exact - default) per default token, languages pooled, with
-    the pooled Spearman rho in the title."""
+    the pooled Spearman rho in the title (n/a below ``min_units`` units)."""
     points = entropy_gap_units(per_unit)
     if not points.height:
         _empty(path, "no unit has both an exact marginal and a lattice entropy")
         return
-    stats = entropy_gap(per_unit).filter(pl.col("language") == "all")
+    stats = entropy_gap(per_unit, min_units).filter(pl.col("language") == "all")
     groups = points.group_by(["model", "tokenizer"], maintain_order=True)
     panels = sorted(groups, key=lambda g: g[0])
     styles = model_styles(model_label(m, t) for (m, t), _ in panels)
