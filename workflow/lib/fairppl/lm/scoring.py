@@ -42,6 +42,9 @@ follows the same conventions (also returned by :func:`conventions`, for tables a
   not scored again) and then new tokens up to ``max_length`` positions; so every token is scored
   exactly once, and every token outside the first window sees at least ``stride`` tokens of left
   context (plus the start token). Default ``stride`` = ``max_length // 2``.
+* **lm-evaluation-harness.** ``conventions()["lm_eval_harness"]`` says which settings of its
+  ``loglikelihood_rolling`` give these scores (less the end token) and what its defaults change
+  (:mod:`fairppl.lm.lm_eval_harness`).
 * **Vocabulary.** Before any work, the tokenizer's largest id (and the start, end and pad ids) must
   be below the model's number of output rows, else ScoringError names both sizes.
 
@@ -60,6 +63,7 @@ import torch
 import torch.nn.functional as F
 
 from ..core.errors import ScoringError
+from .lm_eval_harness import lm_eval_harness_settings
 from .batches import (Row, model_max_length, model_vocab_rows, pad_batch,  # noqa: F401
                               prepare_batches, window_params)
 from .special_tokens import end_token_id, start_token_id, token_id  # noqa: F401
@@ -150,6 +154,9 @@ def conventions(tokenizer, model=None, *, max_length: int | None = None,
         "padding": ("right padding, rows sorted by length; no padding mask passed (causal "
                     "attention: no real token sees a pad)"),
         "lossless_check": "decode(ids, skip_special_tokens=False) == text",
+        "lm_eval_harness": lm_eval_harness_settings(tokenizer, start_token=start_token,
+                                                    add_bos=add_bos, add_eos=add_eos,
+                                                    max_length=max_length),
     }
 
 

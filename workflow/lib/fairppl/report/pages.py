@@ -326,7 +326,11 @@ def conventions_section(inp: ReportInputs) -> str | None:
     if inp.conventions is None or not inp.conventions.height:
         return None
     text = ("Every token LM is scored by one path (fairppl.lm.scoring): the start token is context "
-            "only, every text token and the end token are charged, in nats converted to bits.")
+            "only, every text token and the end token are charged, in nats converted to bits. "
+            "lm_eval_harness: the settings of lm-evaluation-harness (lm-eval 0.4, "
+            "loglikelihood_rolling and bits_per_byte) that give the same log-likelihoods, which "
+            "leave out the end token, and what its defaults change; a test checks them against "
+            "lm-eval itself (tests/test_lm_eval_parity.py).")
     return _section("conventions", "Scoring conventions",
                     _p(text, "note") + html_table(inp.conventions, {}))
 
