@@ -41,7 +41,12 @@ estimate is unbiased for the covered set without the dropped candidates (a lower
 unpruned one's target), and for every sample ``dropped_nats`` = sum over its blocks of
 log(1 + D / Z) bounds how much its log-weight would rise if the dropped mass were counted in the
 block sums Z along its path; ``max_dropped_nats`` bounds the same for the estimate. Without
-pruning the code path is the one above, unchanged.
+pruning the code path is the one above, unchanged. Measured with SmolLM2-135M on two test
+verses each of English and Russian (K=32, M=16, 1 CPU thread, shared machine): eps = 1e-3 ran
+40% fewer positions in English (699 against 1,167) and 5% fewer in Russian, the estimates moving
+by at most 0.09 nats (within their 90% intervals; bound 2.5 nats), but the second pass doubled
+the LM calls, and on a CPU a call costs about a reading of the weights, so the time did not
+fall; the study runs without pruning.
 
 All log-probabilities are natural logs (**nats**), float64.
 """
