@@ -38,7 +38,8 @@ positions per verse agree (the rest is the verse set and L=11 against the longes
 170 against 323. Measured 2026-11-25 on the shared 2-core CPU: (1) machine load, the main cause.
 The old figures were taken at load 4-6 on 2 cores; at load 6-7 today the bare batched forward
 ran 9-75 positions/s (SmolLM2 23-75) against the issue's 248, and the fast path ran at 0.8-1.1x
-the bare forward measured in the same run (once 2.8x, when the load fell mid-run), so positions/s follow the load and not the estimator.
+the bare forward measured in the same run (once 2.8x, when the load fell mid-run), so positions/s
+follow the load and not the estimator.
 (2) No warm-up in the John 1:1-3 run: the first fast-path run of a process took 10.9 s on John
 1:1 against 7.7 and 8.7 s for the next two (same load), about 10% of a 3-verse mean. (3) Not the
 candidate lists: building them cold costs 4 ms per verse at M=128 (2 ms at M=16), and they were
@@ -157,9 +158,10 @@ def bench_model(folder: Path, special: dict, verses_by_lang: dict, args) -> None
               f"calls, {pos / n:.0f} positions/verse; {pos / lm_s:.0f} positions/s")
         print(f"bare batched forward: {bare1[1] / bare1[0]:.0f} positions/s before, "
               f"{bare2[1] / bare2[0]:.0f} after (batches of {args.batch})")
+        bare = np.mean([b[1] / b[0] for b in (bare1, bare2)])
         print(f"positions per verse: fast path {pos / n:.0f}, canonical scoring {canon / n:.0f} "
               f"(start + default tokens): {pos / canon:.1f}x; fast path positions/s over the bare "
-              f"forward's (mean of the two): {pos / lm_s / np.mean([b[1] / b[0] for b in (bare1, bare2)]):.2f}")
+              f"forward's (mean of the two): {pos / lm_s / bare:.2f}")
         print(f"per verse: marginal estimate - logp default (nats) / %ND: " + ", ".join(
             f"{r.logp - r.logp_default:.3f}/{r.percent_nd:.1f}" for r in fast))
         n_ref = min(args.reference_verses, n)
@@ -177,10 +179,10 @@ def bench_model(folder: Path, special: dict, verses_by_lang: dict, args) -> None
                   f"same samples {f.samples == slow.samples}, max |log-weight difference| "
                   f"{diff:.1e} nats", flush=True)
         r = np.array(rows)
+        fast_pos = sum(f.positions for f in fast[:n_ref])
         print(f"paper's procedure on {n_ref} verses: {r[:, 1].mean():.1f} s/verse, "
               f"{r[:, 2].mean():.0f} positions/verse; {r[:, 1].sum() / r[:, 0].sum():.0f}x the "
-              f"fast path's time (LM work), {r[:, 2].sum() / sum(f.positions for f in fast[:n_ref]):.0f}x "
-              f"its positions")
+              f"fast path's time (LM work), {r[:, 2].sum() / fast_pos:.0f}x its positions")
 
 
 def main(argv=None) -> None:

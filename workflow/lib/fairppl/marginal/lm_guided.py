@@ -232,8 +232,9 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     ``prune``: None (default) scores every candidate (the estimator above). A number eps in
     (0, 1) drops, per scored prefix and block, the candidates whose first token has probability
     below eps times the largest probability of the first pass (first tokens, whole one-token
-    candidates) among the block's candidates, before their inner positions are run (module docstring, pruning); the result's ``dropped_nats`` and
-    ``n_dropped`` report what was dropped.
+    candidates) among the block's candidates, before their inner positions are run (module
+    docstring, pruning); the result's ``dropped_nats`` and ``n_dropped`` report what was
+    dropped.
     """
     if prune is not None and not 0.0 < prune < 1.0:
         raise ValueError(f"prune must be None or a threshold in (0, 1), got {prune}")
