@@ -160,8 +160,8 @@ rule marginal_lm:
     threads: 1
     resources:
         # Minutes, with margin: at K=32, M=16 on one CPU thread the LM-guided estimator takes
-        # about 3 s per verse for SmolLM2-135M and 10 s for Gemma-3-270M (up to ~25 s on its
-        # longest languages), so 20 units (pretrained_max_units) take 1-8 min per job.
+        # about 3 s per verse for SmolLM2-135M and 11 s for Gemma-3-270M (~23 s in Hindi), so
+        # 20 units (pretrained_max_units) take 1-8 min per job on a quiet core.
         runtime=120,
         gpu=1,
         mem_mb=8000,
