@@ -80,8 +80,9 @@ class Result:
     ``n_default_outside``: blocks whose default tokens are not among the candidates (unaligned
     ones included); ``lm_calls``/``positions``: the LM's forward calls and token positions run
     for this text; ``prefixes``: LM scorings of a (prefix, candidate set) pair, the end's
-    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
-    sampled token sequences when asked for."""
+    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time;
+    ``samples``: the K sampled token sequences when asked for; ``dropped_nats`` (nats, per
+    sample) and ``n_dropped``: what pruning dropped (module docstring; zeros without it)."""
 
     logp_default: float
     logp: float
