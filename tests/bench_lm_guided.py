@@ -37,9 +37,9 @@ positions per verse agree (the rest is the verse set and L=11 against the longes
 17.3 against 18.1 blocks per verse on John 1:1-20), so the gap is positions per second: 86 and
 170 against 323. Measured 2026-11-25 on the shared 2-core CPU: (1) machine load, the main cause.
 The old figures were taken at load 4-6 on 2 cores; at load 6-7 today the bare batched forward
-ran 9-75 positions/s (SmolLM2 23-75) against the issue's 248, and the fast path ran at 0.8-1.1x
-the bare forward measured in the same run (once 2.8x, when the load fell mid-run), so positions/s
-follow the load and not the estimator.
+ran 9-75 positions/s (SmolLM2 23-75) against the issue's 248, and the fast path ran at 0.8-1.5x
+the bare forward measured in the same run (0.5x and 2.8x when the load changed mid-run), so
+positions/s follow the load and not the estimator.
 (2) No warm-up in the John 1:1-3 run: the first fast-path run of a process took 10.9 s on John
 1:1 against 7.7 and 8.7 s for the next two (same load), about 10% of a 3-verse mean. (3) Not the
 candidate lists: building them cold costs 4 ms per verse at M=128 (2 ms at M=16), and they were
