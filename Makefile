@@ -31,7 +31,7 @@ test: setup resources
 # Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses);
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched
 # forward and the paper's procedure (SmolLM2-135M and Gemma-3-270M, KJV John 1:1-5, the
-# study's K=32 and M=16, the paper's procedure on John 1:1 only: ~4 and ~5.5 min of the ~12).
+# study's K=32 and M=16, the paper's procedure on John 1:1 only: ~4 and ~5.5 min of ~10).
 bench: setup resources
 	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf
 	$(VENV)/bin/python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
