@@ -160,6 +160,47 @@ def test_batched_equals_the_one_sample_at_a_time_procedure_and_shares_work():
     assert not np.array_equal(other.log_weights, fast.log_weights)
 
 
+
+def _full_log_weight(lm, vocab, text, default, sample, L, M):
+    """log of the unpruned importance weight of ``sample``: per block the log of the sum over
+    all M candidates of P(candidate | prefix), plus the end token."""
+    from fairppl.marginal.lm_guided import _plan
+
+    plan = _plan(vocab, text, default, L, M, None)
+    total, prefix = 0.0, ()
+    for cands in plan.candidates:
+        lp = lm.logp_next(prefix, cands)
+        total += float(np.logaddexp.reduce(lp))
+        prefix += next(c for c in cands if tuple(sample[len(prefix):len(prefix) + len(c)]) == c)
+    assert prefix == tuple(sample)
+    return total + float(lm.logp_next(prefix, [(lm.end_id,)])[0])
+
+
+def test_pruning_off_is_unchanged_and_on_bounds_the_dropped_mass():
+    text = "abc cab abcab cab ab"
+    vocab, data, _, lm = setup(text=text, seed=8)
+    default = top_m_tokenizations(vocab, data, 1)[0]
+    kw = dict(default_ids=default, K=40, L=4, M=4, return_samples=True)
+    plain = lm_guided_marginal(lm, vocab, text, rng=np.random.default_rng(2), **kw)
+    off = lm_guided_marginal(lm, vocab, text, rng=np.random.default_rng(2), prune=None, **kw)
+    assert off.samples == plain.samples and np.array_equal(off.log_weights, plain.log_weights)
+    assert off.n_dropped == 0 and off.max_dropped_nats == 0.0
+    # a threshold no head falls below drops nothing: same samples, same weights up to the sums'
+    # order (first token, then the rest)
+    tiny = lm_guided_marginal(lm, vocab, text, rng=np.random.default_rng(2), prune=1e-300, **kw)
+    assert tiny.samples == plain.samples and tiny.n_dropped == 0
+    np.testing.assert_allclose(tiny.log_weights, plain.log_weights, rtol=0, atol=1e-12)
+    # a coarse threshold drops candidates; every sample's unpruned weight along its own path is
+    # above its pruned one by at most the reported bound, and some by a positive amount
+    cut = lm_guided_marginal(lm, vocab, text, rng=np.random.default_rng(2), prune=0.5, **kw)
+    assert cut.n_dropped > 0 and cut.max_dropped_nats > 0
+    full = np.array([_full_log_weight(lm, vocab, text, default, s, 4, 4) for s in cut.samples])
+    gap = full - cut.log_weights
+    assert np.all(gap >= -1e-12) and np.all(gap <= cut.dropped_nats + 1e-12), gap
+    assert gap.max() > 1e-3
+    with pytest.raises(ValueError, match=r"prune must be None or a threshold in \(0, 1\)"):
+        lm_guided_marginal(lm, vocab, text, rng=np.random.default_rng(2), prune=1.0, **kw)
+
 def test_summaries_count_default_blocks_and_kinds():
     vocab, data, default, lm = setup()
     res = lm_guided_marginal(lm, vocab, TEXT, default_ids=default, K=200, L=20, M=3,
@@ -243,3 +284,158 @@ def test_hf_lm_batched_equals_reference_and_is_unbiased_for_the_covered_set(tiny
     w = np.exp(res.log_weights - exact)
     assert abs(w.mean() - 1.0) < 4 * w.std() / math.sqrt(w.size)
     assert exact > res.logp_default  # the covered set holds the default and more
+
+
+
+# -- the real SmolLM2-135M: fast path = the paper's procedure ---------------------------------
+
+#: Verses of the real-model check: English (about one token per word) and Russian (byte-level BPE
+#: over Cyrillic: several tokens per word, so the candidates' tries branch inside a block).
+REAL_TEXTS = ("In the beginning was the Word.", "В начале было Слово.")
+#: Start and end token of SmolLM2 in the study (config/models.tsv).
+SMOLLM2_SPECIAL = "<|endoftext|>"
+#: A seed with which one of K=3 Russian samples leaves the default tokenization.
+SEED_RU = 5
+
+
+@pytest.fixture(scope="module")
+def smollm2_real():
+    """The converted SmolLM2-135M as HFTokenLMs framed as in the study, in float32 and cast to
+    float64, each with the tree sharing (what the fast path's KVTree and the reference's default
+    use) and the "cache" sharing (the paper's procedure: prefix run once, key/value cache copied
+    over the padded candidates); its TokenVocab and tokenizer."""
+    if not (SMOLLM2 / "config.json").exists():
+        pytest.skip(f"SmolLM2-135M not installed at {SMOLLM2} (make resources converts it)")
+    import copy
+
+    import torch
+
+    from fairppl.lm.cache import load_lm
+    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.vocab import vocab_from_hf
+
+    model, tok = load_lm(SMOLLM2, device="cpu")
+    model64 = copy.deepcopy(model).to(torch.float64)
+    lms = {(bits, share): HFTokenLM(m, tok, start_token=SMOLLM2_SPECIAL,
+                                    end_token=SMOLLM2_SPECIAL, share=share)
+           for bits, m in ((32, model), (64, model64)) for share in ("tree", "cache")}
+    return lms, vocab_from_hf(tok), tok
+
+
+def _weight_terms(vocab, text, ids, M):
+    """Upper bound on the token log-probabilities summed into one log-weight: per block the
+    longest candidate's tokens (log Z is a log-sum-exp of candidate sums, so its error is at most
+    the largest candidate's), plus the end token."""
+    from fairppl.marginal.lm_guided import _plan
+
+    plan = _plan(vocab, text, ids, None, M, None)
+    return sum(max(len(c) for c in cands) for cands in plan.candidates) + 1
+
+
+def test_real_smollm2_fast_path_equals_the_papers_procedure(smollm2_real):
+    """On the real SmolLM2 the fast path (K samples together, KVTree with a tree mask and stored
+    key/values) and the paper's procedure (one sample at a time; both the tree-masked and the
+    prefix-cache scorer) draw the same tokenizations with the same log-weights: within 1e-9 nats
+    in float64, where only rounding can differ, and within a float32 tolerance derived from the
+    length (below) that a wrong position id or a leaking mask exceeds by orders of magnitude.
+
+    Float32 tolerance: each token log-probability carries a float32 rounding error; call its
+    size delta and measure it on the verse as the largest |float32 - float64| difference of the
+    default tokenization's per-token log-probabilities (plain forward). A log-weight sums, per
+    block, log Z = log-sum-exp of the candidates' summed token log-probabilities (error at most
+    the largest candidate's error, i.e. its token count times delta) and the end token, so each
+    path's log-weight is within n_terms * delta of the float64 value, n_terms = sum over blocks
+    of the longest candidate's tokens + 1, and two paths differ by at most 2 * n_terms * delta.
+    Another order of the same sums (tree mask vs prefix cache, stored vs fresh key/values) rounds
+    a position differently from the plain forward, so delta is taken twice the measured one.
+    Measured on this machine: delta about 1.8e-5 (English) and 1.4e-5 (Russian), n_terms 15 and
+    27, so tol is 1.1e-3 and 1.5e-3, while fast and reference differed by 1.3e-4 and a single
+    misplaced position or mask entry moved the path's log-probability by 0.04 to 20 nats."""
+    import torch
+
+    lms, vocab, tok = smollm2_real
+    M = 4
+    nd = []
+    for text, K, seed in zip(REAL_TEXTS, (3, 3), (0, SEED_RU)):
+        ids = tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        kw = dict(default_ids=ids, K=K, M=M, return_samples=True)
+        fast64 = lm_guided_marginal(lms[64, "tree"], vocab, text,
+                                    rng=np.random.default_rng(seed), **kw)
+        nd.append(fast64.percent_nd)
+        assert fast64.lm_calls < 5 and fast64.default_covered
+        slow64 = lm_guided_reference(lms[64, "cache"], vocab, text,
+                                     rng=np.random.default_rng(seed), **kw)
+        assert slow64.samples == fast64.samples, text
+        diff = np.abs(fast64.log_weights - slow64.log_weights).max()
+        assert diff < 1e-9, (text, diff)
+        assert slow64.prefixes == K * (fast64.n_blocks + 1)  # one scoring per sample and block
+
+        # float32: the tolerance from the length and the measured per-token rounding error
+        per_token32 = lms[32, "tree"].token_logps([ids])[0]
+        per_token64 = lms[64, "tree"].token_logps([ids])[0]
+        delta = 2 * float(np.abs(per_token32 - per_token64).max())
+        n_terms = _weight_terms(vocab, text, ids, M)
+        tol = 2 * n_terms * delta
+        assert 0 < delta < 1e-4 and tol < 1e-2, (delta, n_terms)
+        fast32 = lm_guided_marginal(lms[32, "tree"], vocab, text,
+                                    rng=np.random.default_rng(seed), **kw)
+        assert fast32.samples == fast64.samples
+        assert np.abs(fast32.log_weights - fast64.log_weights).max() < n_terms * delta
+        slow32 = lm_guided_reference(lms[32, "cache"], vocab, text,
+                                     rng=np.random.default_rng(seed), **kw)
+        assert slow32.samples == fast32.samples, text
+        assert np.abs(fast32.log_weights - slow32.log_weights).max() < tol, text
+
+        # a misplaced node (one position id off by one), a leaking mask (one position seeing the
+        # next) or a hidden ancestor moves the default path's log-probability far beyond it
+        model, start = lms[32, "tree"].model, lms[32, "tree"].start_id
+        n = len(ids)
+        for k in (1, n // 2):
+            wrong_pos = torch.arange(n)
+            wrong_pos[k] += 1
+            leak = torch.ones(n, n, dtype=torch.bool).tril()
+            leak[k, k + 1] = True
+            hide = torch.ones(n, n, dtype=torch.bool).tril()
+            hide[k, k - 1] = False
+            for position_ids, allowed in ((wrong_pos, None), (None, leak), (None, hide)):
+                moved = abs(_forward_logp(model, start, ids, position_ids, allowed)
+                            - float(per_token32[:n].sum()))
+                assert moved > 10 * tol, (text, k, moved, tol)
+    # English keeps the default everywhere (each log Z still sums every candidate's score); with
+    # this seed a Russian sample leaves it, so key/values of a branch off the default are used
+    assert nd[1] > 0, nd
+
+
+def _forward_logp(model, start, ids, position_ids=None, allowed=None):
+    """log P(ids | start) (no end) by one forward of ``model``, with the given position ids and
+    boolean attention pattern (default: 0..n-1 and causal)."""
+    import torch
+
+    n = len(ids)
+    inputs = torch.tensor([[start, *ids[:-1]]])
+    pos = torch.arange(n) if position_ids is None else position_ids
+    allowed = torch.ones(n, n, dtype=torch.bool).tril() if allowed is None else allowed
+    mask = torch.zeros(n, n).masked_fill(~allowed, torch.finfo(torch.float32).min)
+    with torch.inference_mode():
+        logits = model(input_ids=inputs, position_ids=pos[None], attention_mask=mask[None, None],
+                       use_cache=False).logits[0]
+    return float(torch.log_softmax(logits.double(), -1)[torch.arange(n), torch.tensor(ids)].sum())
+
+
+def test_real_smollm2_pruning_moves_the_estimate_within_its_bound(smollm2_real):
+    """With the study's K and M on the real SmolLM2, pruning at 1e-3 runs fewer positions and
+    the estimate moves by no more than the reported bound (plus float32 rounding of the sums
+    taken in two passes), and by less than the 90% interval's half-width where it has one."""
+    lms, vocab, tok = smollm2_real
+    for text in REAL_TEXTS:
+        ids = tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        kw = dict(default_ids=ids, K=32, M=16)
+        base = lm_guided_marginal(lms[32, "tree"], vocab, text, rng=np.random.default_rng(0), **kw)
+        cut = lm_guided_marginal(lms[32, "tree"], vocab, text, rng=np.random.default_rng(0),
+                                 prune=1e-3, **kw)
+        # English: split words whose first piece the LM rules out; Russian keeps them all here
+        assert (cut.n_dropped > 0 and cut.positions < base.positions) == (text == REAL_TEXTS[0])
+        moved = abs(cut.logp - base.logp)
+        assert moved <= cut.max_dropped_nats + 1e-4, (text, moved, cut.max_dropped_nats)
+        if base.ci_high > base.ci_low:  # every sample the default: a zero-width interval
+            assert moved < (base.ci_high - base.ci_low) / 2, text

@@ -162,8 +162,9 @@ rule marginal_lm:
     # One thread: as for score_pretrained, two jobs side by side on 2 cores beat one on two.
     threads: 1
     resources:
-        # Minutes: the LM-guided estimator targets ~6 s per verse for SmolLM2-135M on 2 CPU
-        # threads (K=30, M=128); Gemma-3-270M is ~3 times slower per token.
+        # Minutes, with margin: at K=32, M=16 on one CPU thread the LM-guided estimator takes
+        # about 3 s per verse for SmolLM2-135M and 11 s for Gemma-3-270M (~23 s in Hindi), so
+        # 20 units (pretrained_max_units) take 1-8 min per job on a quiet core.
         runtime=120,
         gpu=1,
         mem_mb=8000,

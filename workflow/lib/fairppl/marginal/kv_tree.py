@@ -12,8 +12,9 @@ continuations share it, and a prefix is never run again. :meth:`KVTree.keep` the
 node that is not on the path of a prefix still wanted, which bounds the store (the continuations
 not drawn).
 
-Results equal :meth:`HFTokenLM.logp_next_many` up to float32 rounding; log-probabilities are
-float32 ``log_softmax`` summed per continuation in float64, **nats**. The LM's ``calls`` and
+Results equal :meth:`HFTokenLM.logp_next_many` up to float32 rounding (to float64 rounding for a
+model cast to float64); log-probabilities are float32 ``log_softmax`` (float64 for a float64
+model) summed per continuation in float64, **nats**. The LM's ``calls`` and
 ``positions`` count the passes and the new positions run. A model whose sliding window is shorter
 than the depth, or that runs flash attention (no custom masks), is scored by the LM's own
 ``logp_next_many`` instead.
@@ -25,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import PrefixTree, Seq, _merge_requests
+from .lm import PrefixTree, Seq, _merge_requests, _upcast
 
 
 class KVTree(PrefixTree):
@@ -155,7 +156,7 @@ class KVTree(PrefixTree):
             self._store(a, b, [(layer.keys[:, :, len(stored):], layer.values[:, :, len(stored):])
                                for layer in out.past_key_values.layers])
             if keep:
-                lp = torch.log_softmax(out.logits[0].float(), dim=-1)[
+                lp = torch.log_softmax(_upcast(out.logits[0]), dim=-1)[
                     torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
                 values[np.asarray(ks)] = lp.double().cpu().numpy()
 

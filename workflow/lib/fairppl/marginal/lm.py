@@ -77,6 +77,14 @@ def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]
     return wanted, keys
 
 
+def _upcast(logits):
+    """``logits`` as float32 for a half-precision or float32 model, kept float64 for a float64
+    one (so a float64 model's log-probabilities are float64 throughout)."""
+    import torch
+
+    return logits if logits.dtype == torch.float64 else logits.float()
+
+
 # ---------------------------------------------------------------------------------------------
 # KenLM
 

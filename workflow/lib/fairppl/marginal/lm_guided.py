@@ -29,6 +29,25 @@ the order of the work changes.
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
 
+Pruning (``prune=eps``, off by default): most of a block's LM positions are the inner tokens of
+candidates that split the block's word into pieces the LM almost never continues with. With
+pruning a prefix's candidates are scored in two passes: first only their first tokens (plus, in
+full, the one-token candidates and those starting like the default, whose positions the
+lookahead runs anyway), then the rest of the candidates whose first token has at least eps times
+the largest first-pass probability. A dropped candidate's probability is at most its first
+token's, so the dropped mass D of a block given a prefix is bounded by the sum of the dropped
+first tokens' probabilities. The proposal then draws among the kept candidates only: the
+estimate is unbiased for the covered set without the dropped candidates (a lower bound on the
+unpruned one's target), and for every sample ``dropped_nats`` = sum over its blocks of
+log(1 + D / Z) bounds how much its log-weight would rise if the dropped mass were counted in the
+block sums Z along its path; ``max_dropped_nats`` bounds the same for the estimate. Without
+pruning the code path is the one above, unchanged. Measured with SmolLM2-135M on two test
+verses each of English and Russian (K=32, M=16, 1 CPU thread, shared machine): eps = 1e-3 ran
+40% fewer positions in English (699 against 1,167) and 5% fewer in Russian, the estimates moving
+by at most 0.09 nats (within their 90% intervals; bound 2.5 nats), but the second pass doubled
+the LM calls, and on a CPU a call costs about a reading of the weights, so the time did not
+fall; the study runs without pruning.
+
 All log-probabilities are natural logs (**nats**), float64.
 """
 
@@ -61,8 +80,9 @@ class Result:
     ``n_default_outside``: blocks whose default tokens are not among the candidates (unaligned
     ones included); ``lm_calls``/``positions``: the LM's forward calls and token positions run
     for this text; ``prefixes``: LM scorings of a (prefix, candidate set) pair, the end's
-    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time; ``samples``: the K
-    sampled token sequences when asked for."""
+    and the lookahead's included (the naive procedure runs K per block); ``seconds``: wall time;
+    ``samples``: the K sampled token sequences when asked for; ``dropped_nats`` (nats, per
+    sample) and ``n_dropped``: what pruning dropped (module docstring; zeros without it)."""
 
     logp_default: float
     logp: float
@@ -81,6 +101,19 @@ class Result:
     prefixes: int
     seconds: float
     samples: list[tuple[int, ...]] | None = field(default=None, repr=False)
+    #: per sample, an upper bound (nats) on how much its log-weight would rise if the candidates
+    #: dropped by ``prune`` were kept (same sampled path); zeros without pruning
+    dropped_nats: np.ndarray | None = field(default=None, repr=False)
+    #: candidates dropped by ``prune`` (over every scored prefix and block)
+    n_dropped: int = 0
+
+    @property
+    def max_dropped_nats(self) -> float:
+        """The largest per-sample bound of ``dropped_nats`` (0 without pruning): no log-weight,
+        and so not the estimate, would rise by more if the dropped candidates' mass were added to
+        the block sums along the sampled paths (module docstring, pruning)."""
+        d = self.dropped_nats
+        return float(d.max()) if d is not None and len(d) else 0.0
 
     @property
     def default_covered(self) -> bool:
@@ -145,7 +178,7 @@ def _default_block(vocab, plan: _Plan, b: int, lp: np.ndarray) -> dict:
 
 def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
             seqs: list[tuple[int, ...]], default_ids, rng, counters, prefixes: int, t0: float,
-            keep: bool) -> Result:
+            keep: bool, dropped: np.ndarray | None = None, n_dropped: int = 0) -> Result:
     calls0, pos0 = counters
     logp_default = float(lm.logp([tuple(default_ids)])[0])
     n = len(plan.candidates)
@@ -160,7 +193,9 @@ def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
                   t0=share("T0"), t1=share("T1"), t2=share("T2"), n_blocks=n,
                   n_unaligned=plan.aligned.count(False), n_default_outside=outside,
                   lm_calls=lm.calls - calls0, positions=lm.positions - pos0, prefixes=prefixes,
-                  seconds=time.perf_counter() - t0, samples=seqs if keep else None)
+                  seconds=time.perf_counter() - t0, samples=seqs if keep else None,
+                  dropped_nats=np.zeros(len(logw)) if dropped is None else dropped,
+                  n_dropped=n_dropped)
 
 
 def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
@@ -177,7 +212,8 @@ def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
                        cache: BlockCandidates | None = None, return_samples: bool = False,
-                       lookahead: int = LOOKAHEAD, blocks_out: list | None = None) -> Result:
+                       lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
+                       prune: float | None = None) -> Result:
     """Estimate log P(text) (nats) with K samples of the LM-guided block proposal, the samples
     advanced block by block together and equal prefixes scored once (module docstring).
 
@@ -193,7 +229,16 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     ``n_candidates`` and ``logq_default_nats``, the proposal's log-probability of the block's
     default tokens given that prefix (Chirkova et al.'s Q(df.), Table 2; -inf when they are not a
     candidate). It changes no sample and no weight.
+
+    ``prune``: None (default) scores every candidate (the estimator above). A number eps in
+    (0, 1) drops, per scored prefix and block, the candidates whose first token has probability
+    below eps times the largest probability of the first pass (first tokens, whole one-token
+    candidates) among the block's candidates, before their inner positions are run (module
+    docstring, pruning); the result's ``dropped_nats`` and ``n_dropped`` report what was
+    dropped.
     """
+    if prune is not None and not 0.0 < prune < 1.0:
+        raise ValueError(f"prune must be None or a threshold in (0, 1), got {prune}")
     t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = [()] * K
@@ -208,6 +253,9 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     # an LM with a session keeps each prefix's key/values from one block to the next
     session = lm.session() if hasattr(lm, "session") else None
     memo: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (step, prefix) -> scores
+    bounds: dict[tuple[int, tuple[int, ...]], float] = {}  # (step, prefix) -> log dropped bound
+    dropped = np.zeros(K)
+    n_dropped = 0
     for b, cands in enumerate(steps):
         groups: dict[tuple[int, ...], list[int]] = {}
         for k, seq in enumerate(seqs):
@@ -226,8 +274,15 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
         if tags:
             prefixes += len(tags)
             scorer = session if session is not None else lm
-            out = scorer.logp_next_many([p for _, p in tags], [steps[j] for j, _ in tags])
-            memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
+            if prune is None:
+                out = scorer.logp_next_many([p for _, p in tags], [steps[j] for j, _ in tags])
+                memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
+            else:
+                for tag, lp, bound in zip(tags, *_pruned_scores(scorer, list(tags), steps,
+                                                                follow, prune)):
+                    memo[tag] = lp
+                    bounds[tag] = bound
+                    n_dropped += int(np.isneginf(lp).sum())
         for key, group in groups.items():
             lp = memo[(b, key)]
             if b == n:  # the end token
@@ -240,10 +295,48 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
                 chosen[k, b] = j
                 logw[k] += logz
                 seqs[k] = key + cands[j]
+                if prune is not None:  # log(1 + D / Z), D the bound on the dropped mass
+                    dropped[k] += float(np.logaddexp(0.0, bounds[(b, key)] - logz))
         if blocks_out is not None and dflt is not None and b < n:
             dflt = None if plan.defaults[b] is None else dflt + plan.defaults[b]
     return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
-                   t0, return_samples)
+                   t0, return_samples, dropped if prune is not None else None, n_dropped)
+
+
+def _pruned_scores(scorer, tags: list, steps: list, follow: list, eps: float):
+    """Candidate scores of every ``(step, prefix)`` tag with pruning (module docstring). First
+    pass: the heads (first tokens) of all candidates, and in full the one-token candidates, the
+    followed candidate and every candidate starting with its first token (their inner positions
+    lie on the lookahead path, run in this pass). Second pass: the rest of each candidate whose
+    head has at least ``eps`` times the largest head probability among the block's candidates.
+    Returns per tag the log-probabilities (-inf for a dropped candidate) and the log of the bound
+    on the dropped mass, the sum of the dropped heads' probabilities (-inf when none is)."""
+    n = len(follow)
+    first_c, full = [], []
+    for j, _ in tags:
+        lead = follow[j][0] if j < n else None
+        whole = [len(c) == 1 or c[0] == lead for c in steps[j]]
+        full.append(whole)
+        first_c.append([c if w else c[:1] for c, w in zip(steps[j], whole)])
+    out = scorer.logp_next_many([p for _, p in tags], first_c)
+    log_eps = float(np.log(eps))
+    lps, bounds, second_p, second_c, where = [], [], [], [], []
+    for t, ((j, p), whole, head) in enumerate(zip(tags, full, out)):
+        lp = np.array(head, dtype=np.float64)
+        cut = float(lp.max()) + log_eps
+        drop = [i for i, w in enumerate(whole) if not w and lp[i] < cut]
+        for i, c in enumerate(steps[j]):
+            if not whole[i] and lp[i] >= cut:
+                second_p.append(p + c[:1])
+                second_c.append([c[1:]])
+                where.append((t, i))
+        bounds.append(float(np.logaddexp.reduce(lp[drop])) if drop else -np.inf)
+        lp[drop] = -np.inf
+        lps.append(lp)
+    if second_p:
+        for (t, i), rest in zip(where, scorer.logp_next_many(second_p, second_c)):
+            lps[t][i] += float(rest[0])
+    return lps, bounds
 
 
 def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,

@@ -12,7 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import PrefixTree, Seq, _as_tuple, _merge_requests
+from .lm import PrefixTree, Seq, _as_tuple, _merge_requests, _upcast
+
 
 class _Trie(PrefixTree):
     """The model inputs of many token sequences as one prefix tree: each distinct input prefix is
@@ -82,10 +83,11 @@ class HFTokenLM:
     logits). ``device``: where to run (default: where the model is; moved if another is given).
 
     The model runs in eval mode under ``torch.inference_mode``; log-probabilities are float32
-    ``log_softmax`` (as the study's scorer), summed per sequence in float64. Rows are right-padded
-    without an attention mask (causal attention: no real token sees a pad; see
-    :mod:`fairppl.lm.scoring`). A sequence whose model input is longer than the model's positional
-    limit raises ValueError (the marginal works on units that fit in one window).
+    ``log_softmax`` (as the study's scorer; float64 for a model cast to float64), summed per
+    sequence in float64. Rows are right-padded without an attention mask (causal attention: no
+    real token sees a pad; see :mod:`fairppl.lm.scoring`). A sequence whose model input is longer
+    than the model's positional limit raises ValueError (the marginal works on units that fit in
+    one window).
 
     Work is shared in one of two ways (``share``):
 
@@ -194,7 +196,7 @@ class HFTokenLM:
         for k, t in enumerate(targets):
             tgt[k, :len(t)] = torch.tensor(t, dtype=torch.long)
         tgt = tgt.to(self.device)
-        nats = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), tgt.reshape(-1),
+        nats = F.cross_entropy(_upcast(logits.reshape(-1, logits.shape[-1])), tgt.reshape(-1),
                                reduction="none", ignore_index=-100).reshape(len(inputs), width)
         return -nats.double()
 
@@ -242,7 +244,7 @@ class HFTokenLM:
                 position_ids=torch.tensor([[trie.depth[x] for x in nodes]], device=dev),
                 attention_mask=mask[None, None].to(dev), use_cache=False,
                 logits_to_keep=torch.tensor(keep, device=dev)).logits[0]
-            lp = torch.log_softmax(logits.float(), dim=-1)[torch.tensor(rows, device=dev),
+            lp = torch.log_softmax(_upcast(logits), dim=-1)[torch.tensor(rows, device=dev),
                                                             torch.tensor(toks, device=dev)]
             values[torch.tensor(ks)] = lp.double().cpu()
         values = values.numpy()
@@ -351,7 +353,7 @@ class HFTokenLM:
         ids = torch.tensor([[self.start_id, *p] for p in group], dtype=torch.long,
                            device=self.device)
         out = self._forward(ids, ids.numel(), use_cache=True, logits_to_keep=1)
-        first = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)
+        first = torch.log_softmax(_upcast(out.logits[:, -1, :]), dim=-1)
         cache = out.past_key_values
         pairs = []  # (row of the prefix in the batch, prefix, cont) for conts of >= 2 tokens
         for row, p in enumerate(group):
