@@ -32,9 +32,10 @@ def test_host_is_the_previous_verse_holding_the_run():
     # English 10 chars each; the language writes 10 per 10 (median ratio 1) but verse 1 holds
     # verses 1-2 (20 chars) and verse 2 is a placeholder: x = 2 >= sqrt(y) = sqrt(2).
     english = [10] * 6
-    assert merged_hosts([10, 20, 1, 10, 10, 10], english, [F, F, T, F, F, F], [F] * 6) == {1: "length"}
+    flags = [F, F, T, F, F, F]
+    assert merged_hosts([10, 20, 1, 10, 10, 10], english, flags, [F] * 6) == {1: "length"}
     # The next verse holds it instead.
-    assert merged_hosts([10, 10, 1, 20, 10, 10], english, [F, F, T, F, F, F], [F] * 6) == {3: "length"}
+    assert merged_hosts([10, 10, 1, 20, 10, 10], english, flags, [F] * 6) == {3: "length"}
 
 
 def test_host_threshold_is_the_geometric_mean_of_the_two_predictions():
@@ -55,7 +56,8 @@ def test_missing_verse_has_no_host_and_both_long_neighbours_are_hosts():
     # A verse simply missing: both neighbours of ordinary length (x = 1.2 < sqrt(2)).
     assert merged_hosts([10, 12, 1, 12, 10, 10, 10], english, flags, [F] * 7) == {}
     # Both neighbours long: both dropped rather than guess.
-    assert merged_hosts([10, 15, 1, 15, 10, 10, 10], english, flags, [F] * 7) == {1: "length", 3: "length"}
+    assert merged_hosts([10, 15, 1, 15, 10, 10, 10], english, flags, [F] * 7) == {
+        1: "length", 3: "length"}
     # A run that English lacks too has no English text to hold: no host however long.
     english_flags = [F, F, T, F, F, F, F]
     assert merged_hosts([10, 30, 1, 10, 10, 10, 10], english, flags, english_flags) == {}

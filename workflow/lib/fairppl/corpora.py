@@ -9,11 +9,13 @@ in the corpus' natural order, and :func:`fairppl.align.align_units` (also import
 turns that into the study's units table: normalised text (see :func:`fairppl.text.normalize`),
 placeholder units and the verses holding merged placeholder text dropped in every language
 together, and train/dev/test splits by each unit's position in the corpus's own order, so every
-language holds out exactly the same content.
+language holds out exactly the same content. Which units are dropped is decided from every
+translation the corpus ships (:func:`bible_translations`, :func:`read_udhr_all`,
+:func:`read_tar_lines_all`; :func:`fairppl.prepare.read_shipped`).
 
 The Bible and UDHR readers are here; the ``url`` corpus type's checked download and line-aligned
-archive reader are in :mod:`fairppl.url_corpus` (``download_url``, ``read_tar_lines``, also
-importable from here).
+archive reader are in :mod:`fairppl.url_corpus` (``download_url``, ``read_tar_lines``,
+``read_tar_lines_all``, also importable from here).
 
 Every bad input raises :class:`fairppl.errors.InputError` naming the file, the line, row or unit,
 and what was expected.
@@ -41,8 +43,9 @@ from .url_corpus import download_url, read_tar_lines, read_tar_lines_all  # noqa
 
 #: Regexes (matched with ``re.fullmatch`` against the *normalised* text) of units that stand for a
 #: verse the translation does not have: merged-verse markers and empty stand-ins. A unit that is
-#: empty or matches any of these in ANY language is dropped in every language, together with the
-#: neighbouring verse that holds its merged text, if any (see :mod:`fairppl.merged`).
+#: empty or matches any of these in ANY translation the corpus ships is dropped in every
+#: language, together with the neighbouring verse that holds its merged text, if any (the one the
+#: placeholder names, or else found by length: see :mod:`fairppl.merged`).
 DEFAULT_PLACEHOLDER_PATTERNS: list[str] = [
     # Only punctuation, symbols, dashes, dots, brackets or spaces, no letter or digit:
     # "-" (Bengali BCL, Persian POV, Tagalog ULB, Korean KRV), "..." "[]" "***" (BBE), "(*)", ":".
