@@ -34,7 +34,6 @@ from fairppl.errors import InputError
 from fairppl.merged import (PREVIOUS, UNKNOWN, merged_hosts, placeholder_meaning,
                             placeholder_runs)
 from fairppl.splits import SplitScheme
-from fairppl.text import normalize
 
 SMALL = SplitScheme(block_size=6, dev_start=1, dev_end=1, test_start=2, test_end=2)
 
