@@ -11,8 +11,8 @@ import pytest
 
 from fairppl.align import align_units
 from fairppl.corpora import DEFAULT_PLACEHOLDER_PATTERNS
-from fairppl.merged import (MISSING, PREVIOUS, UNKNOWN, marker_meanings, merged_hosts,
-                            placeholder_meaning, placeholder_runs)
+from fairppl.merged import (MISSING, PREVIOUS, UNKNOWN, held_runs, marker_meanings,
+                            merged_hosts, placeholder_meaning, placeholder_runs)
 from fairppl.splits import SplitScheme
 
 F, T = False, True
@@ -221,3 +221,15 @@ def test_units_next_to_placeholders_have_the_usual_length_ratio():
         assert _ratio(units, lang, kept - near) == pytest.approx(RATIO[lang], rel=1e-12), lang
     assert _next_to_placeholders(texts, "tur", kept) == {3, 6, 11, 15}
     assert _next_to_placeholders(texts, "ben", kept) == {18, 20}
+
+
+def test_held_runs_names_every_run_a_host_holds():
+    # Verse 3 sits between two one-verse runs and is three times its usual length: it holds
+    # both (x = 3 >= sqrt(2) for each); verse 1 holds the first.
+    english, flags = [10] * 7, [F, F, T, F, T, F, F]
+    assert held_runs([10, 30, 1, 30, 1, 10, 10], english, flags, [F] * 7) == {
+        1: ("length", [(2, 2)]), 3: ("length", [(2, 2), (4, 4)])}
+    # A marker on the second run names verse 3 too: "marker" wins, both runs are listed.
+    meaning = [None, None, UNKNOWN, None, PREVIOUS, None, None]
+    assert held_runs([10, 30, 1, 30, 1, 10, 10], english, flags, [F] * 7, meaning) == {
+        1: ("length", [(2, 2)]), 3: ("marker", [(2, 2), (4, 4)])}

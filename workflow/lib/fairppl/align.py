@@ -19,7 +19,7 @@ import polars as pl
 from tqdm import tqdm
 
 from .errors import InputError
-from .merged import marker_meanings, merged_hosts, placeholder_runs
+from .merged import held_runs, marker_meanings
 from .splits import SplitScheme
 from .text import normalize
 
@@ -31,7 +31,7 @@ Texts = dict[str, list[tuple[str, str]]]
 #: ``how`` is, for a placeholder, what it says about its text (``previous``, ``missing`` or
 #: ``unknown``, :mod:`fairppl.merged`), for a host the rule that found it (``marker`` or
 #: ``length``), for an empty unit ``unknown``; ``detail`` is the placeholder's text (its first
-#: 40 characters) or the unit ids of the run a host holds.
+#: 40 characters) or the unit ids of the placeholder run(s) a host holds ("a..b" for a run).
 DROPPED_SCHEMA = {"corpus": pl.Utf8, "position": pl.Int64, "unit_id": pl.Utf8,
                   "translation": pl.Utf8, "reason": pl.Utf8, "how": pl.Utf8, "detail": pl.Utf8}
 
@@ -191,15 +191,9 @@ def _decide(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]],
                              text[:40]))
         if key == english:
             continue
-        runs = placeholder_runs(flags[key])
-        run_after = {first - 1: (first, last) for first, last in runs}
-        run_before = {last + 1: (first, last) for first, last in runs}
-        hosts = merged_hosts([len(t) for t in normalized[key]], english_chars, flags[key],
-                             flags[english], meanings[key])
-        for h, how in hosts.items():
-            held = [run for run in (run_before.get(h), run_after.get(h)) if run]
-            if how == "marker":  # the placeholder named its previous verse: the run after it
-                held = [run_after[h]]
+        hosts = held_runs([len(t) for t in normalized[key]], english_chars, flags[key],
+                          flags[english], meanings[key])
+        for h, (how, held) in hosts.items():
             detail = ", ".join(ref_ids[a] if a == b else f"{ref_ids[a]}..{ref_ids[b]}"
                                for a, b in held)
             rows.append((h, key, "host", how, detail))

@@ -135,6 +135,15 @@ def merged_hosts(chars: list[int], english_chars: list[int], placeholder: list[b
     length rule everywhere). All lists are aligned unit by unit. A run whose unknown units are
     all placeholders in English too has no English text to hold and gets no host by length.
     """
+    return {h: how for h, (how, _) in
+            held_runs(chars, english_chars, placeholder, english_placeholder, meaning).items()}
+
+
+def held_runs(chars: list[int], english_chars: list[int], placeholder: list[bool],
+              english_placeholder: list[bool], meaning: list[str | None] | None = None
+              ) -> dict[int, tuple[str, list[tuple[int, int]]]]:
+    """:func:`merged_hosts` with the placeholder runs each host holds: ``{index: (how,
+    [(first, last), ...])}`` (a verse between two runs can hold both)."""
     n = len(chars)
     if meaning is None:
         meaning = [UNKNOWN if flag else None for flag in placeholder]
@@ -154,21 +163,26 @@ def merged_hosts(chars: list[int], english_chars: list[int], placeholder: list[b
 
     ratios = [chars[i] / english_chars[i] for i in range(n) if comparable(i)]
     median = statistics.median(ratios) if ratios else 0.0
-    hosts: dict[int, str] = {}
+    hosts: dict[int, tuple[str, list[tuple[int, int]]]] = {}
+
+    def add(h: int, how: str, run: tuple[int, int]) -> None:
+        old_how, runs = hosts.get(h, (how, []))
+        hosts[h] = ("marker" if "marker" in (how, old_how) else how, runs + [run])
+
     for first, last in placeholder_runs(placeholder):
         said = {meaning[i] for i in range(first, last + 1)}
         if PREVIOUS in said:
             if first > 0:
-                hosts[first - 1] = "marker"
+                add(first - 1, "marker", (first, last))
             continue
         run_english = sum(english_chars[i] for i in range(first, last + 1)
                           if meaning[i] == UNKNOWN and not english_placeholder[i])
         if run_english == 0 or median <= 0:
             continue
         for h in (first - 1, last + 1):
-            if 0 <= h < n and comparable(h) and h not in hosts:
+            if 0 <= h < n and comparable(h):
                 observed = chars[h] / english_chars[h] / median
                 if_host = (english_chars[h] + run_english) / english_chars[h]
                 if observed >= math.sqrt(if_host):
-                    hosts[h] = "length"
+                    add(h, "length", (first, last))
     return dict(sorted(hosts.items()))
