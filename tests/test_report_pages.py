@@ -198,3 +198,31 @@ def test_report_shows_model_pairs_and_end_of_unit(tmp_path):
     assert ("transformer / char: 10% of its bits (21.8 bits per utterance; 10% in every language), "
             "mean BPEC 1.96 without it instead of 2.17") in section
     assert "Not recorded for kenlm-char-o5 / char" in section
+
+
+def test_corpus_section_counts_dropped_units_per_translation():
+    from fairppl.corpus.align import DROPPED_SCHEMA
+    from fairppl.report.pages import corpus_section
+
+    rows = [(13, "t", "host", "marker"), (14, "t", "placeholder", "previous"),
+            (14, "b", "placeholder", "unknown"), (20, "b", "placeholder", "unknown"),
+            (21, "b", "host", "length"), (30, "j", "placeholder", "missing")]
+    dropped = pl.DataFrame({"corpus": ["bible"] * 6, "position": [r[0] for r in rows],
+                            "unit_id": [f"u{r[0]}" for r in rows],
+                            "translation": [r[1] for r in rows], "reason": [r[2] for r in rows],
+                            "how": [r[3] for r in rows], "detail": [""] * 6},
+                           schema=DROPPED_SCHEMA)
+    sheet = SHEET.with_columns(source_id=pl.Series(["k", "s", "n", "t"]))
+    inp = ReportInputs(bpu=_models(), models=_models(), sheet=sheet, settings={},
+                       bootstrap=BootstrapSettings(1000, 0, 0.95),
+                       unit_counts=pl.DataFrame({"corpus": ["bible", "bible"],
+                                                 "split": ["test", "train"],
+                                                 "n_units": [10, 40]}),
+                       dropped=dropped)
+    html = corpus_section(inp)
+    # 5 distinct units (14 is dropped by two translations); 50 kept; most placeholders first,
+    # then by code; the language shown where the sheet has the translation.
+    assert "bible: 5 units dropped in every language together; 50 aligned units kept." in html
+    assert ("b 2 placeholders, 1 hosts (0 named by the placeholder, 1 by length); "
+            "j 1 placeholders; "
+            "t (tur) 1 placeholders, 1 hosts (1 named by the placeholder, 0 by length).") in html

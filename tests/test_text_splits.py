@@ -99,12 +99,12 @@ def test_adding_a_language_with_placeholders_moves_no_unit_between_splits():
              for lang in ("eng", "fra")}
     before, _ = align_units("toy", texts, DEFAULT_PLACEHOLDER_PATTERNS, SMALL, english="eng")
     tur = [(f"u{i:02d}", f"tur sentence number {i}") for i in range(14)]
-    tur[1] = ("u01", "(aynı)")  # a missing verse: neighbours of ordinary length, no host
-    tur[7] = ("u07", "-")
+    tur[1] = ("u01", "(aynı)")  # "the same": u00 holds its text and goes too
+    tur[7] = ("u07", "-")  # does not say; neighbours of ordinary length, no host
     after, _ = align_units("toy", {**texts, "tur": tur}, DEFAULT_PLACEHOLDER_PATTERNS, SMALL,
                            english="eng")
     old, new = _splits(before, "fra"), _splits(after, "fra")
-    assert set(old) - set(new) == {"u01", "u07"}
+    assert set(old) - set(new) == {"u00", "u01", "u07"}
     assert new == {uid: old[uid] for uid in new}  # no surviving unit changed split
     # A unit's position is its 0-based line in the corpus, its split that line's.
     for units in (before, after):

@@ -8,6 +8,7 @@ import polars as pl
 
 from fairppl.stats.bootstrap import BootstrapSettings
 from fairppl.core.io import write_text
+from fairppl.corpus.prepare import read_dropped
 from fairppl.report.html import conventions_table
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
 from fairppl.report.pages import ReportInputs, build_report
@@ -45,7 +46,7 @@ def main(snakemake):
         differences=pl.read_csv(snakemake.input.differences),
         model_differences=pl.read_csv(snakemake.input.model_differences),
         unit_counts=unit_counts(snakemake.input.units),
-        dropped=pl.concat([pl.read_csv(p, separator="\t") for p in snakemake.input.dropped]),
+        dropped=pl.concat([read_dropped(p) for p in snakemake.input.dropped]),
         tokenizers=pl.read_csv(snakemake.input.tokenizers),
         conventions=conventions_table(records),
         correlates=pl.read_csv(snakemake.input.correlates),

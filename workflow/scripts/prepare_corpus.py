@@ -1,4 +1,5 @@
-"""Read one corpus for every configured language and write its aligned, split units table."""
+"""Read one corpus, decide its dropped units from every translation it ships, and write the
+configured languages' aligned, split units table and the dropped units (fairppl.corpus.prepare)."""
 
 import logging
 

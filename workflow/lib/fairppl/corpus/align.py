@@ -3,6 +3,10 @@ that hold merged placeholder text dropped in every language together, and train/
 by each unit's position in the corpus's own order, so every language holds out exactly the same
 content.
 
+Which units are dropped is decided by :func:`find_dropped` from the translations it is given;
+:func:`fairppl.corpus.prepare.prepare_units` gives it every translation the corpus ships (not only the
+configured languages), so adding or removing a language changes no other language's units.
+
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the corpus, the language (and
 its file or translation code) and what was expected.
 """
@@ -15,12 +19,21 @@ import polars as pl
 from tqdm import tqdm
 
 from ..core.errors import InputError
-from .merged import merged_hosts
+from .merged import held_runs, marker_meanings
 from .splits import SplitScheme
 from ..core.text import normalize
 
 #: A reader's output: ``{language: [(unit_id, raw_text), ...]}`` in the corpus's own order.
 Texts = dict[str, list[tuple[str, str]]]
+
+#: Columns of the dropped-units table (:func:`find_dropped`, ``dropped.tsv``): one row per dropped
+#: unit and translation that causes the drop. ``reason`` is "empty", "placeholder" or "host";
+#: ``how`` is, for a placeholder, what it says about its text (``previous``, ``missing`` or
+#: ``unknown``, :mod:`fairppl.corpus.merged`), for a host the rule that found it (``marker`` or
+#: ``length``), for an empty unit ``unknown``; ``detail`` is the placeholder's text (its first
+#: 40 characters) or the unit ids of the placeholder run(s) a host holds ("a..b" for a run).
+DROPPED_SCHEMA = {"corpus": pl.Utf8, "position": pl.Int64, "unit_id": pl.Utf8,
+                  "translation": pl.Utf8, "reason": pl.Utf8, "how": pl.Utf8, "detail": pl.Utf8}
 
 
 def _describe(lang: str, source_label: dict[str, str] | None) -> str:
@@ -100,9 +113,109 @@ def _check_splits(corpus: str, scheme: SplitScheme, n_units: int, kept: list[int
     return splits
 
 
+def _compile(corpus: str, placeholder_patterns: list[str]) -> list[re.Pattern]:
+    try:
+        return [re.compile(p) for p in placeholder_patterns]
+    except re.error as err:
+        raise InputError(f"corpus {corpus!r}: invalid placeholder pattern {err.pattern!r} "
+                         f"({err}): expected a Python regular expression") from None
+
+
+def _check_texts(corpus: str, texts: Texts, english: str, what: str) -> None:
+    if not texts:
+        raise InputError(f"corpus {corpus!r}: no {what}s given: expected at least one")
+    if english not in texts:
+        raise InputError(f"corpus {corpus!r}: English reference {what} {english!r} is not "
+                         f"among its {what}s: expected one of {', '.join(texts)}")
+
+
+def _normalize_all(corpus: str, texts: Texts, normalized: bool = False) -> dict[str, list[str]]:
+    if normalized:
+        return {key: [text for _, text in units] for key, units in texts.items()}
+    n = sum(len(units) for units in texts.values())
+    return {key: [normalize(text) for _, text in texts[key]]
+            for key in tqdm(list(texts), desc=f"{corpus}: normalising", unit="text",
+                            disable=n < 100_000)}
+
+
+def normalize_texts(corpus: str, texts: Texts) -> Texts:
+    """``texts`` with every unit's text normalised (:func:`fairppl.core.text.normalize`), to pass to
+    :func:`find_dropped` and :func:`align_units` with ``normalized=True`` (each normalises its
+    input otherwise)."""
+    norm = _normalize_all(corpus, texts)
+    return {key: [(uid, text) for (uid, _), text in zip(units, norm[key])]
+            for key, units in texts.items()}
+
+
+def find_dropped(corpus: str, texts: Texts, placeholder_patterns: list[str], *, english: str,
+                 source_label: dict[str, str] | None = None,
+                 normalized: bool = False) -> pl.DataFrame:
+    """The units to drop in every language of a multi-text, decided from the translations in
+    ``texts`` (``{translation: [(unit_id, raw_text), ...]}``, aligned with ``english``, the
+    English reference translation, which must be among them).
+
+    A unit is dropped if in ANY translation its normalised text (:func:`fairppl.core.text.normalize`)
+    is empty or fully matches (``re.fullmatch``) one of ``placeholder_patterns``, or if it is the
+    *host* of a neighbouring run of that translation's placeholders: the verse that holds the
+    merged text, named by the placeholder where it says so and otherwise found from lengths
+    against ``english`` (:func:`fairppl.corpus.merged.merged_hosts`).
+
+    ``normalized=True`` takes the texts as already normalised (:func:`normalize_texts`).
+    Returns one row per dropped unit and translation that causes it (a unit can have several),
+    with the columns of :data:`DROPPED_SCHEMA`, sorted by position and translation.
+    """
+    _check_texts(corpus, texts, english, "translation")
+    compiled = _compile(corpus, placeholder_patterns)
+    ref_ids = _check_ids(corpus, texts, english, source_label)
+    return _decide(corpus, ref_ids, _normalize_all(corpus, texts, normalized), compiled,
+                   english)
+
+
+def _decide(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]],
+            compiled: list[re.Pattern], english: str) -> pl.DataFrame:
+    """:func:`find_dropped` on checked, normalised texts."""
+
+    def is_placeholder(text: str) -> bool:
+        return text == "" or any(rx.fullmatch(text) for rx in compiled)
+
+    keys = sorted(normalized)
+    flags = {key: [is_placeholder(t) for t in normalized[key]] for key in keys}
+    meanings = marker_meanings(normalized, flags)
+    english_chars = [len(t) for t in normalized[english]]
+    rows = []
+    for key in keys:
+        for i, flag in enumerate(flags[key]):
+            if flag:
+                text = normalized[key][i]
+                rows.append((i, key, "placeholder" if text else "empty", meanings[key][i],
+                             text[:40]))
+        if key == english:
+            continue
+        hosts = held_runs([len(t) for t in normalized[key]], english_chars, flags[key],
+                          flags[english], meanings[key])
+        for h, (how, held) in hosts.items():
+            detail = ", ".join(ref_ids[a] if a == b else f"{ref_ids[a]}..{ref_ids[b]}"
+                               for a, b in held)
+            rows.append((h, key, "host", how, detail))
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    return pl.DataFrame(
+        {
+            "corpus": [corpus] * len(rows),
+            "position": [r[0] for r in rows],
+            "unit_id": [ref_ids[r[0]] for r in rows],
+            "translation": [r[1] for r in rows],
+            "reason": [r[2] for r in rows],
+            "how": [r[3] for r in rows],
+            "detail": [r[4] for r in rows],
+        },
+        schema=DROPPED_SCHEMA,
+    )
+
+
 def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                 scheme: SplitScheme, *, english: str,
-                source_label: dict[str, str] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+                source_label: dict[str, str] | None = None, dropped: pl.DataFrame | None = None,
+                normalized: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Align the units of a multi-text, drop placeholders and merged-verse hosts in every
     language, assign splits.
 
@@ -110,61 +223,56 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
     must have exactly the unit ids of ``english`` (the English reference language, which must be
     among them), in the same order. Texts are normalised with :func:`fairppl.core.text.normalize`.
 
-    A unit is dropped in ALL languages if in ANY language its normalised text is empty or fully
-    matches (``re.fullmatch``) one of ``placeholder_patterns``, or if it is the *host* of a
-    neighbouring run of that language's placeholders: the verse that holds the merged text,
-    found from lengths against ``english`` by :func:`fairppl.corpus.merged.merged_hosts`. Dropping the
-    host too keeps a language from being charged for two verses against one English verse.
+    ``dropped`` is the table of units to drop (:func:`find_dropped`, decided from every
+    translation the corpus ships, so that it does not depend on which languages are
+    configured); without it, it is decided from ``texts`` themselves. Either way a unit that is
+    empty or fully matches one of ``placeholder_patterns`` in one of ``texts`` must be in it
+    (InputError otherwise: the table belongs to another corpus or other patterns), and so must
+    the host holding its merged text, found by :func:`fairppl.corpus.merged.merged_hosts`. Dropping
+    the host too keeps a language from being charged for two verses against one English verse.
 
     A unit's split is ``scheme.split_of(position)`` of its 0-based position among ALL units of
     the corpus, before anything is dropped, so adding a language (or a placeholder) never moves
     another unit between splits. ``source_label`` (language -> file or translation code) is only
-    used in error messages.
+    used in error messages; ``normalized=True`` takes the texts as already normalised.
 
     Returns ``(units, dropped)``:
 
     - ``units``: columns corpus, unit_id, position (Int64, 0-based position in the corpus's own
       order, before dropping: gaps where units were dropped), language, split
       ("train"/"dev"/"test"), text (normalised); sorted by language, then position.
-    - ``dropped``: one row per language (sorted): corpus, language, n_placeholder (units empty
-      or placeholder in that language), n_merged_hosts (units holding that language's merged
-      placeholder text), n_dropped (units dropped in every language; the same on every row),
-      n_kept (aligned units kept per language). Counts are units.
+    - ``dropped``: the dropped-units table (:data:`DROPPED_SCHEMA`).
     """
-    if not texts:
-        raise InputError(f"corpus {corpus!r}: no languages given: expected at least one")
-    if english not in texts:
-        raise InputError(f"corpus {corpus!r}: English reference language {english!r} is not "
-                         f"among its languages: expected one of {', '.join(texts)}")
-    try:
-        compiled = [re.compile(p) for p in placeholder_patterns]
-    except re.error as err:
-        raise InputError(f"corpus {corpus!r}: invalid placeholder pattern {err.pattern!r} "
-                         f"({err}): expected a Python regular expression") from None
+    _check_texts(corpus, texts, english, "language")
+    compiled = _compile(corpus, placeholder_patterns)
     ref_ids = _check_ids(corpus, texts, english, source_label)
-
     languages = list(texts)
     n_units = len(ref_ids)
-    normalized = {
-        lang: [normalize(text) for _, text in texts[lang]]
-        for lang in tqdm(languages, desc=f"{corpus}: normalising", unit="language",
-                         disable=n_units * len(languages) < 100_000)
-    }
+    normalized = _normalize_all(corpus, texts, normalized)
+    if dropped is None:
+        dropped = _decide(corpus, ref_ids, normalized, compiled, english)
 
-    def is_placeholder(text: str) -> bool:
-        return text == "" or any(rx.fullmatch(text) for rx in compiled)
-
-    flags = {lang: [is_placeholder(t) for t in normalized[lang]] for lang in languages}
-    english_chars = [len(t) for t in normalized[english]]
-    hosts = {lang: [] if lang == english else
-             merged_hosts([len(t) for t in normalized[lang]], english_chars, flags[lang],
-                          flags[english])
-             for lang in languages}
-    placeholder_units = {i for lang in languages for i, flag in enumerate(flags[lang]) if flag}
-    host_units = {i for lang in languages for i in hosts[lang]} - placeholder_units
-    kept = [i for i in range(n_units) if i not in placeholder_units and i not in host_units]
-    splits = _check_splits(corpus, scheme, n_units, kept, len(placeholder_units),
-                           len(host_units))
+    positions = dropped["position"].to_list()
+    wrong = [(p, u) for p, u in zip(positions, dropped["unit_id"].to_list())
+             if not 0 <= p < n_units or ref_ids[p] != u]
+    if wrong:
+        p, u = wrong[0]
+        raise InputError(f"corpus {corpus!r}: the dropped-units table names unit {u!r} at "
+                         f"position {p}, which this corpus does not have there "
+                         f"({len(wrong)} such rows): expected a table decided from this corpus")
+    drop = set(positions)
+    for lang in languages:
+        leak = [i for i, t in enumerate(normalized[lang]) if i not in drop
+                and (t == "" or any(rx.fullmatch(t) for rx in compiled))]
+        if leak:
+            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
+                             f"{len(leak)} empty or placeholder unit(s) not in the dropped-units "
+                             f"table ({_first([ref_ids[i] for i in leak])}): expected a table "
+                             f"decided with the same placeholder patterns from every language")
+    kept = [i for i in range(n_units) if i not in drop]
+    placeholder_units = set(dropped.filter(pl.col("reason") != "host")["position"])
+    n_placeholder, n_hosts = len(placeholder_units), len(drop - placeholder_units)
+    splits = _check_splits(corpus, scheme, n_units, kept, n_placeholder, n_hosts)
 
     order = sorted(languages)
     n = len(kept)
@@ -179,17 +287,5 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
         },
         schema={"corpus": pl.Utf8, "unit_id": pl.Utf8, "position": pl.Int64,
                 "language": pl.Utf8, "split": pl.Utf8, "text": pl.Utf8},
-    )
-    dropped = pl.DataFrame(
-        {
-            "corpus": [corpus] * len(order),
-            "language": order,
-            "n_placeholder": [sum(flags[lang]) for lang in order],
-            "n_merged_hosts": [len(hosts[lang]) for lang in order],
-            "n_dropped": [n_units - n] * len(order),
-            "n_kept": [n] * len(order),
-        },
-        schema={"corpus": pl.Utf8, "language": pl.Utf8, "n_placeholder": pl.Int64,
-                "n_merged_hosts": pl.Int64, "n_dropped": pl.Int64, "n_kept": pl.Int64},
     )
     return units, dropped

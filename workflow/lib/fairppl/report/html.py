@@ -72,13 +72,6 @@ def drop_constant_columns(df: pl.DataFrame, keep: tuple[str, ...] = ()) -> tuple
     return df.drop(list(constant)), constant
 
 
-DROPPED_HEADERS = {
-    "n_placeholder": "placeholder units in this language (count)",
-    "n_dropped": "units dropped in every language (count)",
-    "n_kept": "aligned units kept (count)",
-}
-
-
 _UNK = ["corpus", "language", "model", "tokenizer", "vocab_size", "n_tokens", "oov_rate",
         "ppl_naive", "ppl_unk_corrected", "bits_per_utterance"]
 

@@ -303,22 +303,49 @@ def tokenizers_section(inp: ReportInputs) -> str | None:
     return _section("tokenizers", "Tokenizers", html_table(table, TOKENIZER_HEADERS, caption=note))
 
 
+def _dropped_sentence(corpus: str, part: pl.DataFrame, n_kept: int | None,
+                      sheet: pl.DataFrame) -> str:
+    """One paragraph on a corpus's dropped units (the table of fairppl.corpus.align.find_dropped)."""
+    language = {}
+    if {"corpus", "source_id", "language"} <= set(sheet.columns):
+        for sid, lang in sheet.filter(pl.col("corpus") == corpus).select(
+                "source_id", "language").iter_rows():
+            language.setdefault(str(sid), lang)
+    counts = (part.group_by("translation")
+              .agg((pl.col("reason") != "host").sum().alias("placeholders"),
+                   (pl.col("how") == "marker").sum().alias("named"),
+                   (pl.col("how") == "length").sum().alias("by_length"))
+              .sort("placeholders", "translation", descending=[True, False]))
+    per = "; ".join(
+        f"{sid}{f' ({language[sid]})' if sid in language else ''} {n:,} placeholders, "
+        f"{named + by_length:,} hosts ({named:,} named by the placeholder, {by_length:,} by "
+        f"length)" if named + by_length else
+        f"{sid}{f' ({language[sid]})' if sid in language else ''} {n:,} placeholders"
+        for sid, n, named, by_length in counts.iter_rows())
+    kept = f"; {n_kept:,} aligned units kept" if n_kept is not None else ""
+    return (f"{corpus}: {part['position'].n_unique():,} units dropped in every language "
+            f"together{kept}. They are decided from every translation the corpus ships, not "
+            f"only the study's languages, so adding a language changes no other: a unit is "
+            f"dropped where some translation has a placeholder (a merged or missing verse) or "
+            f"holds a neighbouring placeholder's merged text; that host is the verse the "
+            f"placeholder names (Turkish \"(aynı)\", \"the same\": the previous verse), or, "
+            f"where the placeholder does not say (Bengali \"-\"), the neighbour whose length "
+            f"per English character shows it holds the run (fairppl.corpus.merged). Per translation "
+            f"(code, language where the study has it): {per}. Every dropped unit, with its "
+            f"translation and reason, is in results/corpus/{corpus}/dropped.tsv.")
+
+
 def corpus_section(inp: ReportInputs) -> str | None:
     parts = []
+    kept = {}
     if inp.unit_counts is not None and inp.unit_counts.height:
         parts.append(html_table(inp.unit_counts, {"corpus": "corpus id", "split": "split",
                                                   "n_units": "aligned units (count)"},
                                 caption="Aligned units per split (the same in every language)"))
+        kept = dict(inp.unit_counts.group_by("corpus").agg(pl.col("n_units").sum()).rows())
     if inp.dropped is not None and inp.dropped.height:
-        for corpus, part in inp.dropped.group_by("corpus", maintain_order=True):
-            first = part.row(0, named=True)
-            which = ", ".join(f"{r['language']} {r['n_placeholder']:,}" for r in
-                              part.filter(pl.col("n_placeholder") > 0).iter_rows(named=True))
-            parts.append(_p(
-                f"{corpus[0]}: {first['n_dropped']:,} units dropped in every language together "
-                f"because some translation has a placeholder there (a merged verse); "
-                f"{first['n_kept']:,} aligned units kept. Placeholders per language: "
-                f"{which or 'none'}."))
+        for (corpus,), part in inp.dropped.group_by("corpus", maintain_order=True):
+            parts.append(_p(_dropped_sentence(corpus, part, kept.get(corpus), inp.sheet)))
     return _section("corpus", "Corpus", "\n".join(parts)) if parts else None
 
 
