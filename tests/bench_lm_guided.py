@@ -64,7 +64,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
-from fairppl.marginal.lm import HFTokenLM  # noqa: E402
+from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_reference  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
 

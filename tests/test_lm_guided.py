@@ -243,7 +243,7 @@ def tiny_hf():
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.vocab import vocab_from_hf
 
     tok = AutoTokenizer.from_pretrained(SMOLLM2)
@@ -311,7 +311,7 @@ def smollm2_real():
     import torch
 
     from fairppl.lm.cache import load_lm
-    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.vocab import vocab_from_hf
 
     model, tok = load_lm(SMOLLM2, device="cpu")

@@ -88,7 +88,7 @@ def tiny(tmp_path_factory):
     """(HFTokenLM of a tiny random Llama over the unigram pieces, its TokenVocab,
     UnigramModel)."""
     pytest.importorskip("torch")
-    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.unigram import UnigramModel
     from fairppl.marginal.vocab import vocab_from_hf
     from fairppl.neural import NeuralConfig, build_model, special_ids_of

@@ -17,7 +17,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairppl.marginal.lm import HFTokenLM, KenLMTokenLM, TokenLM  # noqa: E402
+from fairppl.marginal.lm import KenLMTokenLM, TokenLM  # noqa: E402
+from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.lm.scoring import score_texts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,7 +327,7 @@ def test_token_logps_sum_to_logp_across_batches():
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from fairppl.marginal.lm import HFTokenLM
+    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.tokenizers import char_tokenizer
 
     tok = char_tokenizer(["abcdefgh "])

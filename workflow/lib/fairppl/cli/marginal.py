@@ -127,7 +127,7 @@ def load(args):
     if Path(args.model).is_file():
         return _load_kenlm(args, unigram)
     from ..lm.cache import load_lm
-    from ..marginal.lm import HFTokenLM
+    from ..marginal.lm_hf import HFTokenLM
     from ..marginal.vocab import vocab_from_hf
 
     try:

@@ -1,12 +1,21 @@
 """Marginal likelihood over tokenizations (STUDY.md section 2): the probability of a text summed
-over every token sequence that spells it, estimated by importance sampling or computed exactly.
+over every token sequence that spells it, estimated by importance sampling, bounded from below,
+or computed exactly.
 
-Modules: :mod:`.lattice` (segmentation lattices: forward/backward, Viterbi, n-best, sampling with
-and without replacement, entropy, enumeration), :mod:`.unigram` (SentencePiece unigram lattices,
-Cao & Rimell 2021), :mod:`.vocab` (any tokenizer's tokens as byte strings; every tokenization of a
-byte string), :mod:`.lm` (scoring many token sequences with one LM, work shared across them),
-:mod:`.estimate` (importance-sampling arithmetic and intervals), :mod:`.blocks` and
-:mod:`.lm_guided` (Chirkova et al. 2023), :mod:`.decoding_free` (model-free lattice proposals),
-:mod:`.exact` (enumeration and the n-gram forward algorithm) and :mod:`.beam` (a deterministic
-lower bound). Every log-probability is in **nats**.
+Lattices: :mod:`.lattice` (segmentation lattices: forward/backward, Viterbi, n-best, sampling with
+and without replacement, capped path counts, entropy, enumeration), :mod:`.unigram` (SentencePiece
+unigram lattices, Cao & Rimell 2021), :mod:`.vocab` (any tokenizer's tokens as byte strings; every
+tokenization of a byte string). Scoring many token sequences with one LM, work shared across
+them: :mod:`.lm` (the TokenLM contract, KenLM), :mod:`.lm_hf` (transformers), :mod:`.kv_tree`
+(incremental key/value scoring), :mod:`.prefix_tree` (what they share). Estimators:
+:mod:`.estimate` (importance-sampling arithmetic and Monte Carlo intervals), :mod:`.blocks` and
+:mod:`.lm_guided` (Chirkova et al. 2023), :mod:`.decoding_free` (Pohl, Cognetta et al. 2025: a
+lower bound), :mod:`.exact` (enumeration and the n-gram forward algorithm), :mod:`.beam` (a
+deterministic lower bound), :mod:`.api` (one record per text and estimator). The stage:
+:mod:`.units` and :mod:`.runner` (per-unit records, resumable), :mod:`.table` (sums over units
+with intervals), :mod:`.compare`, :mod:`.analyses`, :mod:`.lengths`, :mod:`.caching` (the
+comparisons and analyses the report shows). Every log-probability is in **nats**.
+
+May import: :mod:`fairppl.core`, :mod:`fairppl.tokenizers`, :mod:`fairppl.ngram`,
+:mod:`fairppl.stats`, :mod:`fairppl.lm`.
 """

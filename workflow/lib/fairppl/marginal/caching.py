@@ -23,7 +23,7 @@ samples of each mode drawn from the same seed, with the spread of the log weight
 tokenizations, so it estimates a lower bound on the marginal (:mod:`.unigram`).
 
 All log-probabilities are natural logs (**nats**), float64; a document is scored after the LM's
-start token, its end token charged (the convention of :class:`~.lm.HFTokenLM`).
+start token, its end token charged (the convention of :class:`~.lm_hf.HFTokenLM`).
 """
 
 from __future__ import annotations

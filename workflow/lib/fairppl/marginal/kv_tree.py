@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import PrefixTree, Seq, _merge_requests, _upcast
+from .prefix_tree import PrefixTree, Seq, _merge_requests, _upcast
 
 
 class KVTree(PrefixTree):

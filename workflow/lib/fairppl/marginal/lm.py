@@ -2,8 +2,8 @@
 shared across them: the marginal likelihood over tokenizations needs log P_LM of hundreds of
 tokenizations of one unit, and of many candidate continuations after many sampled prefixes.
 
-:class:`TokenLM` is the contract; :class:`HFTokenLM` (in :mod:`.lm_hf`, re-exported here)
-implements it for a transformers causal LM, :class:`KenLMTokenLM` for a KenLM n-gram over a
+:class:`TokenLM` is the contract; :class:`~.lm_hf.HFTokenLM` (:mod:`.lm_hf`) implements it for a
+transformers causal LM, :class:`KenLMTokenLM` for a KenLM n-gram over a
 tokenizer's pieces. Every log-probability is a natural log (**nats**), float64.
 
 Conventions (the same as the study's default-path scores, so that the default tokenization's
@@ -29,8 +29,7 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-Seq = Sequence[int]
-
+from .prefix_tree import Seq, _as_tuple, _merge_requests
 
 @runtime_checkable
 class TokenLM(Protocol):
@@ -52,69 +51,8 @@ class TokenLM(Protocol):
         """:meth:`logp_next` for many prefixes at once (equal prefixes run once)."""
 
 
-def _as_tuple(seq, what: str) -> tuple[int, ...]:
-    if isinstance(seq, (str, bytes)):
-        raise TypeError(f"{what}: expected a sequence of token ids, got {type(seq).__name__}")
-    return tuple(int(t) for t in seq)
-
-
-def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]]:
-    """Distinct (prefix -> set of distinct conts) and each request's keys, in order."""
-    if len(prefixes) != len(conts_per_prefix):
-        raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
-                         f"continuations: expected one list per prefix")
-    wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
-    keys = []
-    for i, (prefix, conts) in enumerate(zip(prefixes, conts_per_prefix)):
-        p = _as_tuple(prefix, f"prefix {i}")
-        row = []
-        bucket = wanted.setdefault(p, {})
-        for j, cont in enumerate(conts):
-            c = _as_tuple(cont, f"continuation {j} of prefix {i}")
-            bucket[c] = None
-            row.append((p, c))
-        keys.append(row)
-    return wanted, keys
-
-
-def _upcast(logits):
-    """``logits`` as float32 for a half-precision or float32 model, kept float64 for a float64
-    one (so a float64 model's log-probabilities are float64 throughout)."""
-    import torch
-
-    return logits if logits.dtype == torch.float64 else logits.float()
-
-
 # ---------------------------------------------------------------------------------------------
 # KenLM
-
-
-class PrefixTree:
-    """Distinct token prefixes as a tree, each run through an LM once: node 0 is the start
-    token; every node has its ``token``, ``parent``, ``depth`` and ``children`` (token -> node).
-    :meth:`_added` is the hook of subclasses that keep more per node."""
-
-    def __init__(self, start_id: int):
-        self.token = [start_id]
-        self.parent = [-1]
-        self.depth = [0]
-        self.children: list[dict[int, int]] = [{}]
-
-    def child(self, node: int, tok: int) -> int:
-        """The node of ``node``'s prefix followed by ``tok``, added when new."""
-        nxt = self.children[node].get(tok)
-        if nxt is None:
-            nxt = len(self.token)
-            self.children[node][tok] = nxt
-            self.token.append(tok)
-            self.parent.append(node)
-            self.depth.append(self.depth[node] + 1)
-            self.children.append({})
-            self._added(nxt)
-        return nxt
-
-    def _added(self, node: int) -> None:
-        """Called once per new node."""
 
 
 class KenLMTokenLM:
@@ -241,6 +179,3 @@ class KenLMTokenLM:
                 values[j] = self._state(p + c)[1] - base if c else 0.0
             out.append(values)
         return out
-
-
-from .lm_hf import HFTokenLM  # noqa: E402,F401  (re-exported: defined in .lm_hf)

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .lm import PrefixTree, Seq, _as_tuple, _merge_requests, _upcast
+from .prefix_tree import PrefixTree, Seq, _as_tuple, _merge_requests, _upcast
 
 
 class _Trie(PrefixTree):

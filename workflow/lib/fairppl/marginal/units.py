@@ -215,7 +215,7 @@ def hf_lm(load_from, special: dict | None = None, device=None):
     """``(lm, vocab, encode, start_token)`` for a transformers folder (or hub id), framed with
     the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer)."""
     from ..lm.cache import load_lm
-    from .lm import HFTokenLM
+    from .lm_hf import HFTokenLM
     from .vocab import vocab_from_hf
 
     special = special or {}
