@@ -62,15 +62,21 @@ def test_ranking_change_counts_moved_languages():
     assert out["largest_gap_percent"] == pytest.approx(100 * 5 / 30)
 
 
-def test_no_ranking_claims_below_min_units():
-    # the same languages, but 2 units each against the default minimum of 20: the numbers stay,
-    # the claims go, and a note says why
+def _few_units_fair():
+    """Fair-bits rows of four languages whose table rows rest on 2 units each (below the
+    default minimum of 20), and the note their table carries."""
     defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
     margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
     note = "2 units, fewer than min_units = 20: no intervals"
     table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, ci_note=note)
                           for k, v in defaults.items()])
-    fair = compare.fair_bits(table)
+    return compare.fair_bits(table), note
+
+
+def test_no_ranking_claims_below_min_units():
+    # the same languages, but 2 units each against the default minimum of 20: the numbers stay,
+    # the claims go, and a note says why
+    fair, note = _few_units_fair()
     assert fair["ci_note"].to_list() == [note] * 4 and fair["bpec_ci_low"].null_count() == 4
     assert fair["bpec_marginal"].null_count() == 0
     out = compare.ranking_change(fair).row(0, named=True)
@@ -207,12 +213,7 @@ def test_report_section_states_the_ranking_change():
 def test_report_makes_no_claim_from_too_few_units():
     from fairppl.report.marginal import marginal_body, ranking_sentences
 
-    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
-    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
-    note = "2 units, fewer than min_units = 20: no intervals"
-    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, ci_note=note)
-                          for k, v in defaults.items()])
-    fair = compare.fair_bits(table)
+    fair, note = _few_units_fair()
     rankings = compare.ranking_change(fair)  # min_units 20
     (sentence,) = ranking_sentences(rankings, fair)
     assert sentence.startswith("m / spm (exact, bible, 2 units per language): on these units")
