@@ -10,6 +10,11 @@ from fairppl.marginal import compare
 LN2 = math.log(2.0)
 
 
+#: Default and marginal log P (nats) of four languages, shared by the tests.
+FEW_DEFAULTS = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
+FEW_MARGINS = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
+
+
 def _agg(language, model, estimator, logp, default, english=100, n_units=2, tau=None, K=None,
          **extra):
     row = {"corpus": "bible", "language": language, "model": model, "tokenizer": "spm",
@@ -50,9 +55,8 @@ def test_fair_bits_per_utterance_and_bpec():
 
 def test_ranking_change_counts_moved_languages():
     # default BPEC order a > b > c > d; the marginal swaps b and c
-    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
-    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
-    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
+    table = pl.DataFrame([_agg(k, "m", "exact", FEW_MARGINS[k], v)
+                          for k, v in FEW_DEFAULTS.items()])
     out = compare.ranking_change(compare.fair_bits(table), min_units=2).row(0, named=True)
     assert out["n_languages"] == 4 and out["note"] is None
     assert out["spearman_rho"] == pytest.approx(0.8)  # one adjacent swap: 1 - 6*2/(4*15)
@@ -65,11 +69,9 @@ def test_ranking_change_counts_moved_languages():
 def _few_units_fair():
     """Fair-bits rows of four languages whose table rows rest on 2 units each (below the
     default minimum of 20), and the note their table carries."""
-    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
-    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
     note = "2 units, fewer than min_units = 20: no intervals"
-    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, ci_note=note)
-                          for k, v in defaults.items()])
+    table = pl.DataFrame([_agg(k, "m", "exact", FEW_MARGINS[k], v, ci_note=note)
+                          for k, v in FEW_DEFAULTS.items()])
     return compare.fair_bits(table), note
 
 
@@ -86,8 +88,8 @@ def test_no_ranking_claims_below_min_units():
     assert out["n_languages"] == 4 and out["min_units_per_language"] == 2
     assert out["note"] == "2 units per language, fewer than min_units = 20: no ranking claims"
     # one language short of the minimum is enough to withhold the claim
-    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v, n_units=20 if k != "d" else 19)
-                          for k, v in defaults.items()])
+    table = pl.DataFrame([_agg(k, "m", "exact", FEW_MARGINS[k], v,
+                               n_units=20 if k != "d" else 19) for k, v in FEW_DEFAULTS.items()])
     assert compare.ranking_change(compare.fair_bits(table))["spearman_rho"][0] is None
 
 
@@ -195,9 +197,8 @@ def test_published_file_is_well_formed():
 def test_report_section_states_the_ranking_change():
     from fairppl.report.marginal import marginal_body, ranking_sentences
 
-    defaults = {"a": -40.0, "b": -30.0, "c": -29.0, "d": -10.0}
-    margins = {"a": -39.0, "b": -25.0, "c": -28.0, "d": -9.9}
-    table = pl.DataFrame([_agg(k, "m", "exact", margins[k], v) for k, v in defaults.items()])
+    table = pl.DataFrame([_agg(k, "m", "exact", FEW_MARGINS[k], v)
+                          for k, v in FEW_DEFAULTS.items()])
     fair = compare.fair_bits(table)
     rankings = compare.ranking_change(fair, min_units=2)
     (sentence,) = ranking_sentences(rankings, fair)
