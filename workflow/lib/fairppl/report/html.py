@@ -34,7 +34,8 @@ def fmt(value) -> str:
 def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption: str = "",
                labels: dict[str, str] | None = None) -> str:
     """Render ``df`` as an HTML table: one header per column, its name (``labels`` renames it)
-    over its unit (``headers``: column -> unit text); text cells left, numbers right."""
+    over its unit (``headers``: column -> unit text); text cells left, numbers right. Wrapped in
+    a ``div.wide`` that scrolls sideways, so a table wider than the page is never cut off."""
     headers, labels = headers or {}, labels or {}
     head = "".join(
         f"<th>{html.escape(labels.get(c, c))}<br><small>{html.escape(headers.get(c, ''))}"
@@ -47,7 +48,8 @@ def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption:
             cells.append(f"<td{css}>{html.escape(fmt(value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return (f"<div class='wide'><table>{cap}<thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def paragraph(text: str, css: str = "") -> str:

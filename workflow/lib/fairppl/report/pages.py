@@ -40,9 +40,10 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 p.answer { font-size: 1.08em; background: #f3f7fb; padding: 0.6em 0.9em; border-left: 4px solid
            #1f4e9c; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
+div.wide { overflow-x: auto; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; vertical-align: top; }
 th { background: #eef2f7; } th small { font-weight: normal; color: #555; }
-td.text { text-align: left; }
+td.text { text-align: left; min-width: 6em; }
 caption { text-align: left; font-weight: bold; padding: 4px 0; }
 img { max-width: 100%; border: 1px solid #ddd; }
 .note { color: #555; font-size: 0.9em; }
