@@ -3,6 +3,8 @@ the right cells, rankings and correlations against scipy and hand counts, a self
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 import pytest
 from scipy.stats import permutation_test, spearmanr
@@ -130,6 +132,12 @@ def test_language_features_hand_counts():
     assert feats["eng"]["oov_rate"] == pytest.approx(1 / 2)  # vocabulary {a}: 'd' is OOV
     assert feats["deu"]["chars_per_english_char"] == pytest.approx((11 + 2) / (5 + 3))
     assert feats["deu"]["oov_rate"] == pytest.approx(1 / 2)  # vocabulary {xx}: 'zz' is OOV
+    assert feats["eng"]["train_chars"] == 8 and feats["deu"]["train_chars"] == 13
+    # eng train words a,b,a,b,c: p = (2/5, 2/5, 1/5); deu xx,yy,xx,xx,yy: p = (3/5, 2/5).
+    assert feats["eng"]["word_unigram_entropy"] == pytest.approx(
+        -(2 * 0.4 * math.log2(0.4) + 0.2 * math.log2(0.2)))
+    assert feats["deu"]["word_unigram_entropy"] == pytest.approx(
+        -(0.6 * math.log2(0.6) + 0.4 * math.log2(0.4)))
     corr = feature_correlations(language_features(units), _models("c"))
     assert set(corr["feature"]) >= {"type_token_ratio", "oov_rate"}
     assert corr["spearman_rho"].null_count() == corr.height  # two languages: no correlation
@@ -226,3 +234,21 @@ def test_corpus_section_counts_dropped_units_per_translation():
     assert ("b 2 placeholders, 1 hosts (0 named by the placeholder, 1 by length); "
             "j 1 placeholders; "
             "t (tur) 1 placeholders, 1 hosts (1 named by the placeholder, 0 by length).") in html
+
+
+def test_pieces_per_word_counts_every_piece(tmp_path):
+    import sentencepiece as spm
+
+    text = tmp_path / "train.txt"
+    text.write_text("\n".join(["the cat sat on the mat", "a dog sat on a log"] * 50) + "\n")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp_path / "m"),
+                                   vocab_size=30, model_type="bpe", minloglevel=2)
+    units = pl.DataFrame({
+        "corpus": ["c"] * 2, "unit_id": ["u0", "u1"], "language": ["eng"] * 2,
+        "split": ["train", "test"], "text": ["the cat sat", "a dog"],
+        "english_reference": [True] * 2})
+    feats = language_features(units, tokenizers={("c", "eng", "spm-bpe-30"): tmp_path / "m.model"})
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    pieces = sp.encode("the cat sat", out_type=str)
+    assert feats["tokens_per_word.spm-bpe-30"][0] == pytest.approx(len(pieces) / 3)
+    assert len(pieces) >= 3

@@ -64,6 +64,7 @@ rule correlates_table:
     input:
         units=unit_tables(),
         models="results/tables/models.parquet",
+        tokenizers=list(correlate_tokenizers().values()),
     output:
         features=report(
             "results/tables/correlates.csv",
@@ -79,6 +80,7 @@ rule correlates_table:
         "../../envs/report.yaml"
     params:
         vocab_size=lookup(dpath="report/correlates_vocab_size", within=config),
+        tokenizer_keys=list(correlate_tokenizers()),
     script:
         "../scripts/correlates_table.py"
 

@@ -1,5 +1,6 @@
-"""Correlates of difficulty: per language, properties of its text (word types, type/token ratio,
-characters per English character, OOV rate at a fixed vocabulary) and their Spearman correlation
+"""Correlates of difficulty: per language, properties of its text (characters, words, word types,
+type/token ratio, characters per English character, OOV rate at a fixed vocabulary, word unigram
+entropy, pieces per word of each SentencePiece tokenizer) and their Spearman correlation
 with each model's BPEC on the common units."""
 
 import logging
@@ -13,7 +14,10 @@ from fairppl.core.io import write_table
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
-    features = language_features(units, vocab_size=snakemake.params.vocab_size)
+    tokenizers = {tuple(key.split("/")): path
+                  for key, path in zip(snakemake.params.tokenizer_keys, snakemake.input.tokenizers)}
+    features = language_features(units, vocab_size=snakemake.params.vocab_size,
+                                 tokenizers=tokenizers)
     correlations = feature_correlations(features, pl.read_parquet(snakemake.input.models))
     logging.info("%d languages, %d correlations", features.height, correlations.height)
     write_table(features, csv=snakemake.output.features)

@@ -99,3 +99,14 @@ def study_outputs():
         "results/tables/marginal.csv",
         "results/report.html",
     ]
+
+
+def correlate_tokenizers():
+    """'corpus/language/tokenizer' -> SentencePiece model file, for the pieces-per-word features
+    of the correlates table (every tokenizer of the study)."""
+    return {
+        f"{row.corpus}/{row.language}/{tok}": f"results/tokenizers/{row.corpus}/{row.language}/{tok}.model"
+        for row in STUDY_LANGUAGES
+        if row.corpus in config["tokenizers"]["corpora"]
+        for tok in spm_tokenizers()
+    }

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from ..stats.bootstrap import BootstrapSettings
-from ..stats.correlates import FEATURES
+from ..stats.correlates import feature_description, feature_names
 from ..stats.metrics import BPU_COLUMNS, describe_units
 from .rankings import (
     answer_sentences,
@@ -271,7 +271,8 @@ def correlates_section(inp: ReportInputs) -> str | None:
     parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
                 "for every language: languages written without spaces get few, very long "
                 "words) and their rank correlation with BPEC across languages.", "note"),
-             html_table(feats, {**FEATURES, **UNITS, "language": "language id",
+             html_table(feats, {**{f: feature_description(f) for f in feature_names(feats.columns)},
+                                **UNITS, "language": "language id",
                                 "bpec": f"BPEC of {ref_name} (bits/char of English)"},
                         caption=f"{main}: per language, hardest first")]
     if inp.correlations is not None and inp.correlations.height:

@@ -17,18 +17,45 @@ from ..ngram.word import build_vocabulary, words
 
 #: Numeric properties per language, with their units.
 FEATURES = {
+    "train_chars": "characters of the train split (count)",
     "train_words": "whitespace words of the train split (count)",
     "train_word_types": "distinct whitespace words of the train split (count)",
     "type_token_ratio": "word types / word tokens of the train split (fraction)",
     "chars_per_english_char": "characters / characters of the English text, train split (ratio)",
     "oov_rate": "test words outside the train split's most frequent word types (fraction)",
+    "word_unigram_entropy": "entropy of the train split's word unigram distribution (bits/word)",
 }
+
+#: Prefix of the per-tokenizer features: ``tokens_per_word.<tokenizer id>`` is the tokenizer's
+#: pieces per whitespace word on the train split.
+TOKENS_PER_WORD = "tokens_per_word."
+
+
+def feature_description(name: str) -> str:
+    """What a feature column of :func:`language_features` measures, with its unit."""
+    if name.startswith(TOKENS_PER_WORD):
+        return (f"{name[len(TOKENS_PER_WORD):]} pieces per whitespace word of the train split "
+                "(ratio)")
+    return FEATURES[name]
+
+
+def feature_names(columns) -> list[str]:
+    """The feature columns among ``columns``, in table order."""
+    return [c for c in FEATURES if c in columns] + sorted(
+        c for c in columns if c.startswith(TOKENS_PER_WORD))
 
 
 def language_features(units: pl.DataFrame, vocab_size: int = 5000,
-                      train_split: str = "train", eval_split: str = "test") -> pl.DataFrame:
+                      train_split: str = "train", eval_split: str = "test",
+                      tokenizers: dict | None = None) -> pl.DataFrame:
     """One row per (corpus, language) of the prepared units table: ``FEATURES`` computed from the
-    text, with ``vocab_size`` the fixed vocabulary of the OOV rate (most frequent train types)."""
+    text, with ``vocab_size`` the fixed vocabulary of the OOV rate (most frequent train types).
+
+    ``tokenizers`` maps (corpus, language, tokenizer id) to a SentencePiece model file; each
+    tokenizer id adds a ``tokens_per_word.<id>`` column (its pieces per whitespace word on the
+    train split; null for a language it has no model for)."""
+    tokenizers = tokenizers or {}
+    tokenizer_ids = sorted({tok for _, _, tok in tokenizers})
     english = (units.filter(pl.col("english_reference") & (pl.col("split") == train_split))
                .select("corpus", "unit_id", pl.col("text").str.len_chars().alias("eng_chars")))
     rows = []
@@ -46,19 +73,41 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
         n_oov = sum(w not in vocab for w in test_words)
         ratio = (train.select("corpus", "unit_id", pl.col("text").str.len_chars().alias("n"))
                  .join(english, on=["corpus", "unit_id"]))
-        rows.append({
-            "corpus": corpus, "language": language, "train_words": n_words,
+        entropy = (-sum(c / n_words * math.log2(c / n_words) for c in counts.values())
+                   if n_words else None)
+        row = {
+            "corpus": corpus, "language": language,
+            "train_chars": int(train["text"].str.len_chars().sum()), "train_words": n_words,
             "train_word_types": len(counts),
             "type_token_ratio": len(counts) / n_words if n_words else None,
             "chars_per_english_char": (ratio["n"].sum() / ratio["eng_chars"].sum()
                                        if ratio.height else None),
             "oov_rate": n_oov / len(test_words) if test_words else None,
-        })
-    return pl.DataFrame(rows, schema={"corpus": pl.String, "language": pl.String,
-                                      "train_words": pl.Int64, "train_word_types": pl.Int64,
-                                      "type_token_ratio": pl.Float64,
-                                      "chars_per_english_char": pl.Float64,
-                                      "oov_rate": pl.Float64})
+            "word_unigram_entropy": entropy,
+        }
+        for tok in tokenizer_ids:
+            path = tokenizers.get((corpus, language, tok))
+            row[TOKENS_PER_WORD + tok] = (pieces_per_word(path, train["text"])
+                                          if path and n_words else None)
+        rows.append(row)
+    schema = {"corpus": pl.String, "language": pl.String, "train_chars": pl.Int64,
+              "train_words": pl.Int64, "train_word_types": pl.Int64,
+              "type_token_ratio": pl.Float64, "chars_per_english_char": pl.Float64,
+              "oov_rate": pl.Float64, "word_unigram_entropy": pl.Float64}
+    schema.update({TOKENS_PER_WORD + tok: pl.Float64 for tok in tokenizer_ids})
+    return pl.DataFrame(rows, schema=schema)
+
+
+def pieces_per_word(model_file, texts) -> float:
+    """SentencePiece pieces per whitespace word over ``texts`` with the model in ``model_file``
+    (the same word rule as the other features)."""
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_file=str(model_file))
+    texts = list(texts)
+    n_pieces = sum(len(ids) for ids in processor.encode(texts))
+    n_words = sum(len(words(t)) for t in texts)
+    return n_pieces / n_words
 
 
 #: Up to this many pairs the p-value is exact: every pairing of the ranks is enumerated (8! =
@@ -109,7 +158,7 @@ def feature_correlations(features: pl.DataFrame, models: pl.DataFrame) -> pl.Dat
                                                     maintain_order=True):
         joined = part.select("corpus", "language", "bpec").join(
             features, on=["corpus", "language"], how="inner")
-        for feature in FEATURES:
+        for feature in feature_names(features.columns):
             rho, p, n = spearman(joined[feature].to_list(), joined["bpec"].to_list())
             rows.append({"corpus": corpus, "model": model, "tokenizer": tok, "feature": feature,
                          "n_languages": n, "spearman_rho": rho, "p_value": p})
