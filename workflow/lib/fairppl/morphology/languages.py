@@ -112,12 +112,11 @@ def marginal_bpec(marginal: pl.DataFrame) -> pl.DataFrame:
     """One marginal BPEC per (corpus, language, model, tokenizer) from the marginal stage's table:
     the estimator first in :data:`MARGINAL_PREFERENCE` that ran for that (model, tokenizer) in
     every language, with its name and unit count."""
-    data = marginal.filter(pl.col("estimator").is_in(MARGINAL_PREFERENCE)
-                           & pl.col("bpec").is_not_null())
     rows = []
-    for (corpus, model, tok), part in data.group_by(["corpus", "model", "tokenizer"],
-                                                    maintain_order=True):
+    for (corpus, model, tok), part in marginal.group_by(["corpus", "model", "tokenizer"],
+                                                        maintain_order=True):
         languages = set(part["language"])
+        part = part.filter(pl.col("bpec").is_not_null())
         for estimator in MARGINAL_PREFERENCE:
             chosen = part.filter(pl.col("estimator") == estimator)
             if set(chosen["language"]) == languages:
