@@ -11,6 +11,7 @@ from fairppl.morphology.languages import (
     marginal_bpec,
     measures_long,
     parse_bpec_column,
+    regression_inputs,
     text_bpec,
 )
 
@@ -92,3 +93,19 @@ def test_duplicate_measure_is_refused():
                         "note": [None, None]})
     with pytest.raises(InputError, match="two published mcc values for eng"):
         measures_long(mcc)
+
+
+def test_regression_inputs_compute_the_difference_and_say_why_a_language_is_out():
+    table = pl.DataFrame({
+        "corpus": ["bible"] * 3, "language": ["eng", "deu", "zho"], "measure": ["mcc"] * 3,
+        "source": ["apertium"] * 3, "value": [6.0, 38.0, None],
+        "note": [None, None, "no Apertium analyser"], "lemmas_note": [None, None, "no lemmatizer"],
+        bpec_column("words", "m", "char"): [1.0, 1.5, 2.0],
+        bpec_column("lemmas", "m", "char"): [0.8, 1.0, None]})
+    long = {(r["language"], r["text"]): r
+            for r in regression_inputs(table).iter_rows(named=True)}
+    assert long[("deu", "difference")]["y"] == pytest.approx(0.5)
+    assert long[("eng", "lemmas")]["x"] == 6.0 and long[("eng", "lemmas")]["excluded"] is None
+    assert long[("zho", "words")]["excluded"] == "no Apertium analyser"
+    assert long[("zho", "lemmas")]["excluded"] == "no Apertium analyser"
+    assert len(long) == 9

@@ -165,3 +165,41 @@ def languages_table(corpus: str, languages: list[str], measures: pl.DataFrame,
         "corpus": pl.String, "language": pl.String, "measure": pl.String, "source": pl.String,
         "value": pl.Float64, "note": pl.String, "lemmas_note": pl.String})
     return table.join(wide.select("language", *columns), on="language", how="left")
+
+
+def regression_inputs(table: pl.DataFrame) -> pl.DataFrame:
+    """The per-language table in long form for the regressions: one row per (corpus, language,
+    measure, source, model, tokenizer, text) with x (the measure), y (the BPEC) and
+    ``excluded`` (why the language is left out of that regression, else null).
+
+    ``text`` is ``words``, ``lemmas``, ``difference`` (words minus lemmas, for the models with
+    both) or ``marginal``."""
+    keys = ["corpus", "language", "measure", "source", "value", "note", "lemmas_note"]
+    columns = {c: parse_bpec_column(c) for c in table.columns if parse_bpec_column(c)}
+    frames = []
+    for column, (text, model, tok) in columns.items():
+        frames.append(table.select(*keys, pl.lit(model).alias("model"),
+                                   pl.lit(tok).alias("tokenizer"), pl.lit(text).alias("text"),
+                                   pl.col(column).alias("y")))
+        lemmas = bpec_column("lemmas", model, tok)
+        if text == "words" and lemmas in table.columns:
+            frames.append(table.select(*keys, pl.lit(model).alias("model"),
+                                       pl.lit(tok).alias("tokenizer"),
+                                       pl.lit("difference").alias("text"),
+                                       (pl.col(column) - pl.col(lemmas)).alias("y")))
+    schema = {"corpus": pl.String, "language": pl.String, "measure": pl.String,
+              "source": pl.String, "model": pl.String, "tokenizer": pl.String,
+              "text": pl.String, "x": pl.Float64, "y": pl.Float64, "excluded": pl.String}
+    if not frames:
+        return pl.DataFrame(schema=schema)
+    long = pl.concat(frames)
+    lemma_text = pl.col("text").is_in(["lemmas", "difference"])
+    excluded = (pl.when(pl.col("value").is_null())
+                .then(pl.coalesce("note", pl.lit("no measure")))
+                .when(pl.col("y").is_null() & lemma_text & pl.col("lemmas_note").is_not_null())
+                .then(pl.col("lemmas_note"))
+                .when(pl.col("y").is_null())
+                .then(pl.format("no {} BPEC for this model", "text"))
+                .otherwise(None))
+    return long.select("corpus", "language", "measure", "source", "model", "tokenizer", "text",
+                       pl.col("value").alias("x"), "y", excluded.alias("excluded")).cast(schema)
