@@ -87,6 +87,7 @@ class ReportInputs:
     correlates: pl.DataFrame | None = None
     correlations: pl.DataFrame | None = None
     marginal: dict[str, pl.DataFrame] = field(default_factory=dict)
+    morphology: dict[str, pl.DataFrame] = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -373,6 +374,15 @@ def marginal_section(inp: ReportInputs) -> str | None:
     return _section("marginal", "Marginal likelihood over tokenizations", body)
 
 
+def morphology_section(inp: ReportInputs) -> str | None:
+    from .morphology import morphology_body
+
+    body = morphology_body(inp.morphology, inp.names, inp.figures, figure)
+    if body is None:
+        return None
+    return _section("morphology", "Why languages differ: morphology and difficulty", body)
+
+
 def settings_section(inp: ReportInputs) -> str:
     from .settings import settings_sentences
 
@@ -384,7 +394,7 @@ def settings_section(inp: ReportInputs) -> str:
 
 
 SECTIONS = [answer_section, languages_models_section, main_figure_section,
-            marginal_section, second_domain_section, unk_section, correlates_section,
+            marginal_section, morphology_section, second_domain_section, unk_section, correlates_section,
             tokenizers_section, corpus_section, conventions_section, settings_section]
 
 

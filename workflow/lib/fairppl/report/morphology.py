@@ -1,0 +1,231 @@
+"""The report's section on why languages differ: morphological counting complexity by source and
+its validation, BPEC against MCC on words, on lemmas and their difference (Cotterell et al. 2018),
+the per-language difficulty model (Mielke et al. 2019) and what predicts it, and per model a
+fairness summary and each tokenizer's premium.
+
+Built from the tables of the morphology rules, held in ``ReportInputs.morphology`` under the
+names of :data:`TABLES`, and the figures of ``plot_morphology``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .html import constants_text, drop_constant_columns, fmt, html_table
+from .html import paragraph as _p
+from .plots import model_label
+
+#: The stage's tables: name -> CSV under results/tables.
+TABLES = {
+    "mcc": "mcc.csv",
+    "mcc_validation": "mcc_validation.csv",
+    "forms_per_lemma": "forms_per_lemma.csv",
+    "lemmatizer_coverage": "lemmatizer_coverage.csv",
+    "languages": "morphology_languages.csv",
+    "regressions": "morphology.csv",
+    "difficulty": "difficulty.csv",
+    "predictors": "difficulty_predictors.csv",
+    "fairness": "fairness.csv",
+    "premium": "tokenizer_premium.csv",
+}
+
+#: Units of the columns the section shows.
+HEADERS = {
+    "language": "name",
+    "source": "where the value comes from",
+    "pos": "part of speech",
+    "mcc": "inflectional feature bundles (count)",
+    "n_forms": "distinct forms (count)",
+    "n_lemmas": "distinct lemmas (count)",
+    "forms_per_lemma": "forms / lemmas (ratio)",
+    "note": "",
+    "model": "model / tokenizer",
+    "measure": "morphology measure",
+    "text": "words, lemmas, difference or marginal",
+    "n_languages": "languages in the fit (count)",
+    "slope": "BPEC per unit of the measure (bits/English char per unit)",
+    "slope_low": "bootstrap over languages, lower end",
+    "slope_high": "upper end",
+    "pearson_r": "Pearson's r",
+    "pearson_p": "two-sided p",
+    "spearman_rho": "Spearman's rho",
+    "spearman_p": "two-sided p (exact up to 8 languages)",
+    "difficulty": "exp(d_j), geometric mean of the languages = 1",
+    "difficulty_low": "interval, lower end",
+    "difficulty_high": "upper end",
+    "n_units": "units with a score (count)",
+    "bpec": "BPEC on the common units (bits/English char)",
+    "rank_difficulty": "1 = hardest",
+    "rank_bpec": "1 = hardest",
+    "published": "Mielke et al. 2019, Europarl (difficulty)",
+    "target": "what is predicted",
+    "predictor": "property of the language",
+    "p_bh": "Benjamini-Hochberg adjusted p",
+    "family": "segmentation family",
+    "ratio": "hardest / easiest BPEC (ratio)",
+    "ratio_low": "paired bootstrap over units, lower end",
+    "ratio_high": "upper end",
+    "gini": "Gini coefficient of BPEC across languages (0 = equal)",
+    "gini_low": "lower end",
+    "gini_high": "upper end",
+    "hardest": "language",
+    "easiest": "language",
+    "tokens_per_english_char": "tokens / characters of English on the same units (ratio)",
+    "premium": "relative to English (ratio; English = 1)",
+    "covered": "has a lemmatizer",
+    "share_changed": "word tokens the lemmatizer changed (fraction)",
+    "reason": "",
+}
+
+
+def _named(df: pl.DataFrame, names: dict[str, str], columns=("language", "hardest",
+                                                              "easiest")) -> pl.DataFrame:
+    return df.with_columns(pl.col(c).replace(names) for c in columns if c in df.columns)
+
+
+def _labelled(df: pl.DataFrame) -> pl.DataFrame:
+    if "model" not in df.columns or "tokenizer" not in df.columns:
+        return df
+    return df.with_columns(model=pl.struct("model", "tokenizer").map_elements(
+        lambda r: model_label(r["model"], r["tokenizer"]), return_dtype=pl.String)
+    ).drop("tokenizer")
+
+
+def _table(df: pl.DataFrame, caption: str, names: dict[str, str], keep=("language", "model"),
+           headers: dict | None = None) -> str:
+    df, constant = drop_constant_columns(_named(_labelled(df), names), keep=keep)
+    stated = constants_text(constant)
+    return html_table(df, {**HEADERS, **(headers or {})},
+                      caption=caption + (f" ({stated})" if stated else ""))
+
+
+def _have(tables: dict[str, pl.DataFrame], name: str) -> pl.DataFrame | None:
+    table = tables.get(name)
+    return table if table is not None and table.height else None
+
+
+def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
+    """What the MCC regressions of one source say, model by model: the slope on words and on
+    lemmas with their intervals and rank correlations, and whether the interval excludes zero."""
+    out = []
+    rows = regressions.filter((pl.col("measure") == "mcc") & (pl.col("source") == source))
+    for (model, tok), part in sorted(rows.group_by(["model", "tokenizer"]), key=lambda g: g[0]):
+        bits = []
+        for text in ("words", "lemmas", "difference"):
+            row = part.filter(pl.col("text") == text)
+            if not row.height:
+                continue
+            r = row.row(0, named=True)
+            if r["slope"] is None:
+                bits.append(f"on {text}: no fit ({r.get('note') or 'too few languages'})")
+                continue
+            zero = (r["slope_low"] is not None and r["slope_low"] <= 0 <= r["slope_high"])
+            bits.append(
+                f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles "
+                f"[{fmt(r['slope_low'] * 100)}, {fmt(r['slope_high'] * 100)}]"
+                f"{' (the interval includes 0)' if zero else ''}, Spearman rho "
+                f"{fmt(r['spearman_rho'])} (p {fmt(r['spearman_p'])}, {r['n_languages']} "
+                f"languages)")
+        if bits:
+            out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
+    return out
+
+
+def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
+                    figures: dict[str, str], figure) -> str | None:
+    """The section's HTML (None when the stage produced nothing). ``figure(path, alt)`` embeds a
+    PNG; ``figures`` maps ``morphology_<source>`` to the Figure 1 panels of that MCC source."""
+    parts = []
+    mcc = _have(tables, "mcc")
+    regressions = _have(tables, "regressions")
+    if mcc is None and regressions is None and _have(tables, "difficulty") is None:
+        return None
+    parts.append(_p(
+        "Morphological counting complexity (MCC) counts the distinct inflectional feature "
+        "bundles a language's lexicon distinguishes (English verbs: a 3rd-person-singular "
+        "present, a past, ...). It comes from three sources that are never mixed: the values "
+        "Cotterell et al. (2018) published for the 21 Europarl languages (8 of them are Bible "
+        "languages here), Apertium's morphological analysers (Debian packages), with their tags "
+        "mapped to UniMorph's inflectional features, and UniMorph lexicons downloaded on a "
+        "cluster. Forms per lemma, from simplemma's dictionaries and Apertium's paradigms, is a "
+        "second, cruder proxy."))
+    parts.append(_p(
+        "With 7 to 11 languages per source, a slope or a correlation can be large by chance: "
+        "the bootstrap interval of each slope is over languages, and the Spearman p-values are "
+        "exact. A claim holds only where its interval excludes zero; even then it says how "
+        "these few languages line up, not how morphology works in general.", "note"))
+    if mcc is not None:
+        total = mcc.filter(pl.col("pos") == "total")
+        wide = total.pivot(on="source", index="language", values="mcc")
+        parts.append(_table(wide, "MCC by source (total over verbs, nouns and adjectives; "
+                            "empty: the source has no value for the language)", names,
+                            headers={c: "bundles (count)" for c in wide.columns[1:]}))
+        per_pos = mcc.filter(pl.col("pos") != "total").sort("source", "language", "pos")
+        if per_pos.height:
+            parts.append(_table(per_pos, "MCC and forms per lemma per part of speech", names))
+    validation = _have(tables, "mcc_validation")
+    if validation is not None:
+        parts.append(_table(validation, "Apertium's MCC against the published values on the "
+                            "languages that have both", names))
+    forms = _have(tables, "forms_per_lemma")
+    if forms is not None:
+        parts.append(_table(forms, "Forms per lemma of simplemma's dictionaries", names))
+    coverage = _have(tables, "lemmatizer_coverage")
+    if coverage is not None:
+        parts.append(_table(coverage, "Which languages have a lemmatized copy, and why not",
+                            names))
+    if regressions is not None:
+        for source in sorted(set(regressions.filter(pl.col("measure") == "mcc")["source"])):
+            sentences = regression_sentences(regressions, source)
+            if sentences:
+                parts.append(_p(f"BPEC against {source} MCC, per model:", "answer"))
+                parts.extend(_p(s, "answer") for s in sentences)
+            parts.append(figure(figures.get(f"morphology_{source}"),
+                                f"BPEC against {source} MCC: words, lemmas, difference"))
+        parts.append(_table(regressions.sort("measure", "source", "model", "text"),
+                            "Every regression of BPEC on a morphology measure", names,
+                            keep=("model", "measure", "source", "text")))
+    parts.extend(_difficulty_parts(tables, names))
+    return "\n".join(p for p in parts if p)
+
+
+def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -> list[str]:
+    parts = []
+    difficulty = _have(tables, "difficulty")
+    if difficulty is not None:
+        parts.append(_p(
+            "The difficulty model of Mielke et al. (2019) explains each unit's bits in each "
+            "language as a unit effect times a language effect, fitted by maximum a posteriori "
+            "on every unit each model scored, so a language counts on all its units, not only "
+            "on the units common to every language. Difficulty exp(d_j) is relative: the "
+            "languages of a model average 1 (geometric mean). Their Europarl values come from a "
+            "different corpus (parliament proceedings, 21 European languages) and a character "
+            "LSTM: only the direction of a shared language can be compared."))
+        parts.append(_table(difficulty.sort("model", "tokenizer", "difficulty",
+                                            descending=[False, False, True]),
+                            "Difficulty per language and model, hardest first", names,
+                            keep=("language", "model")))
+    predictors = _have(tables, "predictors")
+    if predictors is not None:
+        parts.append(_p(
+            "Does MCC predict difficulty once the simple statistics of the text are in the "
+            "running? Each predictor is correlated with each model's difficulty and BPEC "
+            "across languages; the p-values are adjusted for every predictor tested "
+            "(Benjamini-Hochberg), per model.", "note"))
+        parts.append(_table(predictors, "What predicts difficulty and BPEC", names,
+                            keep=("model", "target", "predictor")))
+    fairness = _have(tables, "fairness")
+    if fairness is not None:
+        parts.append(_table(fairness, "How unequal is each model across languages", names,
+                            keep=("model",)))
+    premium = _have(tables, "premium")
+    if premium is not None:
+        parts.append(_p(
+            "A tokenizer's premium (Petrov et al. 2023) is how many more tokens a language "
+            "needs than English for the same content; with a tokenizer trained per language "
+            "it mixes the tokenizer and the writing system.", "note"))
+        wide = (_labelled(premium).pivot(on="model", index="language", values="premium"))
+        parts.append(_table(wide, "Tokens relative to English on the same units (premium)",
+                            names, headers={c: "premium (ratio; English = 1)"
+                                            for c in wide.columns[1:]}))
+    return parts
