@@ -1,0 +1,32 @@
+"""Regressions of BPEC on each morphology measure across languages (results/tables/morphology.csv
+and its LaTeX copy), computed from the per-language table morphology_languages.csv and nothing
+else: one row per corpus, model, measure, source and text (words, lemmas, difference, marginal)."""
+
+import logging
+
+import polars as pl
+
+from fairppl.core.io import write_table
+from fairppl.core.latex import write_latex
+from fairppl.morphology.languages import regression_inputs
+from fairppl.morphology.regression import REGRESSION_COLUMNS, regression_table
+from fairppl.stats.bootstrap import BootstrapSettings
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    settings = BootstrapSettings(**snakemake.params.bootstrap)
+    languages = pl.read_csv(snakemake.input.languages, infer_schema_length=None)
+    long = regression_inputs(languages).rename({"x": "value", "y": "bpec", "excluded": "reason"})
+    table = regression_table(long, settings)
+    logging.info("%d regressions from %d language rows; %s", table.height, languages.height,
+                 settings.describe())
+    write_table(table, csv=snakemake.output.csv)
+    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus"),
+                snakemake.output.tex, caption="Regressions of BPEC on morphological counting "
+                "complexity across languages (slope interval: bootstrap over languages).",
+                label="tab:morphology", headers=REGRESSION_COLUMNS)
+
+
+if "snakemake" in globals():
+    main(snakemake)
