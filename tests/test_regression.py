@@ -1,0 +1,202 @@
+"""Regressions of BPEC on morphology measures (fairppl.morphology.regression) and the exact
+p-values and multiple-testing correction they use (fairppl.stats.correlates): known datasets,
+scipy as the reference, enumeration against the dynamic program."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.stats import false_discovery_control, linregress, permutation_test, spearmanr
+
+from fairppl.core.errors import InputError
+from fairppl.morphology.regression import (
+    REGRESSION_COLUMNS,
+    regress,
+    regression_table,
+    slope_interval,
+    with_adjusted_p,
+    with_difference,
+)
+from fairppl.stats.bootstrap import BootstrapSettings, resample_counts
+from fairppl.stats.correlates import (
+    benjamini_hochberg,
+    exact_spearman_p,
+    exact_spearman_p_dp,
+    spearman,
+)
+
+# Anscombe's quartet, first set: slope 0.5001, intercept 3.0001, r 0.8164 (Anscombe 1973).
+ANSCOMBE_X = [10, 8, 13, 9, 11, 14, 6, 4, 12, 7, 5]
+ANSCOMBE_Y = [8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68]
+
+S = BootstrapSettings(replicates=2000, seed=5, level=0.9)
+
+
+def test_dynamic_program_equals_enumeration_with_ties():
+    rng = np.random.default_rng(1)
+    for n in range(3, 9):
+        for _ in range(6):
+            x = rng.integers(0, 4, n)  # ties in x
+            y = np.round(rng.normal(size=n), 1)
+            if len(set(x)) < 2:
+                continue
+            assert exact_spearman_p_dp(x, y) == pytest.approx(exact_spearman_p(x, y), abs=1e-12)
+
+
+def test_exact_p_closed_forms_and_scipy_permutation_test():
+    # rho = 1: only the identity and its reverse reach |rho| = 1 among the n! pairings.
+    assert exact_spearman_p_dp(range(10), range(10)) == pytest.approx(2 / 3628800)
+    assert exact_spearman_p_dp(range(5), [4, 3, 2, 1, 0]) == pytest.approx(2 / 120)
+    x, y = [3, 1, 4, 2, 5], [2.7, 1.8, 3.1, 2.8, 2.9]
+    # scipy permutes both samples: (5!)^2 = 14,400 pairings <= n_resamples, so it is exact.
+    # Without ties the null distribution is symmetric, so scipy's two-sided p (twice the
+    # smaller tail) equals the share with |rho| at least the observed.
+    ref = permutation_test((x, y), lambda a, b: spearmanr(a, b).statistic,
+                           permutation_type="pairings", n_resamples=20_000)
+    assert exact_spearman_p_dp(x, y) == pytest.approx(ref.pvalue)
+    # spearman(): exact by the dynamic program when asked for 9 to 12 pairs, else as before.
+    x11 = ANSCOMBE_X
+    rho, p, n = spearman(x11, ANSCOMBE_Y, exact_max=12)
+    assert (rho, n) == (pytest.approx(spearmanr(x11, ANSCOMBE_Y).statistic), 11)
+    assert p == pytest.approx(exact_spearman_p_dp(x11, ANSCOMBE_Y))
+    assert p != pytest.approx(spearman(x11, ANSCOMBE_Y)[1])  # default: the t approximation
+    with pytest.raises(ValueError, match="overflows"):
+        exact_spearman_p_dp(range(21), range(21))
+
+
+def test_exact_p_counts_by_hand():
+    """n = 3, x = y = (1, 2, 3): the 6 pairings give rho 1, 0.5, 0.5, -0.5, -0.5, -1, so
+    P(|rho| >= 1) = 2/6 and for y = (1, 3, 2) (rho 0.5) P(|rho| >= 0.5) = 1."""
+    assert exact_spearman_p_dp([1, 2, 3], [1, 2, 3]) == pytest.approx(1 / 3)
+    assert exact_spearman_p_dp([1, 2, 3], [1, 3, 2]) == pytest.approx(1.0)
+    rhos = [spearmanr([1, 2, 3], p).statistic for p in permutations([1, 2, 3])]
+    assert sorted(np.round(rhos, 6)) == [-1, -0.5, -0.5, 0.5, 0.5, 1]
+
+
+def test_benjamini_hochberg_against_scipy_and_by_hand():
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=40) ** 3
+    assert benjamini_hochberg(p) == pytest.approx(false_discovery_control(p, method="bh"))
+    # By hand: m = 4, sorted 0.01 0.02 0.03 0.5 -> 0.04 0.04 0.04 0.5; None is not counted.
+    assert benjamini_hochberg([0.03, None, 0.5, 0.01, 0.02]) == [
+        pytest.approx(0.04), None, pytest.approx(0.5), pytest.approx(0.04), pytest.approx(0.04)]
+    assert benjamini_hochberg([]) == []
+    with pytest.raises(ValueError, match="outside"):
+        benjamini_hochberg([0.2, 1.5])
+
+
+def test_regress_on_anscombe_matches_scipy():
+    row = regress(ANSCOMBE_X, ANSCOMBE_Y, S)
+    ref = linregress(ANSCOMBE_X, ANSCOMBE_Y)
+    assert row["n_languages"] == 11
+    assert row["slope"] == pytest.approx(ref.slope) == pytest.approx(0.5001, abs=1e-4)
+    assert row["intercept"] == pytest.approx(ref.intercept) == pytest.approx(3.0001, abs=1e-4)
+    assert row["pearson_r"] == pytest.approx(ref.rvalue) == pytest.approx(0.8164, abs=1e-4)
+    assert row["pearson_p"] == pytest.approx(ref.pvalue)
+    assert row["spearman_rho"] == pytest.approx(spearmanr(ANSCOMBE_X, ANSCOMBE_Y).statistic)
+    assert row["spearman_p"] == pytest.approx(exact_spearman_p_dp(ANSCOMBE_X, ANSCOMBE_Y))
+    assert row["slope_low"] < row["slope"] < row["slope_high"]
+    assert row["note"] == ""
+
+
+def test_slope_interval_equals_refitting_every_resample():
+    """The weighted refit equals np.polyfit on the resampled languages, replicate by
+    replicate; resamples with one x value are counted, not fitted."""
+    x, y = [1.0, 2.0, 2.0, 5.0], [0.3, 0.1, 0.9, 2.0]
+    settings = BootstrapSettings(replicates=300, seed=9, level=0.8)
+    counts = resample_counts(4, 300, 9).astype(int)
+    slopes, single = [], 0
+    for c in counts:
+        xs = np.repeat(x, c)
+        ys = np.repeat(y, c)
+        if len(set(xs)) < 2:
+            single += 1
+            continue
+        slopes.append(np.polyfit(xs, ys, 1)[0])
+    low, high, degenerate = slope_interval(x, y, settings)
+    assert degenerate == single > 0
+    assert (low, high) == pytest.approx(tuple(np.quantile(slopes, [0.1, 0.9])))
+
+
+def test_three_languages_degenerate_share():
+    """n = 3 distinct x: 3 of the 27 ordered draws repeat one language, so about 1/9 of the
+    resamples have no slope."""
+    _, _, degenerate = slope_interval([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
+    assert degenerate / 9000 == pytest.approx(1 / 9, abs=0.01)
+    row = regress([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
+    assert "of 9000 resamples drew one measure value only" in row["note"]
+
+
+def test_too_few_languages_and_constant_measure_give_empty_rows():
+    row = regress([1, 2], [3, 4], S)
+    assert row["n_languages"] == 2 and row["slope"] is None and row["spearman_p"] is None
+    assert row["note"] == "fewer than 3 languages (2): no regression"
+    row = regress([4, 4, 4], [1, 2, 3], S)
+    assert row["slope"] is None and row["note"] == "every language has the same measure (4): no slope"
+    with pytest.raises(ValueError, match="missing value"):
+        regress([1, 2, float("nan")], [1, 2, 3], S)
+
+
+def _long():
+    rows = []
+    mcc = {"eng": 6, "deu": 38, "fra": 30, "pol": 112, "spa": 71, "tur": None}
+    for i, (lang, value) in enumerate(mcc.items()):
+        words = 1.0 + 0.004 * (value or 0) + 0.01 * i
+        rows.append(("bible", lang, "kenlm-char-o5", "mcc", "published", "words", value, words))
+        lemmas = None if lang == "fra" else words - 0.002 * (value or 0)
+        rows.append(("bible", lang, "kenlm-char-o5", "mcc", "published", "lemmas", value,
+                     lemmas))
+    return pl.DataFrame(rows, schema=["corpus", "language", "model", "measure", "source", "text",
+                                      "value", "bpec"], orient="row")
+
+
+def test_regression_table_rows_and_notes():
+    long = with_difference(_long())
+    table = regression_table(long, S)
+    assert table.columns == list(REGRESSION_COLUMNS)
+    assert table["text"].to_list() == ["difference", "lemmas", "words"]
+    rows = {r["text"]: r for r in table.iter_rows(named=True)}
+    words = rows["words"]
+    # 5 languages: 5 of the 5^5 ordered draws repeat one language (about 3 of 2000 resamples).
+    assert words["n_languages"] == 5
+    assert words["note"].endswith("of 2000 resamples drew one measure value only and were left "
+                                  "out of the slope interval; left out: tur (no measure)")
+    sub = _long().filter((pl.col("text") == "words") & pl.col("value").is_not_null())
+    ref = linregress(sub["value"].to_numpy(), sub["bpec"].to_numpy())
+    assert words["slope"] == pytest.approx(ref.slope)
+    assert words["pearson_p"] == pytest.approx(ref.pvalue)
+    # fra has no lemmas: left out of the lemmas and of the difference regressions.
+    assert rows["lemmas"]["note"].endswith("left out: fra (no BPEC), tur (no measure)")
+    assert rows["difference"]["n_languages"] == 4
+    assert rows["difference"]["slope"] == pytest.approx(0.002)  # words - lemmas = 0.002 * mcc
+
+
+def test_regression_table_reason_column_and_too_few():
+    long = _long().filter(pl.col("language").is_in(["eng", "deu", "tur"])).with_columns(
+        reason=pl.when(pl.col("language") == "tur").then(pl.lit("no morphology data")))
+    table = regression_table(long, S)
+    row = table.filter(text="words").row(0, named=True)
+    assert row["n_languages"] == 2 and row["slope"] is None
+    assert row["note"] == ("fewer than 3 languages (2): no regression; left out: tur "
+                           "(no morphology data)")
+
+
+def test_regression_table_bad_input():
+    with pytest.raises(InputError, match="lacks columns"):
+        regression_table(_long().drop("source"), S)
+    with pytest.raises(InputError, match="text must be one of"):
+        regression_table(_long().with_columns(text=pl.lit("stems")), S)
+    with pytest.raises(InputError, match="2 rows for language 'eng'"):
+        regression_table(pl.concat([_long(), _long().head(1)]), S)
+
+
+def test_adjusted_p_per_family():
+    table = pl.DataFrame({"family": ["a", "a", "a", "b"], "pearson_p": [0.01, 0.02, None, 0.04],
+                          "spearman_p": [0.5, 0.5, 0.5, 0.5]})
+    out = with_adjusted_p(table, by=["family"])
+    assert out["pearson_p_bh"].to_list() == [pytest.approx(0.02), pytest.approx(0.02), None,
+                                             pytest.approx(0.04)]
+    assert with_adjusted_p(table)["pearson_p_bh"].to_list()[:2] == [pytest.approx(0.03)] * 2

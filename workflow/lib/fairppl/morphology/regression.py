@@ -1,0 +1,221 @@
+"""Regressions across languages: BPEC against a morphology measure (Cotterell et al. 2018,
+Figure 1), one regression per corpus, model, measure, measure source and text (words, lemmas, or
+their difference).
+
+Each regression reports the least-squares slope with a percentile interval from a bootstrap over
+**languages** (a replicate draws n languages with replacement, the draws of
+:func:`fairppl.stats.bootstrap.resample_counts`, and refits the line with each language weighted
+by how often it was drawn), the intercept, Pearson's r with scipy's p-value (the t test, exact for
+bivariate normal data), and Spearman's rho with an exact p-value up to
+:data:`fairppl.stats.correlates.EXACT_DP_MAX_PAIRS` languages (every pairing of the ranks counted).
+
+A resample that drew languages with one x value only has no slope: it is left out of the interval
+and counted in the row's ``note``. With fewer than :data:`MIN_LANGUAGES` languages, or one x value
+for all of them, the row is kept with empty statistics and a ``note`` that says why; languages
+without a measure value or without a BPEC are left out of that regression and named in the note.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+from scipy.stats import pearsonr
+
+from ..core.errors import InputError
+from ..stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from ..stats.correlates import EXACT_DP_MAX_PAIRS, benjamini_hochberg, spearman
+
+#: The fewest languages a regression is computed on.
+MIN_LANGUAGES = 3
+
+#: The texts a model is scored on: the words as written, the lemmatized copy, and the
+#: difference of the two BPECs (words - lemmas, the third panel of the paper's Figure 1).
+TEXTS = ("words", "lemmas", "difference")
+
+#: Columns of the long input table (one row per language and regression), with their units.
+LONG_COLUMNS = {
+    "corpus": "corpus id",
+    "language": "language id",
+    "model": "model id (with its tokenizer where the caller adds a tokenizer column)",
+    "measure": "morphology measure id (e.g. mcc, forms_per_lemma)",
+    "source": "where the measure comes from (e.g. published, apertium, unimorph)",
+    "text": "words, lemmas or difference",
+    "value": "the language's measure (its unit depends on the measure); empty: no data",
+    "bpec": "BPEC on that text (bits/char of English); empty: not scored",
+}
+
+#: Columns of ``morphology.csv`` (one row per regression), with their units.
+REGRESSION_COLUMNS = {
+    "corpus": "corpus id",
+    "model": "model id",
+    "measure": "morphology measure id",
+    "source": "source of the measure",
+    "text": "words, lemmas or difference (words - lemmas)",
+    "n_languages": "languages in the regression (count)",
+    "slope": "least-squares slope of BPEC on the measure (bits/char of English per measure unit)",
+    "slope_low": "slope, lower end of the bootstrap interval over languages",
+    "slope_high": "slope, upper end of the bootstrap interval over languages",
+    "intercept": "least-squares intercept (bits/char of English)",
+    "pearson_r": "Pearson correlation (-1 to 1)",
+    "pearson_p": "two-sided p-value of Pearson's r (t test)",
+    "spearman_rho": "Spearman rank correlation (-1 to 1)",
+    "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
+                  f"languages)",
+    "note": "why statistics are empty, languages left out, degenerate resamples",
+}
+
+_STATS = ["slope", "slope_low", "slope_high", "intercept", "pearson_r", "pearson_p",
+          "spearman_rho", "spearman_p"]
+
+
+def slope_interval(x, y, settings: BootstrapSettings) -> tuple[float | None, float | None, int]:
+    """Percentile interval of the least-squares slope of ``y`` on ``x`` over a bootstrap of the
+    pairs (languages): (low, high, degenerate), ``degenerate`` the number of resamples that drew
+    a single x value (no slope; left out). (None, None, B) when every resample is degenerate."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(x)
+    counts = resample_counts(n, settings.replicates, settings.seed)
+    xc, yc = x - x.mean(), y - y.mean()  # the slope does not change under a shift
+    mean_x = counts @ xc / n
+    mean_y = counts @ yc / n
+    sxx = counts @ (xc * xc) / n - mean_x ** 2
+    sxy = counts @ (xc * yc) / n - mean_x * mean_y
+    drawn = counts > 0
+    single = (np.where(drawn, x, -np.inf).max(axis=1) == np.where(drawn, x, np.inf).min(axis=1))
+    slopes = sxy[~single] / sxx[~single]
+    if not slopes.size:
+        return None, None, int(single.sum())
+    low, high = percentile_interval(slopes, settings.level)
+    return float(low), float(high), int(single.sum())
+
+
+def regress(x, y, settings: BootstrapSettings = BootstrapSettings(),
+            min_languages: int = MIN_LANGUAGES) -> dict:
+    """The statistics of one regression of ``y`` (BPEC) on ``x`` (a measure) over languages:
+    n_languages, slope, slope_low, slope_high, intercept, pearson_r, pearson_p, spearman_rho,
+    spearman_p and note (empty when nothing needs saying). Pairs with a None or NaN are an
+    error here: the caller leaves such languages out and says so."""
+    x = [float(v) for v in x]
+    y = [float(v) for v in y]
+    if len(x) != len(y):
+        raise ValueError(f"regress: {len(x)} x values but {len(y)} y values")
+    if any(math.isnan(v) for v in x + y):
+        raise ValueError("regress: a missing value (NaN); leave that language out first")
+    n = len(x)
+    row: dict = {"n_languages": n} | dict.fromkeys(_STATS) | {"note": ""}
+    if n < min_languages:
+        row["note"] = f"fewer than {min_languages} languages ({n}): no regression"
+        return row
+    if len(set(x)) < 2:
+        row["note"] = f"every language has the same measure ({x[0]:g}): no slope"
+        return row
+    xa, ya = np.array(x), np.array(y)
+    xc = xa - xa.mean()
+    slope = float(xc @ (ya - ya.mean()) / (xc @ xc))
+    low, high, degenerate = slope_interval(xa, ya, settings)
+    row.update(slope=slope, slope_low=low, slope_high=high,
+               intercept=float(ya.mean() - slope * xa.mean()))
+    if len(set(y)) >= 2:
+        result = pearsonr(xa, ya)
+        row.update(pearson_r=float(result.statistic), pearson_p=float(result.pvalue))
+        rho, p, _ = spearman(x, y, exact_max=EXACT_DP_MAX_PAIRS)
+        row.update(spearman_rho=rho, spearman_p=p)
+    else:
+        row["note"] = "every language has the same BPEC: no correlation"
+    if degenerate:
+        row["note"] = _join(row["note"], f"{degenerate} of {settings.replicates} resamples drew "
+                                         f"one measure value only and were left out of the "
+                                         f"slope interval")
+    return row
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def with_difference(long: pl.DataFrame) -> pl.DataFrame:
+    """``long`` (columns of :data:`LONG_COLUMNS`, texts ``words`` and ``lemmas``) with the
+    ``difference`` rows added: per language, BPEC on words - BPEC on lemmas, empty where either
+    is. Existing ``difference`` rows raise ValueError."""
+    _check_long(long)
+    if long.filter(pl.col("text") == "difference").height:
+        raise ValueError("with_difference: the table already has difference rows")
+    keys = [c for c in long.columns if c not in ("text", "bpec", "reason")]
+    words = long.filter(pl.col("text") == "words").select(*keys, words="bpec")
+    lemmas = long.filter(pl.col("text") == "lemmas").select(*keys, lemmas="bpec")
+    both = words.join(lemmas, on=keys, how="full", coalesce=True, nulls_equal=True)
+    diff = both.select(*keys, text=pl.lit("difference"),
+                       bpec=pl.col("words") - pl.col("lemmas"))
+    if "reason" in long.columns:
+        diff = diff.with_columns(reason=pl.when(pl.col("bpec").is_null())
+                                 .then(pl.lit("no BPEC on words and on lemmas")))
+    return pl.concat([long, diff.select(long.columns)], how="vertical_relaxed")
+
+
+def _check_long(long: pl.DataFrame) -> None:
+    missing = [c for c in LONG_COLUMNS if c not in long.columns]
+    if missing:
+        raise InputError(f"morphology regressions: the long table lacks columns {missing}; it "
+                         f"has {long.columns}")
+    bad = sorted(set(long["text"].drop_nulls().to_list()) - set(TEXTS))
+    if bad or long["text"].null_count():
+        raise InputError(f"morphology regressions: text must be one of {list(TEXTS)}, got "
+                         f"{bad or ['(empty)']}")
+
+
+def regression_table(long: pl.DataFrame, settings: BootstrapSettings = BootstrapSettings(),
+                     min_languages: int = MIN_LANGUAGES) -> pl.DataFrame:
+    """The rows of ``morphology.csv`` (:data:`REGRESSION_COLUMNS`) from the long table ``long``
+    (:data:`LONG_COLUMNS`; one row per corpus, model, measure, source, text and language; a
+    ``tokenizer`` column, when present, is a key too and kept after ``model``; an optional
+    ``reason`` column says why a language's value or BPEC is empty). A language whose value or
+    BPEC is empty is left out of that regression and named in the note with its reason. Two rows
+    for one language of one regression raise InputError."""
+    _check_long(long)
+    keys = ["corpus", "model"] + (["tokenizer"] if "tokenizer" in long.columns else []) + [
+        "measure", "source", "text"]
+    repeated = long.group_by(keys + ["language"]).len().filter(pl.col("len") > 1)
+    if repeated.height:
+        first = repeated.row(0, named=True)
+        raise InputError(f"morphology regressions: {first['len']} rows for language "
+                         f"{first['language']!r} of " + ", ".join(
+                             f"{k}={first[k]!r}" for k in keys))
+    has_reason = "reason" in long.columns
+    long = long.with_columns(pl.col("value", "bpec").cast(pl.Float64))
+    rows = []
+    for key, part in long.sort(keys + ["language"]).group_by(keys, maintain_order=True):
+        usable = part.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()
+                             & pl.col("bpec").is_not_null() & pl.col("bpec").is_not_nan())
+        left_out = []
+        for r in part.join(usable, on="language", how="anti").iter_rows(named=True):
+            value_missing = r["value"] is None or math.isnan(r["value"])
+            why = (r["reason"] if has_reason and r["reason"] else
+                   "no measure" if value_missing else "no BPEC")
+            left_out.append(f"{r['language']} ({why})")
+        row = regress(usable["value"].to_list(), usable["bpec"].to_list(), settings,
+                      min_languages)
+        if left_out:
+            row["note"] = _join(row["note"], "left out: " + ", ".join(left_out))
+        rows.append(dict(zip(keys, key)) | row)
+    schema = ({k: pl.String for k in keys} | {"n_languages": pl.Int64}
+              | {k: pl.Float64 for k in _STATS} | {"note": pl.String})
+    return pl.DataFrame(rows, schema=schema, orient="row").select(list(schema))
+
+
+def with_adjusted_p(table: pl.DataFrame, columns=("pearson_p", "spearman_p"),
+                    by: list[str] | None = None) -> pl.DataFrame:
+    """``table`` with a Benjamini-Hochberg adjusted column ``<column>_bh`` beside each p-value
+    column, adjusting over every row of a family: the rows sharing the ``by`` columns (the whole
+    table when None). Empty p-values stay empty and do not count."""
+    out = table.with_row_index("_row")
+    families = [out] if not by else [p for _, p in out.group_by(by, maintain_order=True)]
+    adjusted = []
+    for part in families:
+        adjusted.append(part.select("_row", *[
+            pl.Series(f"{c}_bh", benjamini_hochberg(part[c].to_list()), dtype=pl.Float64)
+            for c in columns]))
+    extra = pl.concat(adjusted).sort("_row")
+    return out.join(extra, on="_row", how="left").sort("_row").drop("_row")
