@@ -1,0 +1,71 @@
+"""The difficulty model of Mielke et al. (2019) per (corpus, model, tokenizer), fitted on every
+unit each model scored (results/tables/difficulty.csv and its LaTeX copy), the agreement of the
+difficulties with the common-set BPEC ranking (difficulty_agreement.csv), and what predicts
+difficulty and BPEC across languages (difficulty_predictors.csv): every morphology measure and
+every property of the correlates table, with Benjamini-Hochberg adjusted p-values."""
+
+import logging
+
+import polars as pl
+
+from fairppl.core.io import write_table
+from fairppl.core.latex import write_latex
+from fairppl.morphology.difficulty import difficulty_table, difficulty_vs_bpec
+from fairppl.morphology.predictors import family, predictor_table
+from fairppl.morphology.regression import predictor_correlations
+from fairppl.stats.bootstrap import BootstrapSettings
+
+
+def read_scores(paths) -> pl.DataFrame:
+    keep = ["corpus", "language", "model", "tokenizer", "unit_id", "bits", "open_vocabulary"]
+    frames = [pl.read_parquet(p, columns=keep) for p in paths]
+    return pl.concat(frames).filter(pl.col("open_vocabulary")).drop("open_vocabulary")
+
+
+def with_family(table: pl.DataFrame) -> pl.DataFrame:
+    return table.with_columns(family=pl.struct("model", "tokenizer").map_elements(
+        lambda r: family(r["model"], r["tokenizer"]), return_dtype=pl.String))
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    settings = BootstrapSettings(**snakemake.params.bootstrap)
+    scores = read_scores(snakemake.input.scores)
+    difficulty = difficulty_table(scores, level=settings.level)
+    published = pl.read_csv(snakemake.input.published, separator="\t")
+    difficulty = difficulty.join(
+        published.select("language", published_difficulty="difficulty"), on="language",
+        how="left")
+    models = pl.read_parquet(snakemake.input.models)
+    agreement = difficulty_vs_bpec(difficulty, models)
+    features = pl.read_csv(snakemake.input.correlates)
+    languages = pl.read_csv(snakemake.input.languages, infer_schema_length=None)
+    measures = languages.select("corpus", "language", "measure", "source", "value")
+    predictors = predictor_table(features, measures)
+    responses = pl.concat([
+        difficulty.select("corpus", "model", "tokenizer", "language",
+                          pl.lit("difficulty").alias("response"),
+                          pl.col("difficulty").alias("value")),
+        models.filter(pl.col("open_vocabulary") & pl.col("bpec").is_not_null()).select(
+            "corpus", "model", "tokenizer", "language", pl.lit("bpec").alias("response"),
+            pl.col("bpec").alias("value")),
+    ])
+    correlations = predictor_correlations(with_family(responses),
+                                          predictors.drop("predictor_description"))
+    correlations = correlations.join(
+        predictors.select("predictor", "predictor_description").unique("predictor"),
+        on="predictor", how="left")
+    logging.info("%d difficulty rows over %d models; %d predictor correlations",
+                 difficulty.height, agreement.height, correlations.height)
+    write_table(difficulty, csv=snakemake.output.csv)
+    write_table(agreement, csv=snakemake.output.agreement)
+    write_table(correlations, csv=snakemake.output.predictors)
+    write_latex(difficulty.select("model", "tokenizer", "language", "difficulty",
+                                  "difficulty_low", "difficulty_high", "n_units"),
+                snakemake.output.tex, caption="Per-language difficulty exp(d_j) of the model of "
+                "Mielke et al. (2019), fitted on every unit each model scored (geometric mean "
+                "of the languages = 1; 95% Laplace interval).", label="tab:difficulty")
+
+
+if "snakemake" in globals():
+    main(snakemake)
