@@ -9,11 +9,18 @@ from itertools import permutations
 import numpy as np
 import polars as pl
 import pytest
-from scipy.stats import false_discovery_control, linregress, permutation_test, spearmanr
+from scipy.stats import (
+    false_discovery_control,
+    linregress,
+    pearsonr,
+    permutation_test,
+    spearmanr,
+)
 
 from fairppl.core.errors import InputError
 from fairppl.morphology.regression import (
     REGRESSION_COLUMNS,
+    predictor_correlations,
     regress,
     regression_table,
     slope_interval,
@@ -135,7 +142,8 @@ def test_too_few_languages_and_constant_measure_give_empty_rows():
     assert row["n_languages"] == 2 and row["slope"] is None and row["spearman_p"] is None
     assert row["note"] == "fewer than 3 languages (2): no regression"
     row = regress([4, 4, 4], [1, 2, 3], S)
-    assert row["slope"] is None and row["note"] == "every language has the same measure (4): no slope"
+    assert row["slope"] is None
+    assert row["note"] == "every language has the same measure (4): no slope"
     with pytest.raises(ValueError, match="missing value"):
         regress([1, 2, float("nan")], [1, 2, 3], S)
 
@@ -200,3 +208,35 @@ def test_adjusted_p_per_family():
     assert out["pearson_p_bh"].to_list() == [pytest.approx(0.02), pytest.approx(0.02), None,
                                              pytest.approx(0.04)]
     assert with_adjusted_p(table)["pearson_p_bh"].to_list()[:2] == [pytest.approx(0.03)] * 2
+
+
+def test_predictor_correlations_with_bh_per_family():
+    langs = ["eng", "deu", "fra", "pol", "spa", "tur"]
+    difficulty = [0.95, 1.11, 1.0, 1.05, 0.98, None]
+    responses = pl.DataFrame({
+        "corpus": "bible", "family": "character", "model": "kenlm-char-o5", "tokenizer": "char",
+        "language": langs * 2, "response": ["difficulty"] * 6 + ["bpec"] * 6,
+        "value": difficulty + [1.9, 2.3, 2.0, 2.2, 2.1, 2.4]})
+    mcc = [6, 38, 30, 112, 71, None]
+    words = [10, 14, 11, 13, 12, 15]
+    predictors = pl.DataFrame({"corpus": "bible", "language": langs * 2,
+                               "predictor": ["mcc"] * 6 + ["train_word_types"] * 6,
+                               "value": mcc + words})
+    table = predictor_correlations(responses, predictors)
+    assert table.height == 4
+    row = table.filter(response="difficulty", predictor="mcc").row(0, named=True)
+    pairs = [(m, d) for m, d in zip(mcc, difficulty) if m is not None and d is not None]
+    ref = pearsonr(*zip(*pairs))
+    assert row["n_languages"] == 5
+    assert row["pearson_r"] == pytest.approx(ref.statistic)
+    assert row["pearson_p"] == pytest.approx(ref.pvalue)
+    assert row["spearman_p"] == pytest.approx(exact_spearman_p(*zip(*pairs)))
+    # The family is (corpus, family, model, tokenizer, response): 2 predictors per response.
+    for (_,), part in table.group_by("response"):
+        assert part["spearman_p_bh"].to_list() == pytest.approx(
+            false_discovery_control(part["spearman_p"].to_numpy(), method="bh"))
+    everything = predictor_correlations(responses, predictors, families=["corpus"])
+    assert everything["pearson_p_bh"].to_list() == pytest.approx(
+        false_discovery_control(everything["pearson_p"].to_numpy(), method="bh"))
+    with pytest.raises(InputError, match="lack columns"):
+        predictor_correlations(responses.drop("response"), predictors)
