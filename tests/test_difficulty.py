@@ -16,6 +16,7 @@ from fairppl.morphology.difficulty import (
     FLAT,
     DifficultyPriors,
     difficulty_table,
+    difficulty_vs_bpec,
     fit_difficulty,
 )
 from fairppl.stats.bootstrap import BootstrapSettings
@@ -181,6 +182,9 @@ def test_difficulty_table_per_model():
     assert table.height == 6
     m2 = table.filter(model="m2")
     assert m2["log_difficulty"].to_numpy() == pytest.approx(fit_difficulty(b).log_difficulty)
+    pretrained = difficulty_table(scores.with_columns(train_corpus=pl.lit(None, pl.String)))
+    assert pretrained.columns[:4] == ["corpus", "model", "tokenizer", "train_corpus"]
+    assert pretrained["train_corpus"].null_count() == 6
 
 
 def test_bad_input():
@@ -203,3 +207,20 @@ def test_bad_input():
         fit_difficulty(cells, interval="profile")
     with pytest.raises(ValueError, match="positive or None"):
         DifficultyPriors(unit_sd=0.0)
+
+
+def test_difficulty_vs_bpec_ranking():
+    difficulty = pl.DataFrame({"corpus": "bible", "model": "m", "tokenizer": "char",
+                               "language": ["eng", "deu", "kor", "tur"],
+                               "difficulty": [0.9, 1.1, 1.3, 1.0]})
+    models = pl.DataFrame({"corpus": "bible", "model": "m", "tokenizer": "char",
+                           "language": ["eng", "deu", "kor", "tur", "jpn"],
+                           "bpec": [1.8, 2.0, 2.5, 2.1, 2.2]})
+    row = difficulty_vs_bpec(difficulty, models).row(0, named=True)
+    # BPEC order kor tur deu eng; difficulty order kor deu tur eng: deu and tur swap.
+    assert row["n_languages"] == 4 and row["same_ranking"] is False
+    assert row["spearman_rho"] == pytest.approx(0.8)
+    assert row["spearman_p"] == pytest.approx(8 / 24)  # 4 languages: exact
+    assert (row["largest_shift_language"], row["largest_shift"]) == ("tur", 1)
+    same = difficulty_vs_bpec(difficulty.filter(pl.col("language") != "tur"), models)
+    assert same["same_ranking"].to_list() == [True]

@@ -93,6 +93,12 @@ def test_fairness_of_equal_languages_and_skipped_models():
     assert fairness_summary(closed, eng, S).height == 0
     with pytest.raises(ValueError, match="scored unit 'u000' 2 times"):
         fairness_summary(pl.concat([scores, scores.head(1)]), eng, S)
+    # Two training corpora of one model are two rows (train_corpus is a key when present).
+    both = pl.concat([scores.with_columns(train_corpus=pl.lit("bible")),
+                      scores.with_columns(train_corpus=pl.lit(None, dtype=pl.String))])
+    table = fairness_summary(both, eng, S)
+    assert table.columns[:5] == ["corpus", "split", "model", "tokenizer", "train_corpus"]
+    assert table["train_corpus"].to_list() == ["bible", None]
 
 
 def _tokens():

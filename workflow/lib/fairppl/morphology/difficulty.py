@@ -47,6 +47,8 @@ from scipy.stats import norm
 
 from ..core.errors import InputError
 from ..stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from ..stats.correlates import EXACT_DP_MAX_PAIRS, spearman
+from ..stats.metrics import OPTIONAL_KEYS
 
 #: Interval methods of :func:`fit_difficulty`.
 INTERVALS = ("laplace", "bootstrap")
@@ -319,9 +321,9 @@ def difficulty_table(scores: pl.DataFrame, priors: DifficultyPriors = Difficulty
                      bootstrap: BootstrapSettings = BootstrapSettings(replicates=200)
                      ) -> pl.DataFrame:
     """One fit per (corpus, model, tokenizer) of per-unit ``scores`` (the key columns that are
-    present; unit_id, language, bits), each on every unit it scored: the rows of
-    ``difficulty.csv`` (the keys, then :data:`DIFFICULTY_COLUMNS`)."""
-    keys = [k for k in ("corpus", "model", "tokenizer") if k in scores.columns]
+    present, and ``train_corpus`` where present; unit_id, language, bits), each on every unit it
+    scored: the rows of ``difficulty.csv`` (the keys, then :data:`DIFFICULTY_COLUMNS`)."""
+    keys = [k for k in ["corpus", "model", "tokenizer"] + OPTIONAL_KEYS if k in scores.columns]
     parts = scores.group_by(keys, maintain_order=True) if keys else [((), scores)]
     out = []
     for key, part in parts:
@@ -333,3 +335,47 @@ def difficulty_table(scores: pl.DataFrame, priors: DifficultyPriors = Difficulty
     types = {"language": pl.String, "n_units": pl.Int64, "interval": pl.String}
     return pl.DataFrame(schema={k: pl.String for k in keys}
                         | {c: types.get(c, pl.Float64) for c in DIFFICULTY_COLUMNS})
+
+
+#: Columns of :func:`difficulty_vs_bpec` beyond the keys, with their units.
+AGREEMENT_COLUMNS = {
+    "n_languages": "languages with a difficulty and a common-set BPEC (count)",
+    "spearman_rho": "Spearman correlation of difficulty and BPEC across languages (-1 to 1)",
+    "spearman_p": f"two-sided p-value (exact up to {EXACT_DP_MAX_PAIRS} languages)",
+    "same_ranking": "the two rank the languages in the same order (true/false)",
+    "largest_shift_language": "the language whose rank moves most (first in the BPEC order)",
+    "largest_shift": "its rank by difficulty minus its rank by BPEC (1 = hardest; signed)",
+}
+
+
+def difficulty_vs_bpec(difficulty: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
+    """How the difficulties (fitted on every unit each language scored) rank the languages
+    against the BPEC on the units common to every language (``models``, the common-set
+    bits-per-utterance table): one row per key (corpus, model, tokenizer and train_corpus where
+    both tables have it) with :data:`AGREEMENT_COLUMNS`. Rows without a BPEC (closed
+    vocabulary) are left out."""
+    keys = [k for k in ["corpus", "model", "tokenizer"] + OPTIONAL_KEYS
+            if k in difficulty.columns and k in models.columns]
+    joined = difficulty.select(*keys, "language", "difficulty").join(
+        models.filter(pl.col("bpec").is_not_null()).select(*keys, "language", "bpec"),
+        on=keys + ["language"], how="inner", nulls_equal=True)
+    rows = []
+    for key, part in joined.sort(keys + ["language"], nulls_last=True).group_by(
+            keys, maintain_order=True):
+        by_bpec = part.sort("bpec", descending=True)["language"].to_list()
+        by_difficulty = part.sort("difficulty", descending=True)["language"].to_list()
+        shifts = {lang: by_difficulty.index(lang) - i for i, lang in enumerate(by_bpec)}
+        worst = max(by_bpec, key=lambda lang: abs(shifts[lang]))
+        rho, p, n = spearman(part["difficulty"].to_list(), part["bpec"].to_list(),
+                             exact_max=EXACT_DP_MAX_PAIRS)
+        rows.append(dict(zip(keys, key)) | {
+            "n_languages": n, "spearman_rho": rho, "spearman_p": p,
+            "same_ranking": by_bpec == by_difficulty, "largest_shift_language": worst,
+            "largest_shift": shifts[worst]})
+    schema = ({k: pl.String for k in keys} | {"n_languages": pl.Int64,
+                                              "spearman_rho": pl.Float64,
+                                              "spearman_p": pl.Float64,
+                                              "same_ranking": pl.Boolean,
+                                              "largest_shift_language": pl.String,
+                                              "largest_shift": pl.Int64})
+    return pl.DataFrame(rows, schema=schema, orient="row")

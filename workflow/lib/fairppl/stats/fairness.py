@@ -34,6 +34,7 @@ from .bootstrap import (
     replicate_ratios,
     resample_counts,
 )
+from .metrics import OPTIONAL_KEYS
 
 
 def gini(values) -> float:
@@ -85,8 +86,10 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
     left out where an ``open_vocabulary`` column says so), on the units every language of that
     model scored. ``english`` has (corpus, unit_id, n_english_chars). Models with fewer than 2
     languages, or no unit common to them, get no row; a unit scored twice in one language
-    raises ValueError."""
-    keys = ["corpus", "split", "model", "tokenizer"]
+    raises ValueError. Optional keys of the score tables (``train_corpus``) are keys here too,
+    added after ``tokenizer``."""
+    keys = ["corpus", "split", "model", "tokenizer"] + [
+        k for k in OPTIONAL_KEYS if k in scores.columns]
     if "open_vocabulary" in scores.columns:
         scores = scores.filter(pl.col("open_vocabulary"))
     rows = []
@@ -94,7 +97,7 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
         repeated = part.group_by("language", "unit_id").len().filter(pl.col("len") > 1)
         if repeated.height:
             r = repeated.row(0, named=True)
-            raise ValueError(f"fairness: {'/'.join(key)} scored unit {r['unit_id']!r} "
+            raise ValueError(f"fairness: {'/'.join(map(str, key))} scored unit {r['unit_id']!r} "
                              f"{r['len']} times in {r['language']!r}")
         wide = part.pivot(on="language", index="unit_id", values="bits").drop_nulls()
         languages = sorted(c for c in wide.columns if c != "unit_id")
@@ -104,7 +107,7 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
             "unit_id", "n_english_chars"), on="unit_id", how="left")
         if wide["n_english_chars"].null_count():
             first = wide.filter(pl.col("n_english_chars").is_null())["unit_id"][0]
-            raise ValueError(f"fairness: {'/'.join(key)}: units without English characters, "
+            raise ValueError(f"fairness: {'/'.join(map(str, key))}: units without English characters, "
                              f"e.g. {first!r}")
         bits = wide.select(languages).to_numpy().astype(float)
         den = wide["n_english_chars"].to_numpy().astype(float)
@@ -126,8 +129,9 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
     types = {"n_languages": pl.Int64, "n_units": pl.Int64, "ci_replicates": pl.Int64,
              "ci_seed": pl.Int64}
     strings = keys + ["hardest", "easiest"]
-    schema = {c: (pl.String if c in strings else types.get(c, pl.Float64))
-              for c in FAIRNESS_COLUMNS}
+    columns = list(FAIRNESS_COLUMNS)
+    columns[4:4] = keys[4:]
+    schema = {c: (pl.String if c in strings else types.get(c, pl.Float64)) for c in columns}
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
