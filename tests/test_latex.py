@@ -44,3 +44,14 @@ def test_defaults_and_errors():
         "a\\textbackslash{}b\\{c\\}\\textasciitilde{}\\textasciicircum{}\\$")
     with pytest.raises(ValueError, match="no column 'bpec'"):
         latex_table(_table(), columns=["bpec"])
+
+
+def test_units_line_and_small_values():
+    table = pl.DataFrame({"slope": [0.5, -2.0], "pearson_p": [1.6e-6, 0.0]})
+    text = latex_table(table, headers={"slope": "bits/char", "note": "not shown"})
+    assert text.splitlines()[4:9] == [
+        "slope & pearson\\_p \\\\",
+        "{\\footnotesize bits/char} &  \\\\",
+        "\\midrule",
+        "0.500 & $1.6 \\times 10^{-6}$ \\\\",
+        "$-$2.000 & 0.000 \\\\"]

@@ -208,6 +208,9 @@ def test_regression_table_bad_input():
         regression_table(_long().drop("source"), S)
     with pytest.raises(InputError, match="text must be one of"):
         regression_table(_long().with_columns(text=pl.lit("stems")), S)
+    marginal = regression_table(_long().filter(text="words").with_columns(text=pl.lit("marginal")),
+                                S)
+    assert marginal["text"].to_list() == ["marginal"] and marginal["n_languages"][0] == 5
     with pytest.raises(InputError, match="2 rows for language 'eng'"):
         regression_table(pl.concat([_long(), _long().head(1)]), S)
 
@@ -219,6 +222,8 @@ def test_adjusted_p_per_family():
     assert out["pearson_p_bh"].to_list() == [pytest.approx(0.02), pytest.approx(0.02), None,
                                              pytest.approx(0.04)]
     assert with_adjusted_p(table)["pearson_p_bh"].to_list()[:2] == [pytest.approx(0.03)] * 2
+    empty = with_adjusted_p(table.clear(), by=["family"])
+    assert empty.columns == table.columns + ["pearson_p_bh", "spearman_p_bh"] and not empty.height
 
 
 def test_predictor_correlations_with_bh_per_family():

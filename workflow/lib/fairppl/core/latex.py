@@ -4,7 +4,10 @@
 Text cells, headers and the caption are escaped (``\\ & % $ # _ { } ~ ^``), so ids such as
 ``kenlm-char-o5`` or ``n_units`` print as they read in the CSV. Numbers are formatted per column
 (a format spec such as ``".3f"`` or a function), right-aligned, with a typographic minus sign;
-empty cells print as ``--``. The document needs ``\\usepackage{booktabs}``.
+by default floats get 3 decimals, and values below 0.0005 in magnitude (p-values) a mantissa and
+a power of ten, so that they never print as 0.000. Empty cells print as ``--``. An optional
+second header line gives each column's unit, as the HTML report's tables do. The document needs
+``\\usepackage{booktabs}``.
 """
 
 from __future__ import annotations
@@ -33,20 +36,24 @@ def latex_escape(text: str) -> str:
     return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
 
 
-def _number(value, spec: str | Callable | None, is_float: bool) -> str:
-    if callable(spec):
-        return str(spec(value))
+def _number(value, spec: str | None, is_float: bool) -> str:
+    if spec is None and is_float and value != 0 and abs(value) < 0.0005:
+        mantissa, exponent = format(value, ".1e").split("e")
+        return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
     text = format(value, spec if spec is not None else (DEFAULT_FLOAT if is_float else ""))
     return "$-$" + text[1:] if text.startswith("-") else text
 
 
 def latex_table(table: pl.DataFrame, caption: str | None = None, label: str | None = None,
                 columns: list[str] | dict[str, str] | None = None,
-                formats: dict[str, str | Callable] | None = None) -> str:
+                formats: dict[str, str | Callable] | None = None,
+                headers: dict[str, str] | None = None) -> str:
     """The LaTeX text of ``table``: ``columns`` picks the columns in order (a dict maps each to
     its header; default every column under its own name), ``formats`` maps a column to a format
-    spec or a function of the value (a function's result is not escaped, so it may hold LaTeX).
-    Raises ValueError for an unknown column."""
+    spec or a function of the value (a function's result is not escaped, so it may hold LaTeX),
+    ``headers`` maps a column to its unit, printed small on a second header line (columns
+    without one leave it empty; keys that are not shown are ignored, so a table's whole column
+    dictionary may be passed). Raises ValueError for an unknown column."""
     if columns is None:
         columns = {c: c for c in table.columns}
     elif not isinstance(columns, dict):
@@ -66,6 +73,9 @@ def latex_table(table: pl.DataFrame, caption: str | None = None, label: str | No
                  + "}")
     lines.append(r"\toprule")
     lines.append(" & ".join(latex_escape(h) for h in columns.values()) + r" \\")
+    if headers:
+        lines.append(" & ".join(r"{\footnotesize " + latex_escape(headers[c]) + "}"
+                                if headers.get(c) else "" for c in columns) + r" \\")
     lines.append(r"\midrule")
     for row in table.select(list(columns)).iter_rows(named=True):
         cells = []
@@ -86,7 +96,8 @@ def latex_table(table: pl.DataFrame, caption: str | None = None, label: str | No
 
 def write_latex(table: pl.DataFrame, path: str | os.PathLike, caption: str | None = None,
                 label: str | None = None, columns: list[str] | dict[str, str] | None = None,
-                formats: dict[str, str | Callable] | None = None) -> None:
+                formats: dict[str, str | Callable] | None = None,
+                headers: dict[str, str] | None = None) -> None:
     """Write :func:`latex_table` of ``table`` to ``path`` atomically (UTF-8)."""
     write_text(path, latex_table(table, caption=caption, label=label, columns=columns,
-                                 formats=formats))
+                                 formats=formats, headers=headers))

@@ -1,6 +1,6 @@
 """Regressions across languages: BPEC against a morphology measure (Cotterell et al. 2018,
-Figure 1), one regression per corpus, model, measure, measure source and text (words, lemmas, or
-their difference).
+Figure 1), one regression per corpus, model, measure, measure source and text (words, lemmas,
+their difference, or the marginal BPEC over tokenizations).
 
 Each regression reports the least-squares slope with a percentile interval from a bootstrap over
 **languages** (a replicate draws n languages with replacement, the draws of
@@ -30,9 +30,10 @@ from ..stats.correlates import EXACT_DP_MAX_PAIRS, benjamini_hochberg, spearman
 #: The fewest languages a regression is computed on.
 MIN_LANGUAGES = 3
 
-#: The texts a model is scored on: the words as written, the lemmatized copy, and the
-#: difference of the two BPECs (words - lemmas, the third panel of the paper's Figure 1).
-TEXTS = ("words", "lemmas", "difference")
+#: The texts a model is scored on: the words as written, the lemmatized copy, the difference of
+#: the two BPECs (words - lemmas, the third panel of the paper's Figure 1), and the words
+#: scored by the marginal likelihood over tokenizations (where the marginal stage has it).
+TEXTS = ("words", "lemmas", "difference", "marginal")
 
 #: Columns of the long input table (one row per language and regression), with their units.
 LONG_COLUMNS = {
@@ -41,7 +42,7 @@ LONG_COLUMNS = {
     "model": "model id (with its tokenizer where the caller adds a tokenizer column)",
     "measure": "morphology measure id (e.g. mcc, forms_per_lemma)",
     "source": "where the measure comes from (e.g. published, apertium, unimorph)",
-    "text": "words, lemmas or difference",
+    "text": "words, lemmas, difference or marginal",
     "value": "the language's measure (its unit depends on the measure); empty: no data",
     "bpec": "BPEC on that text (bits/char of English); empty: not scored",
 }
@@ -52,7 +53,7 @@ REGRESSION_COLUMNS = {
     "model": "model id",
     "measure": "morphology measure id",
     "source": "source of the measure",
-    "text": "words, lemmas or difference (words - lemmas)",
+    "text": "words, lemmas, difference (words - lemmas) or marginal",
     "n_languages": "languages in the regression (count)",
     "slope": "least-squares slope of BPEC on the measure (bits/char of English per measure unit)",
     "slope_low": "slope, lower end of the bootstrap interval over languages",
@@ -210,6 +211,8 @@ def with_adjusted_p(table: pl.DataFrame, columns=("pearson_p", "spearman_p"),
     """``table`` with a Benjamini-Hochberg adjusted column ``<column>_bh`` beside each p-value
     column, adjusting over every row of a family: the rows sharing the ``by`` columns (the whole
     table when None). Empty p-values stay empty and do not count."""
+    if not table.height:
+        return table.with_columns(*[pl.lit(None, pl.Float64).alias(f"{c}_bh") for c in columns])
     out = table.with_row_index("_row")
     families = [out] if not by else [p for _, p in out.group_by(by, maintain_order=True)]
     adjusted = []

@@ -107,8 +107,8 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
             "unit_id", "n_english_chars"), on="unit_id", how="left")
         if wide["n_english_chars"].null_count():
             first = wide.filter(pl.col("n_english_chars").is_null())["unit_id"][0]
-            raise ValueError(f"fairness: {'/'.join(map(str, key))}: units without English characters, "
-                             f"e.g. {first!r}")
+            raise ValueError(f"fairness: {'/'.join(map(str, key))}: units without English "
+                             f"characters, e.g. {first!r}")
         bits = wide.select(languages).to_numpy().astype(float)
         den = wide["n_english_chars"].to_numpy().astype(float)
         point = bits.sum(axis=0) / den.sum()
