@@ -30,7 +30,11 @@ over the unit-by-language incidence M, a J x J matrix), restricted to sum_j d_j 
 the model (one sigma for every cell, independent noise). ``bootstrap`` resamples units with
 replacement (the draws of :func:`fairppl.stats.bootstrap.resample_counts`, a unit drawn twice
 weighs twice) and refits: percentile intervals that do not lean on the noise model, at B fits'
-cost. Intervals are computed for d_j and exponentiated.
+cost. Intervals are computed for d_j and exponentiated. On synthetic tables (60 units x 6
+languages, 30% missing; ``tests/bench_difficulty.py``) the 95% Laplace interval covered 0.945
+of the true d_j with the model's normal noise, 0.955 with a different noise sd per unit and 0.949
+with Student-t(3) noise; the percentile bootstrap 0.91 to 0.92 in all three: Laplace is the
+default.
 """
 
 from __future__ import annotations
