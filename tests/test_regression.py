@@ -9,11 +9,19 @@ from itertools import permutations
 import numpy as np
 import polars as pl
 import pytest
-from scipy.stats import false_discovery_control, linregress, permutation_test, spearmanr
+from scipy.stats import (
+    false_discovery_control,
+    linregress,
+    pearsonr,
+    permutation_test,
+    rankdata,
+    spearmanr,
+)
 
 from fairppl.core.errors import InputError
 from fairppl.morphology.regression import (
     REGRESSION_COLUMNS,
+    predictor_correlations,
     regress,
     regression_table,
     slope_interval,
@@ -46,6 +54,15 @@ def test_dynamic_program_equals_enumeration_with_ties():
             assert exact_spearman_p_dp(x, y) == pytest.approx(exact_spearman_p(x, y), abs=1e-12)
 
 
+def _rho(a, b, axis):
+    """Spearman's rho along ``axis`` (no ties): Pearson's r of the ranks, vectorized."""
+    ra = rankdata(a, axis=axis)
+    rb = rankdata(b, axis=axis)
+    ra = ra - ra.mean(axis=axis, keepdims=True)
+    rb = rb - rb.mean(axis=axis, keepdims=True)
+    return (ra * rb).sum(axis=axis) / np.sqrt((ra * ra).sum(axis=axis) * (rb * rb).sum(axis=axis))
+
+
 def test_exact_p_closed_forms_and_scipy_permutation_test():
     # rho = 1: only the identity and its reverse reach |rho| = 1 among the n! pairings.
     assert exact_spearman_p_dp(range(10), range(10)) == pytest.approx(2 / 3628800)
@@ -54,8 +71,9 @@ def test_exact_p_closed_forms_and_scipy_permutation_test():
     # scipy permutes both samples: (5!)^2 = 14,400 pairings <= n_resamples, so it is exact.
     # Without ties the null distribution is symmetric, so scipy's two-sided p (twice the
     # smaller tail) equals the share with |rho| at least the observed.
-    ref = permutation_test((x, y), lambda a, b: spearmanr(a, b).statistic,
-                           permutation_type="pairings", n_resamples=20_000)
+    ref = permutation_test((x, y), _rho, permutation_type="pairings", n_resamples=20_000,
+                           vectorized=True)
+    assert _rho(np.array(x), np.array(y), -1) == pytest.approx(spearmanr(x, y).statistic)
     assert exact_spearman_p_dp(x, y) == pytest.approx(ref.pvalue)
     # spearman(): exact by the dynamic program when asked for 9 to 12 pairs, else as before.
     x11 = ANSCOMBE_X
@@ -135,7 +153,8 @@ def test_too_few_languages_and_constant_measure_give_empty_rows():
     assert row["n_languages"] == 2 and row["slope"] is None and row["spearman_p"] is None
     assert row["note"] == "fewer than 3 languages (2): no regression"
     row = regress([4, 4, 4], [1, 2, 3], S)
-    assert row["slope"] is None and row["note"] == "every language has the same measure (4): no slope"
+    assert row["slope"] is None
+    assert row["note"] == "every language has the same measure (4): no slope"
     with pytest.raises(ValueError, match="missing value"):
         regress([1, 2, float("nan")], [1, 2, 3], S)
 
@@ -189,6 +208,9 @@ def test_regression_table_bad_input():
         regression_table(_long().drop("source"), S)
     with pytest.raises(InputError, match="text must be one of"):
         regression_table(_long().with_columns(text=pl.lit("stems")), S)
+    marginal = regression_table(_long().filter(text="words").with_columns(text=pl.lit("marginal")),
+                                S)
+    assert marginal["text"].to_list() == ["marginal"] and marginal["n_languages"][0] == 5
     with pytest.raises(InputError, match="2 rows for language 'eng'"):
         regression_table(pl.concat([_long(), _long().head(1)]), S)
 
@@ -200,3 +222,37 @@ def test_adjusted_p_per_family():
     assert out["pearson_p_bh"].to_list() == [pytest.approx(0.02), pytest.approx(0.02), None,
                                              pytest.approx(0.04)]
     assert with_adjusted_p(table)["pearson_p_bh"].to_list()[:2] == [pytest.approx(0.03)] * 2
+    empty = with_adjusted_p(table.clear(), by=["family"])
+    assert empty.columns == table.columns + ["pearson_p_bh", "spearman_p_bh"] and not empty.height
+
+
+def test_predictor_correlations_with_bh_per_family():
+    langs = ["eng", "deu", "fra", "pol", "spa", "tur"]
+    difficulty = [0.95, 1.11, 1.0, 1.05, 0.98, None]
+    responses = pl.DataFrame({
+        "corpus": "bible", "family": "character", "model": "kenlm-char-o5", "tokenizer": "char",
+        "language": langs * 2, "response": ["difficulty"] * 6 + ["bpec"] * 6,
+        "value": difficulty + [1.9, 2.3, 2.0, 2.2, 2.1, 2.4]})
+    mcc = [6, 38, 30, 112, 71, None]
+    words = [10, 14, 11, 13, 12, 15]
+    predictors = pl.DataFrame({"corpus": "bible", "language": langs * 2,
+                               "predictor": ["mcc"] * 6 + ["train_word_types"] * 6,
+                               "value": mcc + words})
+    table = predictor_correlations(responses, predictors)
+    assert table.height == 4
+    row = table.filter(response="difficulty", predictor="mcc").row(0, named=True)
+    pairs = [(m, d) for m, d in zip(mcc, difficulty) if m is not None and d is not None]
+    ref = pearsonr(*zip(*pairs))
+    assert row["n_languages"] == 5
+    assert row["pearson_r"] == pytest.approx(ref.statistic)
+    assert row["pearson_p"] == pytest.approx(ref.pvalue)
+    assert row["spearman_p"] == pytest.approx(exact_spearman_p(*zip(*pairs)))
+    # The family is (corpus, family, model, tokenizer, response): 2 predictors per response.
+    for (_,), part in table.group_by("response"):
+        assert part["spearman_p_bh"].to_list() == pytest.approx(
+            false_discovery_control(part["spearman_p"].to_numpy(), method="bh"))
+    everything = predictor_correlations(responses, predictors, families=["corpus"])
+    assert everything["pearson_p_bh"].to_list() == pytest.approx(
+        false_discovery_control(everything["pearson_p"].to_numpy(), method="bh"))
+    with pytest.raises(InputError, match="lack columns"):
+        predictor_correlations(responses.drop("response"), predictors)

@@ -1,6 +1,6 @@
 """Regressions across languages: BPEC against a morphology measure (Cotterell et al. 2018,
-Figure 1), one regression per corpus, model, measure, measure source and text (words, lemmas, or
-their difference).
+Figure 1), one regression per corpus, model, measure, measure source and text (words, lemmas,
+their difference, or the marginal BPEC over tokenizations).
 
 Each regression reports the least-squares slope with a percentile interval from a bootstrap over
 **languages** (a replicate draws n languages with replacement, the draws of
@@ -30,9 +30,10 @@ from ..stats.correlates import EXACT_DP_MAX_PAIRS, benjamini_hochberg, spearman
 #: The fewest languages a regression is computed on.
 MIN_LANGUAGES = 3
 
-#: The texts a model is scored on: the words as written, the lemmatized copy, and the
-#: difference of the two BPECs (words - lemmas, the third panel of the paper's Figure 1).
-TEXTS = ("words", "lemmas", "difference")
+#: The texts a model is scored on: the words as written, the lemmatized copy, the difference of
+#: the two BPECs (words - lemmas, the third panel of the paper's Figure 1), and the words
+#: scored by the marginal likelihood over tokenizations (where the marginal stage has it).
+TEXTS = ("words", "lemmas", "difference", "marginal")
 
 #: Columns of the long input table (one row per language and regression), with their units.
 LONG_COLUMNS = {
@@ -41,7 +42,7 @@ LONG_COLUMNS = {
     "model": "model id (with its tokenizer where the caller adds a tokenizer column)",
     "measure": "morphology measure id (e.g. mcc, forms_per_lemma)",
     "source": "where the measure comes from (e.g. published, apertium, unimorph)",
-    "text": "words, lemmas or difference",
+    "text": "words, lemmas, difference or marginal",
     "value": "the language's measure (its unit depends on the measure); empty: no data",
     "bpec": "BPEC on that text (bits/char of English); empty: not scored",
 }
@@ -52,7 +53,7 @@ REGRESSION_COLUMNS = {
     "model": "model id",
     "measure": "morphology measure id",
     "source": "source of the measure",
-    "text": "words, lemmas or difference (words - lemmas)",
+    "text": "words, lemmas, difference (words - lemmas) or marginal",
     "n_languages": "languages in the regression (count)",
     "slope": "least-squares slope of BPEC on the measure (bits/char of English per measure unit)",
     "slope_low": "slope, lower end of the bootstrap interval over languages",
@@ -210,6 +211,8 @@ def with_adjusted_p(table: pl.DataFrame, columns=("pearson_p", "spearman_p"),
     """``table`` with a Benjamini-Hochberg adjusted column ``<column>_bh`` beside each p-value
     column, adjusting over every row of a family: the rows sharing the ``by`` columns (the whole
     table when None). Empty p-values stay empty and do not count."""
+    if not table.height:
+        return table.with_columns(*[pl.lit(None, pl.Float64).alias(f"{c}_bh") for c in columns])
     out = table.with_row_index("_row")
     families = [out] if not by else [p for _, p in out.group_by(by, maintain_order=True)]
     adjusted = []
@@ -219,3 +222,71 @@ def with_adjusted_p(table: pl.DataFrame, columns=("pearson_p", "spearman_p"),
             for c in columns]))
     extra = pl.concat(adjusted).sort("_row")
     return out.join(extra, on="_row", how="left").sort("_row").drop("_row")
+
+
+#: Columns of :func:`predictor_correlations` beyond the response keys, with their units.
+PREDICTOR_COLUMNS = {
+    "response": "what is explained (e.g. difficulty, bpec)",
+    "predictor": "what explains it (e.g. mcc, train_word_types)",
+    "n_languages": "languages with both values (count)",
+    "pearson_r": "Pearson correlation (-1 to 1)",
+    "pearson_p": "two-sided p-value of Pearson's r (t test)",
+    "spearman_rho": "Spearman rank correlation (-1 to 1)",
+    "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
+                  f"languages)",
+    "pearson_p_bh": "pearson_p adjusted by Benjamini-Hochberg over the family's tests",
+    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family's tests",
+}
+
+
+def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
+                           families: list[str] | None = None) -> pl.DataFrame:
+    """Pearson and Spearman correlation, across languages, of every response with every
+    predictor (Mielke et al. 2019's test of MCC against simple corpus statistics).
+
+    ``responses``: corpus, language, response, value, and key columns among model, tokenizer
+    and family (a model family: character, subword, pretrained); ``predictors``: corpus,
+    language, predictor, value. One row per response key, response and predictor, on the
+    languages that have both values (fewer than 3, or a constant column: empty statistics).
+    The Benjamini-Hochberg adjustment runs over the rows that share the ``families`` columns
+    (default: corpus, the present keys and response, so every predictor tested for one model and
+    response is one family; pass ["corpus", "family", "response"] to correct over every model of
+    a family too)."""
+    for name, frame, need in (("responses", responses, ["corpus", "language", "response",
+                                                        "value"]),
+                              ("predictors", predictors, ["corpus", "language", "predictor",
+                                                          "value"])):
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise InputError(f"predictor correlations: {name} lack columns {missing}; they have "
+                             f"{frame.columns}")
+    keys = ["corpus"] + [k for k in ("family", "model", "tokenizer") if k in responses.columns]
+    joined = (responses.select(*keys, "language", "response", y=pl.col("value").cast(pl.Float64))
+              .join(predictors.select("corpus", "language", "predictor",
+                                      x=pl.col("value").cast(pl.Float64)),
+                    on=["corpus", "language"], how="inner")
+              .filter(pl.col("x").is_not_null() & pl.col("x").is_not_nan()
+                      & pl.col("y").is_not_null() & pl.col("y").is_not_nan()))
+    rows = []
+    group = keys + ["response", "predictor"]
+    for key, part in joined.sort(group + ["language"]).group_by(group, maintain_order=True):
+        x, y = part["x"].to_list(), part["y"].to_list()
+        row = dict(zip(group, key)) | {"n_languages": len(x), "pearson_r": None,
+                                       "pearson_p": None, "spearman_rho": None,
+                                       "spearman_p": None}
+        if len(x) >= MIN_LANGUAGES and len(set(x)) > 1 and len(set(y)) > 1:
+            result = pearsonr(x, y)
+            rho, p, _ = spearman(x, y, exact_max=EXACT_DP_MAX_PAIRS)
+            row.update(pearson_r=float(result.statistic), pearson_p=float(result.pvalue),
+                       spearman_rho=rho, spearman_p=p)
+        rows.append(row)
+    schema = ({k: pl.String for k in group} | {"n_languages": pl.Int64}
+              | {c: pl.Float64 for c in ["pearson_r", "pearson_p", "spearman_rho",
+                                         "spearman_p"]})
+    table = pl.DataFrame(rows, schema=schema, orient="row")
+    by = families if families is not None else keys + ["response"]
+    unknown = [c for c in by if c not in table.columns]
+    if unknown:
+        raise ValueError(f"predictor correlations: families {unknown} are not columns of "
+                         f"{table.columns}")
+    return with_adjusted_p(table, by=by)

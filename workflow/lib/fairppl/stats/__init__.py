@@ -1,6 +1,8 @@
 """Statistics shared by every stage: per-unit scores to per-language rates as ratios of sums
-(:mod:`.metrics`), paired bootstrap intervals over aligned units (:mod:`.bootstrap`), and the
-correlates of difficulty with rank correlations and exact p-values (:mod:`.correlates`).
+(:mod:`.metrics`), paired bootstrap intervals over aligned units (:mod:`.bootstrap`), the
+correlates of difficulty with rank correlations, exact p-values and the Benjamini-Hochberg
+correction (:mod:`.correlates`), and fairness across languages (hardest/easiest ratio, Gini
+coefficient) with the tokenizer premium (:mod:`.fairness`).
 
 May import: :mod:`fairppl.core`, :mod:`fairppl.ngram` (word tokens and vocabularies of the
 correlates).
