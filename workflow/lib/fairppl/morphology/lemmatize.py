@@ -97,6 +97,22 @@ def restore_case(form: str, lemma: str) -> str:
     return lemma
 
 
+def simplemma_factory():
+    """A simplemma dictionary factory (its public ``DefaultDictionaryFactory``: the dictionaries
+    shipped in ``simplemma/strategies/dictionaries/data/<code>.plzma``, lzma-compressed and
+    front-coded, decoded into a form -> lemma mapping on first use) that keeps one dictionary."""
+    from simplemma.strategies.dictionaries import DefaultDictionaryFactory
+
+    return DefaultDictionaryFactory(cache_max_size=1)
+
+
+def supported_codes() -> frozenset[str]:
+    """The dictionary codes simplemma ships (one data file each)."""
+    from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+
+    return frozenset(SUPPORTED_LANGUAGES)
+
+
 @dataclass
 class Lemmatized:
     """A lemmatized text: ``text``, its word tokens ``n_tokens`` and how many changed."""
@@ -111,15 +127,18 @@ class TextLemmatizer:
 
     def __init__(self, code: str):
         from simplemma import Lemmatizer
-        from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
+        from simplemma.strategies import DefaultStrategy
         from simplemma.tokenizer import TOKREGEX
 
-        if code not in SUPPORTED_LANGUAGES:
+        if code not in supported_codes():
             raise InputError(f"simplemma has no dictionary {code!r}: expected one of "
-                             f"{', '.join(sorted(SUPPORTED_LANGUAGES))}")
+                             f"{', '.join(sorted(supported_codes()))}")
         self.code = code
         self._pattern = TOKREGEX
-        self._lemmatizer = Lemmatizer()
+        # A factory of its own, holding this language's dictionary only (simplemma's shared one
+        # keeps up to 8, over a gigabyte for the large ones) and freed with this object.
+        strategy = DefaultStrategy(dictionary_factory=simplemma_factory())
+        self._lemmatizer = Lemmatizer(lemmatization_strategy=strategy)
         self._cache: dict[str, str] = {}
 
     def word(self, form: str) -> str:
