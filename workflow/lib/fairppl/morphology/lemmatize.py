@@ -57,8 +57,8 @@ NOT_COVERED: dict[str, str] = {
            "another language and is not used in its place",
     "vie": "simplemma 2.0.0 ships no Vietnamese dictionary (no `vi` data file); Vietnamese words "
            "do not inflect, so its text is its own lemma sequence in any case",
-    "zho": "simplemma 2.0.0 ships no Chinese dictionary (no `zh` data file), and Chinese is written "
-           "without spaces between words, which simplemma's tokenizer needs to find words",
+    "zho": "simplemma 2.0.0 ships no Chinese dictionary (no `zh` data file), and Chinese is "
+           "written without spaces between words, which simplemma's tokenizer needs to find words",
     "jpn": "simplemma 2.0.0 ships no Japanese dictionary (no `ja` data file), and Japanese is "
            "written without spaces between words, which simplemma's tokenizer needs to find words",
     "kor": "simplemma 2.0.0 ships no Korean dictionary (no `ko` data file)",
