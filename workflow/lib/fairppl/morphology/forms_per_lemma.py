@@ -14,9 +14,9 @@ simplemma_factory`). For a language:
 It measures the dictionary as much as the language: a dictionary that lists many uninflected
 words (English: 77,504 lemmas, 24,779 of them with one form) or generated paradigms (Swahili:
 4.9 million forms of 4,044 lemmas, every verb with its subject, tense and negation prefixes)
-moves the ratio as much as inflection does. The note says which lemma has the most forms and how many, so a
-reader sees where a value comes from. Keys differing only in case are distinct forms, as the
-dictionary lists them.
+moves the ratio as much as inflection does. The note says which lemma has the most forms and
+how many, so a reader sees where a value comes from. Keys differing only in case are distinct
+forms, as the dictionary lists them.
 """
 
 from __future__ import annotations
