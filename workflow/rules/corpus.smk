@@ -9,6 +9,9 @@ include: "helpers/corpus.smk"
 
 
 rule prepare_corpus:
+    # configured corpora only: a lemmatized copy (bible-lemmas) comes from lemmatize_corpus
+    wildcard_constraints:
+        corpus="|".join(CONFIGURED_CORPORA),
     input:
         source=corpus_source_file,
     output:

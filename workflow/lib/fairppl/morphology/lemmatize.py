@@ -36,13 +36,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ..config.design import LEMMA_SUFFIX
 from ..core.errors import InputError
 
 #: Name and version of the lemmatizer, as written in the tables.
 LEMMATIZER = "simplemma 2.0.0"
-
-#: Suffix of a derived lemmatized corpus: ``bible-lemmas`` is the lemmatized ``bible``.
-LEMMA_SUFFIX = "-lemmas"
 
 #: Study language id -> simplemma dictionary code, for the languages simplemma 2.0.0 covers.
 SIMPLEMMA_CODES: dict[str, str] = {
@@ -249,3 +247,35 @@ def lemmatize_units(units: pl.DataFrame, *, progress: bool = True,
                             pl.lit(derived_name(corpus)).alias("corpus"))
               .filter(pl.col("text").is_not_null()))
     return lemmas, coverage
+
+
+def lemma_neural_languages(config: dict) -> list[str]:
+    """The languages whose Transformers are retrained on lemmas: ``lemmas.neural_languages``, or
+    where it is null, the neural block's languages that simplemma covers."""
+    block = config.get("lemmas") or {}
+    asked = block.get("neural_languages")
+    if asked is None:
+        return [lang for lang in config.get("neural", {}).get("languages", [])
+                if lemmatizer_for(lang).covered]
+    return list(asked)
+
+
+def check_lemma_config(config: dict, languages: list, source: str = "config") -> None:
+    """The ``lemmas`` block against the language sheet (``languages``: rows with ``corpus`` and
+    ``language``): every language of :func:`lemma_neural_languages` is lemmatized (a language
+    simplemma does not cover has no lemmatized text to train on: InputError with the reason) and
+    has a row in each corpus of ``lemmas.corpora`` that trains models."""
+    block = config.get("lemmas") or {}
+    corpora = [c for c in block.get("corpora") or []
+               if not config["corpora"].get(c, {}).get("models_from")]
+    for language in lemma_neural_languages(config):
+        cov = lemmatizer_for(language)
+        if not cov.covered:
+            raise InputError(f"field 'lemmas.neural_languages': {language!r} is not lemmatized "
+                             f"({cov.reason}); expected languages simplemma covers: "
+                             f"{', '.join(SIMPLEMMA_CODES)}", path=source)
+        for corpus in corpora:
+            if not any(r.corpus == corpus and r.language == language for r in languages):
+                raise InputError(f"field 'lemmas.neural_languages': {language!r} has no row for "
+                                 f"corpus {corpus!r} in the language sheet; expected language "
+                                 f"ids of {corpus} rows", path=source)
