@@ -64,7 +64,9 @@ STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
 # The configured corpora, and with them the lemmatized copies of lemmas.corpora (bible-lemmas),
 # which take their base corpus's settings (fairppl.config.design) and run through the same rules.
 CONFIGURED_CORPORA = sorted(config["corpora"], key=lambda c: (-len(c), c))
-ALL_CORPORA = sorted(CONFIGURED_CORPORA + derived_corpora(config), key=lambda c: (-len(c), c))
+ALL_CORPORA = sorted(
+    CONFIGURED_CORPORA + derived_corpora(config), key=lambda c: (-len(c), c)
+)
 
 
 wildcard_constraints:

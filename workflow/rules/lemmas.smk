@@ -9,8 +9,6 @@ include: "helpers/lemmas.smk"
 
 
 rule lemmatize_corpus:
-    wildcard_constraints:
-        corpus="|".join(config["lemmas"]["corpora"]) or "no-corpora",
     input:
         units="results/corpus/{corpus}/units.parquet",
     output:
@@ -20,6 +18,8 @@ rule lemmatize_corpus:
         "logs/lemmatize_corpus/{corpus}.log",
     benchmark:
         "benchmarks/lemmatize_corpus/{corpus}.tsv"
+    wildcard_constraints:
+        corpus="|".join(config["lemmas"]["corpora"]) or "no-corpora",
     conda:
         "../../envs/lemmas.yaml"
     resources:

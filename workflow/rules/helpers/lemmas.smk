@@ -34,7 +34,8 @@ def lemma_coverage_files():
 
 def lemma_score_files():
     """Per-unit scores of the models retrained on lemmas: the character n-grams (when
-    lemmas.char_ngram) and the Transformers over characters of lemma_neural_languages()."""
+    lemmas.char_ngram) and the Transformers over characters of lemma_neural_languages().
+    """
     files = []
     neural = lemma_neural_languages(config)
     for corpus, language in lemma_rows():
@@ -56,10 +57,7 @@ def study_languages():
 
 def lemma_outputs():
     """Everything the lemma stage makes (the target `lemmas`)."""
-    return (
-        [
-            "results/tables/lemmatizer_coverage.csv",
-            "results/tables/forms_per_lemma.csv",
-        ]
-        + lemma_score_files()
-    )
+    return [
+        "results/tables/lemmatizer_coverage.csv",
+        "results/tables/forms_per_lemma.csv",
+    ] + lemma_score_files()
