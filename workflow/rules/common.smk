@@ -42,12 +42,12 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
+    check_derived_corpora(config, CONFIG_SOURCE)  # before the sheet: a reserved corpus id
     LANGUAGES = read_language_sheet(
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
     check_evaluation_corpora(config, CONFIG_SOURCE)
-    check_derived_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
