@@ -23,7 +23,7 @@ rule lemmatize_corpus:
     conda:
         "../../envs/lemmas.yaml"
     resources:
-        # Minutes, with margin: the Bible's 17 covered languages took 35 s.
+        # Minutes, with margin: the Bible's 17 covered languages took 35-80 s (2.4 GB).
         runtime=20,
         mem_mb=4000,
     script:
@@ -55,7 +55,7 @@ rule forms_per_lemma:
         "../../envs/lemmas.yaml"
     resources:
         runtime=20,  # minutes; the 17 dictionaries took about 1 minute
-        mem_mb=6000,  # the largest dictionary (Swahili, 4.9 million forms) held alone
+        mem_mb=3000,  # one dictionary at a time: 1.2 GB peak over the 17
     params:
         languages=study_languages(),
     script:
