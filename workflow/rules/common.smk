@@ -42,7 +42,8 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
-    check_derived_corpora(config, CONFIG_SOURCE)  # before the sheet: a reserved corpus id
+    # before the sheet is read: a reserved corpus id (bible-lemmas) gets its own message
+    check_derived_corpora(config, CONFIG_SOURCE)
     LANGUAGES = read_language_sheet(
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
