@@ -13,13 +13,16 @@ except InputError as err:
 
 
 def lemma_rows():
-    """Sheet rows of the enabled corpora of lemmas.corpora that simplemma covers, each with the
-    name of its lemmatized corpus as ``corpus``."""
+    """Sheet rows of the enabled corpora of lemmas.corpora that simplemma covers and whose
+    training corpus has the language (the UDHR's Russian has no Bible model in the test config).
+    """
     wanted = config["lemmas"]["corpora"]
     return [
-        (f"{row.corpus}-lemmas", row.language)
+        row
         for row in STUDY_LANGUAGES
-        if row.corpus in wanted and lemmatizer_for(row.language).covered
+        if row.corpus in wanted
+        and lemmatizer_for(row.language).covered
+        and has_trained_models(row)
     ]
 
 
@@ -38,8 +41,9 @@ def lemma_score_files():
     """
     files = []
     neural = lemma_neural_languages(config)
-    for corpus, language in lemma_rows():
-        folder = f"results/scores/{corpus}/{language}"
+    for row in lemma_rows():
+        language = row.language
+        folder = f"results/scores/{row.corpus}-lemmas/{language}"
         if config["lemmas"]["char_ngram"]:
             files += [
                 f"{folder}/kenlm-char-o{order}.char.parquet"
