@@ -26,6 +26,7 @@ FAMILIES = {
     "marginal_caching": "marginal",
     "marginal_samples_needed": "marginal",
     "marginal_analyses_tables": "marginal",
+    "lemmatize_corpus": "lemmas", "lemmatizer_coverage": "lemmas", "forms_per_lemma": "lemmas",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

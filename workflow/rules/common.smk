@@ -21,7 +21,9 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 
 from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.config.design import (
+    check_derived_corpora,
     check_evaluation_corpora,
+    derived_corpora,
     evaluation_split,
     train_corpus,
 )
@@ -40,6 +42,8 @@ CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
 
 try:
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
+    # before the sheet is read: a reserved corpus id (bible-lemmas) gets its own message
+    check_derived_corpora(config, CONFIG_SOURCE)
     LANGUAGES = read_language_sheet(
         config["languages"], str(SCHEMAS / "languages.schema.yaml")
     )
@@ -58,10 +62,16 @@ validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's d
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
+# The configured corpora, and with them the lemmatized copies of lemmas.corpora (bible-lemmas),
+# which take their base corpus's settings (fairppl.config.design) and run through the same rules.
+CONFIGURED_CORPORA = sorted(config["corpora"], key=lambda c: (-len(c), c))
+ALL_CORPORA = sorted(
+    CONFIGURED_CORPORA + derived_corpora(config), key=lambda c: (-len(c), c)
+)
 
 
 wildcard_constraints:
-    corpus="|".join(sorted(config["corpora"])),
+    corpus="|".join(ALL_CORPORA),
     language="|".join(sorted({row.language for row in LANGUAGES})),
     order=r"\d+",
     vocab=r"\d+|all",

@@ -18,6 +18,9 @@ rule prepare_corpus:
         "logs/prepare_corpus/{corpus}.log",
     benchmark:
         "benchmarks/prepare_corpus/{corpus}.tsv"
+    # configured corpora only: a lemmatized copy (bible-lemmas) comes from lemmatize_corpus
+    wildcard_constraints:
+        corpus="|".join(CONFIGURED_CORPORA),
     conda:
         "../../envs/corpus.yaml"
     resources:

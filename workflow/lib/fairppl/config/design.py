@@ -6,6 +6,14 @@ nothing is trained on it, and the models trained on the named corpus are scored 
 language (same language id), together with the pretrained LMs that list it. The UDHR is one: its
 20 training units cannot train a model, but its 31 units are a small second-domain check of models
 trained on the Bible.
+
+A *derived* corpus ``<corpus>-lemmas`` (``bible-lemmas``) is the lemmatized copy of a configured
+corpus listed in the config's ``lemmas.corpora`` (written by the rule ``lemmatize_corpus``,
+:mod:`fairppl.morphology.lemmatize`): it has no config block of its own and takes every setting of
+its base corpus (:func:`corpus_settings`), so the existing training and scoring rules run on it
+unchanged; its models are trained on its own train split (or, for an evaluation-only base, on the
+lemmatized copy of the corpus the base takes its models from). The suffix is reserved: a config
+key ending in it is refused (:func:`check_derived_corpora`).
 """
 
 from __future__ import annotations
@@ -16,16 +24,76 @@ from ..core.errors import InputError
 TRAINING_LISTS = ("tokenizers", "word_ngram", "subword_ngram", "neural")
 
 
+#: Suffix of a derived lemmatized corpus: ``bible-lemmas`` is the lemmatized ``bible``.
+LEMMA_SUFFIX = "-lemmas"
+
+
+def lemma_corpora(config: dict) -> list[str]:
+    """The base corpora whose lemmatized copies the config asks for (``lemmas.corpora``)."""
+    return list((config.get("lemmas") or {}).get("corpora") or [])
+
+
+def derived_corpora(config: dict) -> list[str]:
+    """Names of the derived lemmatized corpora (``bible-lemmas``, ...)."""
+    return [f"{corpus}{LEMMA_SUFFIX}" for corpus in lemma_corpora(config)]
+
+
+def base_corpus(config: dict, corpus: str) -> str:
+    """The configured corpus behind ``corpus``: itself, or the base of a derived corpus listed in
+    ``lemmas.corpora``. InputError for any other name."""
+    if corpus in config["corpora"]:
+        return corpus
+    if corpus.endswith(LEMMA_SUFFIX):
+        base = corpus[: -len(LEMMA_SUFFIX)]
+        if base in lemma_corpora(config) and base in config["corpora"]:
+            return base
+    raise InputError(f"{corpus!r} names no corpus: expected a key of `corpora` "
+                     f"({', '.join(sorted(config['corpora']))}) or a derived corpus of "
+                     f"lemmas.corpora ({', '.join(derived_corpora(config)) or 'none'})")
+
+
+def corpus_settings(config: dict, corpus: str) -> dict:
+    """The config block of ``corpus``; a derived corpus has its base corpus's."""
+    return config["corpora"][base_corpus(config, corpus)]
+
+
 def train_corpus(config: dict, corpus: str) -> str:
     """The corpus whose train split trains the models scored on ``corpus`` (itself unless the
-    corpus is evaluation-only)."""
-    return config["corpora"][corpus].get("models_from") or corpus
+    corpus is evaluation-only; the lemmatized copy of that corpus for a derived corpus)."""
+    base = base_corpus(config, corpus)
+    train = config["corpora"][base].get("models_from") or base
+    return train if base == corpus else f"{train}{LEMMA_SUFFIX}"
 
 
 def evaluation_split(config: dict, corpus: str) -> str:
     """The split of ``corpus`` whose units are scored: the corpus's own ``eval_split`` if set,
     else the study-wide ``evaluation.split``. ``all`` means every unit."""
-    return config["corpora"][corpus].get("eval_split") or config["evaluation"]["split"]
+    return corpus_settings(config, corpus).get("eval_split") or config["evaluation"]["split"]
+
+
+def check_derived_corpora(config: dict, source: str = "config") -> None:
+    """Refuse a config key of ``corpora`` ending in the reserved ``-lemmas``, and a
+    ``lemmas.corpora`` entry naming no corpus, a disabled corpus, or an evaluation-only corpus
+    whose model corpus is not lemmatized too (its lemmatized copy would have no models)."""
+    corpora = config["corpora"]
+    for name in corpora:
+        if name.endswith(LEMMA_SUFFIX):
+            raise InputError(f"corpora.{name}: the suffix {LEMMA_SUFFIX!r} is reserved for the "
+                             f"lemmatized copies of the corpora of lemmas.corpora; expected "
+                             f"another corpus id", path=source)
+    wanted = lemma_corpora(config)
+    for name in wanted:
+        if name not in corpora:
+            raise InputError(f"field 'lemmas.corpora': {name!r} names no corpus: expected ids "
+                             f"among {sorted(corpora)}", path=source)
+        if not corpora[name].get("enabled", True):
+            raise InputError(f"field 'lemmas.corpora': corpus {name!r} is not enabled: expected "
+                             f"enabled corpora", path=source)
+        train = corpora[name].get("models_from")
+        if train and train not in wanted:
+            raise InputError(f"field 'lemmas.corpora': {name!r} takes its models from {train!r}, "
+                             f"which is not lemmatized: expected {train!r} in lemmas.corpora "
+                             f"too", path=source)
 
 
 def check_evaluation_corpora(config: dict, source: str = "config") -> None:
