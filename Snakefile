@@ -24,6 +24,7 @@ include: "workflow/rules/neural.smk"
 include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/marginal.smk"
+include: "workflow/rules/morphology.smk"
 
 
 rule all:

@@ -26,6 +26,8 @@ FAMILIES = {
     "marginal_caching": "marginal",
     "marginal_samples_needed": "marginal",
     "marginal_analyses_tables": "marginal",
+    "mcc_published": "morphology", "mcc_apertium": "morphology",
+    "download_unimorph": "morphology", "mcc_unimorph": "morphology", "mcc_table": "morphology",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -274,3 +274,25 @@ def run_paradigm(analyser: str | os.PathLike, patterns=PATTERNS,
         raise InputError(f"{program} failed on {analyser} (exit {done.returncode}): "
                          f"{done.stderr.strip()[:500]}")
     return done.stdout.splitlines(), seconds
+
+
+def apertium_record(language: str, root: str | os.PathLike = APERTIUM_DIR,
+                    program: str = "lt-paradigm") -> dict:
+    """The MCC record (:mod:`.table`) of ``language``'s Apertium analyser: the counts, and in
+    ``details`` the package, the analyser, lt-paradigm's seconds, the lines listed, the forms not
+    counted and the raw tag bundles per part of speech."""
+    from .mcc import count
+    from .table import count_record
+
+    path = analyser_path(language, root)
+    lines, seconds = run_paradigm(path, program=program)
+    mapped = map_paradigm(lines, source=str(path))
+    if not mapped.rows:
+        raise InputError(f"lt-paradigm listed no verb, noun or adjective that the mapping counts "
+                         f"for {language}", path=str(path))
+    package = ANALYSERS[language][0]
+    note = f"Apertium {package} ({path.name}), tags mapped to UniMorph features"
+    return count_record(language, "apertium", count(mapped.rows), note=note, details={
+        "package": package, "analyser": str(path), "lt_paradigm_seconds": round(seconds, 3),
+        "lines": mapped.n_lines, "forms_not_counted": mapped.n_skipped,
+        "raw_bundles": mapped.raw_bundles})
