@@ -32,6 +32,8 @@ rule mcc_apertium:
         "benchmarks/mcc/apertium/{language}.tsv"
     wildcard_constraints:
         language=r"[a-z]{3}",
+    conda:
+        "../../envs/morphology.yaml"
     threads: 1
     resources:
         # Minutes, with margin: lt-paradigm lists Polish's 970,000 forms in about 4 s.
@@ -39,8 +41,6 @@ rule mcc_apertium:
         mem_mb=2000,
     params:
         apertium_dir=lookup(dpath="morphology/apertium_dir", within=config),
-    conda:
-        "../../envs/morphology.yaml"
     script:
         "../scripts/mcc_apertium.py"
 
@@ -52,12 +52,12 @@ rule download_unimorph:
         "logs/download_unimorph/{language}.log",
     wildcard_constraints:
         language=r"[a-z]{3}",
-    params:
-        url=unimorph_url,
-    localrule: True
     retries: 2
+    localrule: True
     conda:
         "../../envs/morphology.yaml"
+    params:
+        url=unimorph_url,
     script:
         "../scripts/download_unimorph.py"
 
@@ -71,11 +71,11 @@ rule mcc_unimorph:
         "logs/mcc/unimorph/{language}.log",
     wildcard_constraints:
         language=r"[a-z]{3}",
-    params:
-        url=unimorph_url,
     localrule: True
     conda:
         "../../envs/morphology.yaml"
+    params:
+        url=unimorph_url,
     script:
         "../scripts/mcc_unimorph.py"
 

@@ -12,9 +12,7 @@ try:
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 _unknown = [
-    lang
-    for lang in config["morphology"]["apertium_languages"]
-    if lang not in ANALYSERS
+    lang for lang in config["morphology"]["apertium_languages"] if lang not in ANALYSERS
 ]
 if _unknown:
     raise WorkflowError(
