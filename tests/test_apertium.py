@@ -132,3 +132,52 @@ def test_real_spanish_analyser():
     mcc = {pos: c["mcc"] for pos, c in record["counts"].items()}
     assert mcc == {"verb": 59, "noun": 2, "adjective": 8, "total": 69}
     assert record["details"]["raw_bundles"] == {"verb": 118, "noun": 12, "adjective": 15}
+
+
+@pytest.mark.e2e
+def test_mcc_tables_of_the_test_config(tmp_path):
+    """`snakemake results/tables/mcc.csv` on the test config (Apertium eng, spa, pol): both tables,
+    the published values beside the Apertium ones, the validation on the 3 languages with both."""
+    import polars as pl
+    from scipy.stats import pearsonr
+
+    from conftest import ROOT, assert_ok, make_workdir, snakemake
+
+    _real_analyser("pol")
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    assert_ok(snakemake(wd, "results/tables/mcc.csv"))
+    table = pl.read_csv(wd / "results" / "tables" / "mcc.csv")
+    assert table.columns == ["language", "source", "pos", "mcc", "n_forms", "n_lemmas",
+                             "forms_per_lemma", "note"]
+    totals = {(r["source"], r["language"]): r["mcc"]
+              for r in table.filter(pos="total").iter_rows(named=True)}
+    assert len([k for k in totals if k[0] == "published"]) == 21
+    assert totals["apertium", "eng"] == 12 and totals["apertium", "spa"] == 69
+    assert totals["published", "pol"] == 112
+    validation = pl.read_csv(wd / "results" / "tables" / "mcc_validation.csv")
+    corr = validation.filter(row="correlation", apertium_pos="total").row(0, named=True)
+    assert corr["n"] == 3 and corr["language"] == "eng,pol,spa"
+    x = [12, totals["apertium", "pol"], 69]
+    assert corr["pearson_r"] == pytest.approx(pearsonr(x, [6, 112, 71]).statistic)
+
+
+@pytest.mark.e2e
+def test_missing_analyser_fails_the_rule_with_its_package(tmp_path):
+    import yaml
+
+    from conftest import ROOT, make_workdir, snakemake
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    cfg_path = wd / "config" / "config.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    cfg["morphology"]["apertium_dir"] = str(tmp_path / "empty")
+    cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    proc = snakemake(wd, "results/morphology/mcc/apertium/pol.json")
+    assert proc.returncode != 0
+    assert "install the Debian package apertium-pol-szl" in proc.stdout + proc.stderr
+    cfg["morphology"]["apertium_languages"] = ["eng", "deu"]
+    cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    proc = snakemake(wd, "-n", "results/tables/mcc.csv")
+    assert proc.returncode != 0
+    assert "morphology.apertium_languages ['deu'] have no Apertium analyser" in (proc.stdout
+                                                                             + proc.stderr)
