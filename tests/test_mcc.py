@@ -11,7 +11,7 @@ from scipy.stats import pearsonr, spearmanr
 
 from conftest import ROOT
 from fairppl.core.errors import InputError
-from fairppl.morphology.mcc import Row, count, read_unimorph
+from fairppl.morphology.mcc import Row, bundles_by_pos, count, read_unimorph
 from fairppl.morphology.published import read_published_mcc
 from fairppl.morphology.table import (count_record, mcc_table, published_record, read_record,
                                       validation_table, write_record)
@@ -61,6 +61,11 @@ def test_counting_rule_on_a_hand_made_lexicon(tmp_path):
     assert (counts["noun"].n_forms, counts["noun"].n_lemmas) == (4, 2)
     assert (counts["adjective"].n_forms, counts["adjective"].n_lemmas) == (4, 1)
     assert (counts["total"].n_forms, counts["total"].n_lemmas) == (14, 5)
+    assert bundles_by_pos(rows) == {
+        "verb": ["V.PTCP;FEM;PST;SG", "V.PTCP;MASC;PST;SG", "V;1;IND;PRS;SG", "V;3;IND;PRS;SG",
+                 "V;NFIN"],
+        "noun": ["N;PL", "N;SG"],
+        "adjective": ["ADJ;FEM;PL", "ADJ;FEM;SG", "ADJ;MASC;PL", "ADJ;MASC;SG"]}
 
 
 def test_total_counts_a_bundle_once_per_part_of_speech():

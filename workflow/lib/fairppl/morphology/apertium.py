@@ -37,8 +37,8 @@ mapped by its category, the same way in every language, before the counting rule
   (``ACT``), ``pasv``/``pass`` (``PASS``), ``impers`` (``IMPRS``); politeness ``frm``
   (``FORM``); Russian short adjectives ``short`` (``SHORT``, not a UniMorph value); and the
   verb forms: ``inf`` NFIN, ``infps`` (Portuguese personal infinitive) NFIN, ``ger``/``gna``/
-  ``adv`` V.CVB, ``pp`` V.PTCP;PST, ``pprs``/``ppres`` V.PTCP;PRS, ``pres``/``nonpast`` PRS, ``past``
-  PST, ``fut`` FUT, ``pri`` IND;PRS, ``pii`` IND;PST;IPFV, ``ifi``/``pper`` IND;PST;PFV,
+  ``adv`` V.CVB, ``pp`` V.PTCP;PST, ``pprs``/``ppres`` V.PTCP;PRS, ``pres``/``nonpast`` PRS,
+  ``past`` PST, ``fut`` FUT, ``pri`` IND;PRS, ``pii`` IND;PST;IPFV, ``ifi``/``pper`` IND;PST;PFV,
   ``pmp`` IND;PST;PRF, ``fti`` IND;FUT, ``cni`` COND, ``prs`` SBJV;PRS, ``pis`` SBJV;PST,
   ``fts`` SBJV;FUT, ``imp`` IMP, and an aspect tag elsewhere than right after ``vblex`` (Hindi
   participles) ``perf`` PFV, ``impf`` IPFV.
@@ -280,8 +280,8 @@ def apertium_record(language: str, root: str | os.PathLike = APERTIUM_DIR,
                     program: str = "lt-paradigm") -> dict:
     """The MCC record (:mod:`.table`) of ``language``'s Apertium analyser: the counts, and in
     ``details`` the package, the analyser, lt-paradigm's seconds, the lines listed, the forms not
-    counted and the raw tag bundles per part of speech."""
-    from .mcc import count
+    counted, the number of raw tag bundles and the counted bundles per part of speech."""
+    from .mcc import bundles_by_pos, count
     from .table import count_record
 
     path = analyser_path(language, root)
@@ -295,4 +295,4 @@ def apertium_record(language: str, root: str | os.PathLike = APERTIUM_DIR,
     return count_record(language, "apertium", count(mapped.rows), note=note, details={
         "package": package, "analyser": str(path), "lt_paradigm_seconds": round(seconds, 3),
         "lines": mapped.n_lines, "forms_not_counted": mapped.n_skipped,
-        "raw_bundles": mapped.raw_bundles})
+        "raw_bundles": mapped.raw_bundles, "bundles": bundles_by_pos(mapped.rows)})

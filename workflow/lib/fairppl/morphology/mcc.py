@@ -166,6 +166,14 @@ def count(rows: Iterable[Row]) -> dict[str, Count]:
     return result
 
 
+def bundles_by_pos(rows: Iterable[Row]) -> dict[str, list[str]]:
+    """The counted bundles of each part of speech as sorted UniMorph strings (what MCC counts)."""
+    found: dict[str, set] = {pos: set() for pos in COUNTED_POS}
+    for row in rows:
+        found[row.pos].add(bundle_text(inflectional_bundle(row.features, row.pos)))
+    return {pos: sorted(b) for pos, b in found.items()}
+
+
 def bundle_text(bundle: Iterable[str]) -> str:
     """A bundle as a UniMorph string, the part of speech first and the rest sorted."""
     features = sorted(bundle)

@@ -17,7 +17,7 @@ import urllib.request
 
 from ..core.errors import InputError
 from ..core.io import atomic_path
-from .mcc import count, read_unimorph
+from .mcc import bundles_by_pos, count, read_unimorph
 from .table import count_record
 
 DEFAULT_URL = "https://raw.githubusercontent.com/unimorph/{language}/master/{language}"
@@ -56,4 +56,4 @@ def unimorph_record(language: str, path: str | os.PathLike, url: str = "",
     note = f"UniMorph lexicon {url}".strip()
     return count_record(language, "unimorph", count(rows), note=note,
                         details={"url": url, "sha256": sha256, "rows": len(rows),
-                                 "other_pos_rows": other})
+                                 "other_pos_rows": other, "bundles": bundles_by_pos(rows)})
