@@ -104,7 +104,8 @@ def test_missing_analyser_names_its_debian_package(tmp_path):
 
 def _real_analyser(language):
     if shutil.which("lt-paradigm") is None:
-        pytest.skip("lt-paradigm is not installed (Debian lttoolbox; `make setup` installs it)")
+        pytest.skip("lt-paradigm is not installed (Debian lttoolbox-dev; `make setup` installs "
+                    "it)")
     try:
         return analyser_path(language)
     except InputError as err:
