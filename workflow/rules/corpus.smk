@@ -2,7 +2,9 @@
 # bible.db, every complete UDHR declaration, every file of a line-aligned archive), decide from
 # all of them which units to drop (placeholders, and the verses holding merged placeholder text),
 # so the dropped set does not depend on the configured languages; then write the configured
-# languages' units, normalised, with the same train/dev/test split everywhere.
+# languages' units, normalised, with the same train/dev/test split everywhere. A Europarl corpus
+# is first extracted from its pair archives: the English sentences present in every configured
+# pair, with their translations (fairppl.corpus.europarl).
 
 
 include: "helpers/corpus.smk"
@@ -30,3 +32,27 @@ rule prepare_corpus:
         scheme=split_scheme(),
     script:
         "../scripts/prepare_corpus.py"
+
+
+rule extract_europarl:
+    input:
+        archives=europarl_archive_files,
+    output:
+        multitext="results/corpus/{corpus}/multitext.parquet",
+        pairs="results/corpus/{corpus}/europarl_pairs.tsv",
+    log:
+        "logs/extract_europarl/{corpus}.log",
+    benchmark:
+        "benchmarks/extract_europarl/{corpus}.tsv"
+    conda:
+        "../../envs/corpus.yaml"
+    resources:
+        # Minutes and MB: an estimate (not measured) for the 20 pairs of the release, about
+        # 2 million lines each, read one pair at a time.
+        runtime=120,
+        mem_mb=16000,
+    params:
+        pivot=europarl_pivot,
+        languages=europarl_languages,  # the iso1 code of each archive, in input order
+    script:
+        "../scripts/extract_europarl.py"
