@@ -279,3 +279,62 @@ def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resource
     assert set(rows["n_units"]) == {25}
     assert (rows["bpec"] > 1).all() and (rows["bpec"] < 8).all()
     assert not (wd / "results" / "corpus" / "bible").exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Start-up checks of the config and the sheet
+# --------------------------------------------------------------------------------------------
+
+def _rows(tmp_path, lines):
+    from fairppl.config.sheet import read_language_sheet
+
+    path = tmp_path / "languages.tsv"
+    path.write_text("corpus\tlanguage\tiso639_3\tname\tscript\tsource_id\tenglish_reference\n"
+                    + "".join(lines), encoding="utf-8")
+    return read_language_sheet(str(path), str(ROOT / "workflow" / "schemas"
+                                              / "languages.schema.yaml"))
+
+
+def test_startup_checks_name_the_pair_the_pivot_and_the_row(tmp_path):
+    from fairppl.config.sheet import check_against_config
+
+    good = ["europarl\teng\teng\tEnglish\tLatn\ten\ttrue\n",
+            "europarl\tfra\tfra\tFrench\tLatn\tfr\tfalse\n",
+            "europarl\tdeu\tdeu\tGerman\tLatn\tde\tfalse\n"]
+    spec = {"enabled": True, "type": "europarl", "url": "http://x/{pair}.tgz", "pivot": "en",
+            "sha256": {"fr-en": "a" * 64, "de-en": "b" * 64}}
+    check_against_config(_rows(tmp_path, good), {"europarl": spec}, "languages.tsv")
+    short = dict(spec, sha256={"fr-en": "a" * 64})
+    with pytest.raises(InputError, match=r"`corpora.europarl.sha256` has no digest for the "
+                                         r"pair\(s\) de-en"):
+        check_against_config(_rows(tmp_path, good), {"europarl": short}, "languages.tsv")
+    with pytest.raises(InputError, match=r"languages.tsv, line 2: corpus 'europarl': the English "
+                                         r"reference's source_id is 'en' but `corpora.europarl."
+                                         r"pivot` is 'fr'"):
+        check_against_config(_rows(tmp_path, good), {"europarl": dict(spec, pivot="fr")},
+                             "languages.tsv")
+    bad = good[:2] + ["europarl\tdeu\tdeu\tGerman\tLatn\tdeu_Latn\tfalse\n"]
+    with pytest.raises(InputError, match=r"line 4: field 'source_id': 'deu_Latn' for corpus "
+                                         r"'europarl'; expected Europarl's 2-letter"):
+        check_against_config(_rows(tmp_path, bad), {"europarl": spec}, "languages.tsv")
+    # Disabled: nothing is checked (the default config's entry has no digests).
+    check_against_config(_rows(tmp_path, good), {"europarl": dict(short, enabled=False)},
+                         "languages.tsv")
+
+
+def test_schema_wants_a_map_of_digests_and_a_pattern_url():
+    from fairppl.config.settings import check_schema
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    schema = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    check_schema(cfg, schema, "config.yaml")  # the default config's disabled entry is valid
+    for change, message in (
+            ({"sha256": "a" * 64}, r"corpora.europarl.sha256': 'a+' is not of type 'object'"),
+            ({"url": "https://www.statmt.org/europarl/v7/fr-en.tgz"},
+             r"corpora.europarl.url': .* does not match"),
+            ({"sha256": {"fr-en": "xyz"}}, "corpora.europarl.sha256"),
+            ({"pivot": "English"}, "corpora.europarl.pivot")):
+        bad = yaml.safe_load(yaml.safe_dump(cfg))
+        bad["corpora"]["europarl"].update(change)
+        with pytest.raises(InputError, match=message):
+            check_schema(bad, schema, "config.yaml")
