@@ -80,7 +80,9 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
     ``spec`` is the corpus's config block (``type``, ``placeholder_patterns``, and ``books`` or
-    ``members`` by type); ``sources`` maps each configured language to its source id;
+    ``members`` by type); ``source`` is the corpus's file (for ``europarl`` the multi-text of
+    :func:`fairppl.corpus.europarl.extract_multitext`); ``sources`` maps each configured
+    language to its source id;
     ``scheme`` the keyword arguments of :class:`fairppl.corpus.splits.SplitScheme`; ``english`` the
     reference language id.
 
