@@ -238,10 +238,8 @@ def _fixture_archives(www, bible_db):
     return shas
 
 
-@pytest.mark.e2e
-def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resources_ready):
-    www, base = http_dir
-    shas = _fixture_archives(www, resources_ready["FAIRPPL_BIBLE_DB"])
+def _europarl_workdir(tmp_path, base, shas):
+    """The test config with only a Europarl corpus of eng, deu and fra, served at ``base``."""
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     cfg_path = wd / "config" / "config.yaml"
     cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
@@ -256,6 +254,14 @@ def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resource
         for lang, (iso1, _) in LANGS.items():
             sheet.write(f"europarl\t{lang}\t{lang}\t{lang}\tLatn\t{iso1}\t"
                         f"{str(lang == 'eng').lower()}\n")
+    return wd
+
+
+@pytest.mark.e2e
+def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resources_ready):
+    www, base = http_dir
+    shas = _fixture_archives(www, resources_ready["FAIRPPL_BIBLE_DB"])
+    wd = _europarl_workdir(tmp_path, base, shas)
     assert_ok(snakemake(wd))
     for pair, sha in shas.items():
         archive = wd / "resources" / "downloads" / "europarl" / f"{pair}.tgz"
@@ -279,6 +285,22 @@ def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resource
     assert set(rows["n_units"]) == {25}
     assert (rows["bpec"] > 1).all() and (rows["bpec"] < 8).all()
     assert not (wd / "results" / "corpus" / "bible").exists()
+
+
+@pytest.mark.e2e
+def test_a_wrong_pair_digest_stops_the_run(tmp_path, http_dir, resources_ready):
+    www, base = http_dir
+    shas = _fixture_archives(www, resources_ready["FAIRPPL_BIBLE_DB"])
+    good = shas["fr-en"]
+    shas["fr-en"] = ("0" if good[0] != "0" else "1") + good[1:]
+    wd = _europarl_workdir(tmp_path, base, shas)
+    proc = snakemake(wd, "results/corpus/europarl/units.parquet")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert (f"checksum mismatch for {base}/fr-en.tgz: expected sha256 {shas['fr-en']}, got "
+            f"{good}") in out, out[-3000:]
+    assert not (wd / "resources" / "downloads" / "europarl" / "fr-en.tgz").exists()
+    assert not (wd / "results" / "corpus" / "europarl" / "multitext.parquet").exists()
 
 
 # --------------------------------------------------------------------------------------------
