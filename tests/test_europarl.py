@@ -202,7 +202,8 @@ def test_profile_has_the_papers_21_languages_and_plans_every_stage(tmp_path):
     assert proc.returncode != 0  # the shipped profile has no checksums yet: it says which
     assert "has no digest for the pair(s) bg-en, cs-en" in proc.stdout + proc.stderr
     cfg = yaml.safe_load(profile.read_text(encoding="utf-8"))
-    cfg["corpora"]["europarl"]["sha256"] = {p: "a" * 64 for p in cfg["corpora"]["europarl"]["sha256"]}
+    digests = cfg["corpora"]["europarl"]["sha256"]
+    cfg["corpora"]["europarl"]["sha256"] = {pair: "a" * 64 for pair in digests}
     profile.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     proc = snakemake(wd, "-n", "--configfile", str(profile), "--quiet", "rules")
     assert_ok(proc)
