@@ -18,7 +18,6 @@ from fairppl.core.errors import InputError
 from fairppl.corpus.europarl import (
     align_pairs,
     extract_multitext,
-    missing_checksums,
     pair_url,
     read_multitext,
     read_pair,
@@ -85,15 +84,13 @@ def test_bad_pair_lists():
         align_pairs([("de", ["a", "b"], ["x"])], "en")
 
 
-def test_urls_and_checksums():
+def test_urls():
     assert pair_url("https://x.org/v7/{pair}.tgz", "fr", "en") == "https://x.org/v7/fr-en.tgz"
     assert pair_url("https://x.org/{iso1}/{pair}.tgz", "de", "en") == "https://x.org/de/de-en.tgz"
     with pytest.raises(InputError, match="neither"):
         pair_url("https://x.org/v7/fr-en.tgz", "fr", "en")
     with pytest.raises(InputError, match="only fields"):
         pair_url("https://x.org/{pair}/{lang}.tgz", "fr", "en")
-    spec = {"pivot": "en", "sha256": {"fr-en": "0" * 64, "de-en": None}}
-    assert missing_checksums(spec, ["en", "fr", "de", "it"]) == ["de-en", "it-en"]
 
 
 def _tgz(path, pair, rows, *, drop=None, extra_line=None, folder=""):
@@ -165,6 +162,13 @@ def test_archive_errors_name_the_file(tmp_path):
     with pytest.raises(InputError, match=r"fr-en\.tgz: europarl-v7\.fr-en\.en has 7 lines and "
                                          r"europarl-v7\.fr-en\.fr has 8"):
         read_pair(tmp_path / "fr-en.tgz", "fr")
+    with tarfile.open(tmp_path / "utf.tgz", "w:gz") as tar:
+        for lang, data in (("en", b"One.\nTwo.\n"), ("fr", b"Un.\nDe\xffux.\n")):
+            info = tarfile.TarInfo(f"europarl-v7.fr-en.{lang}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(InputError, match=r"utf\.tgz:europarl-v7\.fr-en\.fr, line 2: invalid UTF-8"):
+        read_pair(tmp_path / "utf.tgz", "fr")
     (tmp_path / "bad.tgz").write_bytes(b"not an archive")
     with pytest.raises(InputError, match="cannot read the archive"):
         read_pair(tmp_path / "bad.tgz", "fr")

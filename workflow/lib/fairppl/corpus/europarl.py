@@ -12,9 +12,8 @@ language (:func:`align_pairs`):
   removed;
 - an English sentence that occurs on more than one line of any pair's English file is dropped,
   since it cannot be aligned to one translation;
-- a line whose English or foreign side is empty (or only whitespace) gives no unit of that pair,
-  so its English sentence is dropped from the multi-text unless it has another, complete line
-  in that pair (it cannot: then it would occur twice);
+- a line whose English or foreign side is empty (or only whitespace) gives no unit: its English
+  sentence is missing from that pair, hence from the multi-text;
 - the units are ordered by their line in the *order pair* (the first configured pair in sorted
   order, e.g. ``bg-en`` for the paper's 21 languages) and their id is that pair and line,
   ``"bg-en:0001234"`` (1-based), so the ids, the order and hence the block split of
@@ -29,14 +28,14 @@ language (:func:`align_pairs`):
 ...]}`` that :mod:`fairppl.corpus.prepare` aligns and splits like every other corpus.
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the archive (and member):
-a missing member, files with different line counts, invalid UTF-8, a malformed URL pattern, a
-checksum missing from the config.
+a missing member, files with different line counts, invalid UTF-8, a malformed URL pattern.
+(A checksum missing from the config is refused at start-up, by
+:func:`fairppl.config.sheet.check_against_config`.)
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tarfile
 from collections import Counter
 from pathlib import PurePosixPath
@@ -87,17 +86,6 @@ def pair_url(template: str, iso1: str, pivot: str) -> str:
 def foreign_sources(sources: Iterable[str], pivot: str) -> list[str]:
     """The configured source ids other than the pivot, sorted: one archive each."""
     return sorted(s for s in set(sources) if s != pivot)
-
-
-def missing_checksums(spec: dict, sources: Iterable[str]) -> list[str]:
-    """The pairs of the configured ``sources`` that ``spec["sha256"]`` (pair -> digest) gives
-    no digest for, sorted."""
-    pivot = spec.get("pivot", "en")
-    digests = spec.get("sha256") or {}
-    if not isinstance(digests, dict):
-        return [pair_name(s, pivot) for s in foreign_sources(sources, pivot)]
-    return [p for s in foreign_sources(sources, pivot)
-            if not digests.get(p := pair_name(s, pivot))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -292,22 +280,3 @@ def read_multitext(path: str | os.PathLike, sources: dict[str, str] | None = Non
         rows = table.filter(pl.col("source_id") == sid).sort("position")
         out[lang] = list(zip(rows["unit_id"].to_list(), rows["text"].to_list()))
     return out
-
-
-def check_pivot(pivot: str, english_source: str, where: str = "") -> None:
-    """The English reference row's source id must be the pivot (its side of every pair)."""
-    if english_source != pivot:
-        raise InputError(f"{where}the English reference's source_id is {english_source!r} but "
-                         f"the Europarl pivot is {pivot!r}: expected them equal (the English "
-                         f"side of every pair)")
-
-
-_ISO1 = re.compile(r"[a-z]{2,3}")
-
-
-def check_sources(sources: Iterable[str], where: str = "") -> None:
-    """Source ids of a Europarl corpus are the release's language codes (``fr``, ``de``)."""
-    bad = sorted(s for s in sources if not _ISO1.fullmatch(s))
-    if bad:
-        raise InputError(f"{where}source_id(s) {bad}: expected Europarl's 2-letter language "
-                         f"codes (bg, cs, da, ...)")
