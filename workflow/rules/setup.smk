@@ -47,7 +47,7 @@ rule download_corpus:
     conda:
         "../../envs/corpus.yaml"
     params:
-        spec=corpus_spec,
+        target=download_target,
     script:
         "../scripts/download_corpus.py"
 

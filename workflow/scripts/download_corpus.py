@@ -1,13 +1,13 @@
-"""Download one URL corpus archive and verify its sha256."""
+"""Download one corpus archive (a url corpus's, or one Europarl pair's) and verify its sha256."""
 
 from fairppl.corpus.readers import download_url
 
 
 def main(snakemake):
-    spec = snakemake.params.spec
+    target = snakemake.params.target
     with open(snakemake.log[0], "w") as log:
-        print(f"downloading {spec['url']} (expected sha256 {spec['sha256']})", file=log)
-        download_url(spec["url"], spec["sha256"], snakemake.output.archive)
+        print(f"downloading {target['url']} (expected sha256 {target['sha256']})", file=log)
+        download_url(target["url"], target["sha256"], snakemake.output.archive)
         print("checksum verified", file=log)
 
 

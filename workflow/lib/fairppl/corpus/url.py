@@ -38,7 +38,7 @@ def download_url(url: str, sha256: str, dest: str) -> None:
     temporary file beside ``dest`` that is renamed onto ``dest`` only when the checksum matches,
     so a failure leaves no ``dest`` and no partial file. A progress bar shows when the size is
     known and over 1 MB."""
-    expected = sha256.strip().lower()
+    expected = (sha256 if isinstance(sha256, str) else "").strip().lower()
     if not re.fullmatch(r"[0-9a-f]{64}", expected):
         raise InputError(f"checksum {sha256!r} for {url}: expected a SHA-256 hex digest of 64 "
                          f"hex digits")
