@@ -93,3 +93,139 @@ rule mcc_table:
         "../../envs/morphology.yaml"
     script:
         "../scripts/mcc_table.py"
+
+
+# Each language's morphology measures beside every open-vocabulary model's BPEC on words, on the
+# lemmatized copy (same units) and marginalised over tokenizations.
+rule morphology_languages:
+    input:
+        units=f"results/corpus/{morphology_corpus()}/units.parquet",
+        words=open_score_files(morphology_corpus()),
+        lemmas=lemma_score_files(),
+        marginal="results/tables/marginal.csv",
+        mcc="results/tables/mcc.csv",
+        forms_per_lemma="results/tables/forms_per_lemma.csv",
+        coverage="results/tables/lemmatizer_coverage.csv",
+    output:
+        csv=report(
+            "results/tables/morphology_languages.csv",
+            caption="../report/morphology_languages.rst",
+            category="Tables",
+            labels={"table": "morphology measures and BPEC per language"},
+        ),
+    log:
+        "logs/morphology_languages.log",
+    localrule: True
+    conda:
+        "../../envs/morphology.yaml"
+    params:
+        corpus=morphology_corpus(),
+    script:
+        "../scripts/morphology_languages.py"
+
+
+# Regressions of BPEC on each measure across languages, from the per-language table only.
+rule morphology_regressions:
+    input:
+        languages="results/tables/morphology_languages.csv",
+    output:
+        csv=report(
+            "results/tables/morphology.csv",
+            caption="../report/morphology.rst",
+            category="Tables",
+            labels={"table": "BPEC against morphology, per model and source"},
+        ),
+        tex="results/tables/morphology.tex",
+    log:
+        "logs/morphology_regressions.log",
+    localrule: True
+    conda:
+        "../../envs/morphology.yaml"
+    params:
+        bootstrap=bootstrap_settings(),
+    script:
+        "../scripts/morphology_regressions.py"
+
+
+# The difficulty model of Mielke et al. 2019 on every unit each model scored, and its predictors.
+rule difficulty_table:
+    input:
+        scores=open_score_files(morphology_corpus()),
+        models="results/tables/models.parquet",
+        correlates="results/tables/correlates.csv",
+        languages="results/tables/morphology_languages.csv",
+        published=str(
+            Path(workflow.basedir)
+            / "resources"
+            / "published"
+            / "difficulty_mielke2019.tsv"
+        ),
+    output:
+        csv=report(
+            "results/tables/difficulty.csv",
+            caption="../report/difficulty.rst",
+            category="Tables",
+            labels={"table": "per-language difficulty (Mielke et al. 2019)"},
+        ),
+        tex="results/tables/difficulty.tex",
+        agreement="results/tables/difficulty_agreement.csv",
+        predictors="results/tables/difficulty_predictors.csv",
+    log:
+        "logs/difficulty_table.log",
+    localrule: True
+    conda:
+        "../../envs/morphology.yaml"
+    params:
+        bootstrap=bootstrap_settings(),
+    script:
+        "../scripts/difficulty_table.py"
+
+
+# How unequal each model is across languages, and each tokenizer's premium over English.
+rule fairness_table:
+    input:
+        scores=open_score_files(morphology_corpus()),
+        units=f"results/corpus/{morphology_corpus()}/units.parquet",
+    output:
+        csv=report(
+            "results/tables/fairness.csv",
+            caption="../report/fairness.rst",
+            category="Tables",
+            labels={"table": "hardest/easiest ratio and Gini of BPEC per model"},
+        ),
+        tex="results/tables/fairness.tex",
+        premium="results/tables/tokenizer_premium.csv",
+    log:
+        "logs/fairness_table.log",
+    localrule: True
+    conda:
+        "../../envs/morphology.yaml"
+    params:
+        bootstrap=bootstrap_settings(),
+        reference=english_reference(morphology_corpus()),
+    script:
+        "../scripts/fairness_table.py"
+
+
+rule plot_morphology:
+    input:
+        languages="results/tables/morphology_languages.csv",
+    output:
+        **{
+            source: report(
+                path,
+                caption="../report/morphology_figure.rst",
+                category="Figures",
+                labels={"figure": f"BPEC against {source} MCC"},
+            )
+            for source, path in morphology_figures().items()
+        },
+    log:
+        "logs/plot_morphology.log",
+    localrule: True
+    conda:
+        "../../envs/report.yaml"
+    params:
+        languages=report_languages(),
+    script:
+        "../scripts/plot_morphology.py"

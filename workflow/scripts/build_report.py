@@ -11,6 +11,7 @@ from fairppl.core.io import write_text
 from fairppl.corpus.prepare import read_dropped
 from fairppl.report.html import conventions_table
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
+from fairppl.report.morphology import TABLES as MORPHOLOGY_TABLES
 from fairppl.report.pages import ReportInputs, build_report
 
 
@@ -53,7 +54,12 @@ def main(snakemake):
         correlations=pl.read_csv(snakemake.input.correlations),
         marginal={name: read_csv(getattr(snakemake.input, f"marginal_{name}"))
                   for name in MARGINAL_TABLES},
-        figures={"marginal_entropy": snakemake.input.marginal_entropy_figure,
+        morphology={name: read_csv(getattr(snakemake.input, f"morphology_{name}"))
+                    for name in MORPHOLOGY_TABLES},
+        figures={**{name.replace("morphology_figure_", "morphology_"): path
+                    for name, path in snakemake.input.items()
+                    if name.startswith("morphology_figure_")},
+                 "marginal_entropy": snakemake.input.marginal_entropy_figure,
                  "marginal_intervals": snakemake.input.marginal_intervals_figure,
                  "marginal_samples_needed": snakemake.input.marginal_needed_figure,
                  "main": snakemake.input.main, "unk": snakemake.input.unk,

@@ -110,3 +110,13 @@ def correlate_tokenizers():
         if row.corpus in config["tokenizers"]["corpora"]
         for tok in spm_tokenizers()
     }
+
+
+def morphology_report_inputs(wildcards):
+    """The report's inputs from the morphology stage: its tables (``morphology_<name>``) and
+    figures (``morphology_figure_<source>``)."""
+    inputs = {f"morphology_{name}": path for name, path in morphology_tables().items()}
+    inputs.update(
+        {f"morphology_figure_{s}": p for s, p in morphology_figures().items()}
+    )
+    return inputs

@@ -20,6 +20,12 @@ if _unknown:
         f"Apertium analyser in fairppl.morphology.apertium.ANALYSERS (known: "
         f"{', '.join(sorted(ANALYSERS))})"
     )
+_corpus = config["morphology"]["corpus"]
+if _corpus not in ENABLED or config["corpora"][_corpus].get("models_from"):
+    raise WorkflowError(
+        f"invalid input: {CONFIG_SOURCE}: morphology.corpus {_corpus!r} must be an enabled "
+        f"corpus that trains its own models (enabled: {', '.join(ENABLED)})"
+    )
 
 
 def mcc_records():
@@ -45,3 +51,43 @@ def unimorph_url(wildcards):
     """The download URL of a language's UniMorph lexicon."""
     pattern = config["morphology"]["unimorph"]["url"]
     return pattern.replace("{language}", wildcards.language)
+
+
+def morphology_corpus():
+    """The corpus whose languages the morphology analyses compare (morphology.corpus)."""
+    return config["morphology"]["corpus"]
+
+
+def open_score_files(corpus=None):
+    """Per-unit score tables of the open-vocabulary models (every model but the closed-vocabulary
+    word n-grams), of ``corpus`` or of every corpus."""
+    return [
+        path
+        for path in score_files()
+        if "/kenlm-word-" not in path
+        and (corpus is None or path.startswith(f"results/scores/{corpus}/"))
+    ]
+
+
+def english_reference(corpus):
+    """The language id of ``corpus``'s English reference rows in the sheet."""
+    return next(
+        row.language
+        for row in LANGUAGES
+        if row.corpus == corpus and row.english_reference
+    )
+
+
+def morphology_figures():
+    """Figure 1 of Cotterell et al. 2018 for each MCC source of the study."""
+    sources = ["published", "apertium"]
+    if config["morphology"]["unimorph"]["enabled"]:
+        sources.append("unimorph")
+    return {s: f"results/figures/morphology_{s}.png" for s in sources}
+
+
+def morphology_tables():
+    """The stage's tables, by the names of fairppl.report.morphology.TABLES."""
+    from fairppl.report.morphology import TABLES
+
+    return {name: f"results/tables/{csv}" for name, csv in TABLES.items()}
