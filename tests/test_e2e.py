@@ -434,3 +434,84 @@ def test_unknown_source_code_is_reported(tmp_path, resources_ready, row, expecte
     assert proc.returncode != 0
     assert expected in out, out[-3000:]
     assert not (wd / "results" / "corpus" / corpus / "units.parquet").exists()
+
+
+def test_morphology_tables_on_five_languages(study, tmp_path):
+    """The test study with German and Spanish added to the Bible's sheet (published MCC for
+    eng, deu, spa; simplemma for all but Korean): the morphology tables, the regressions
+    recomputed from the per-language table with scipy, BPEC on words and lemmas recomputed from
+    the per-unit scores, and the difficulty model's normalisation."""
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    from fairppl.morphology.languages import bpec_column
+
+    wd, _ = study
+    copy = tmp_path / "wd"
+    shutil.copytree(wd, copy, symlinks=True)
+    with (copy / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
+        handle.write("bible\tdeu\tdeu\tGerman\tLatn\ts\tfalse\n")
+        handle.write("bible\tspa\tspa\tSpanish\tLatn\tv\tfalse\n")
+    targets = ["results/tables/morphology.csv", "results/tables/difficulty.csv",
+               "results/tables/fairness.csv", "results/report.html"]
+    assert_ok(snakemake(copy, *targets))
+    tables = copy / "results" / "tables"
+    languages = pl.read_csv(tables / "morphology_languages.csv", infer_schema_length=None)
+    published = languages.filter(measure="mcc", source="published")
+    values = dict(zip(published["language"], published["value"]))
+    assert values == {"eng": 6.0, "tur": None, "kor": None, "deu": 38.0, "spa": 71.0}
+    assert "no published mcc value for kor" in published.filter(language="kor")["note"][0]
+    korean = languages.filter(language="kor")["lemmas_note"][0]
+    assert "Korean" in korean or "kor" in korean  # no lemmatizer, with the reason
+
+    # BPEC on words and lemmas of the character 5-gram, recomputed from the per-unit scores on
+    # the units every language scored on both texts, over the original English characters.
+    units = pl.read_parquet(copy / "results" / "corpus" / "bible" / "units.parquet")
+    english = dict(units.filter(pl.col("english_reference")).select(
+        "unit_id", pl.col("text").str.len_chars()).rows())
+    frames = {}
+    for lang in ("eng", "tur", "kor", "deu", "spa"):
+        frames[(lang, "words")] = pl.read_parquet(
+            copy / "results" / "scores" / "bible" / lang / "kenlm-char-o5.char.parquet")
+        lemma = copy / "results" / "scores" / "bible-lemmas" / lang / "kenlm-char-o5.char.parquet"
+        if lemma.exists():
+            frames[(lang, "lemmas")] = pl.read_parquet(lemma)
+    assert ("kor", "lemmas") not in frames and ("deu", "lemmas") in frames
+    common = set.intersection(*(set(f["unit_id"]) for f in frames.values()))
+    row = languages.filter(language="deu", measure="mcc", source="published").row(0, named=True)
+    for text in ("words", "lemmas"):
+        scores = frames[("deu", text)].filter(pl.col("unit_id").is_in(sorted(common)))
+        expected = scores["bits"].sum() / sum(english[u] for u in scores["unit_id"])
+        assert row[bpec_column(text, "kenlm-char-o5", "char")] == pytest.approx(expected)
+    assert row[bpec_column("lemmas", "kenlm-char-o5", "char")] < row[
+        bpec_column("words", "kenlm-char-o5", "char")]
+
+    # The regression rows come from the per-language table and nothing else.
+    regressions = pl.read_csv(tables / "morphology.csv", infer_schema_length=None)
+    for text in ("words", "lemmas", "difference"):
+        fit = regressions.filter(model="kenlm-char-o5", tokenizer="char", measure="mcc",
+                                 source="published", text=text).row(0, named=True)
+        lemmas = bpec_column("lemmas", "kenlm-char-o5", "char")
+        words = bpec_column("words", "kenlm-char-o5", "char")
+        data = published.filter(pl.col("value").is_not_null()).sort("language")
+        y = {"words": data[words], "lemmas": data[lemmas],
+             "difference": data[words] - data[lemmas]}[text].to_numpy()
+        x = data["value"].to_numpy()
+        assert fit["n_languages"] == 3
+        assert fit["slope"] == pytest.approx(np.polyfit(x, y, 1)[0])
+        assert fit["pearson_r"] == pytest.approx(pearsonr(x, y).statistic)
+        assert fit["slope_low"] <= fit["slope"] <= fit["slope_high"]
+    # Apertium's MCC in this config: eng and spa only of the sheet's languages: no fit.
+    short = regressions.filter(source="apertium", measure="mcc", text="words").row(0, named=True)
+    assert short["slope"] is None and "fewer than 3 languages" in short["note"]
+
+    # Difficulty: every Bible unit each model scored; the geometric mean of the languages is 1.
+    difficulty = pl.read_csv(tables / "difficulty.csv", infer_schema_length=None)
+    char = difficulty.filter(model="kenlm-char-o5", tokenizer="char")
+    assert char.height == 5
+    assert math.exp(np.log(char["difficulty"].to_numpy()).mean()) == pytest.approx(1.0)
+    assert set(char["n_units"]) == {frames[("eng", "words")].height}
+    assert (char["difficulty_low"] < char["difficulty"]).all()
+    assert (char["difficulty"] < char["difficulty_high"]).all()
+    report = (copy / "results" / "report.html").read_text(encoding="utf-8")
+    assert "Why languages differ" in report and "MCC by source" in report

@@ -30,6 +30,9 @@ FAMILIES = {
     "lemmatize_corpus": "lemmas", "lemmatizer_coverage": "lemmas", "forms_per_lemma": "lemmas",
     "mcc_published": "morphology", "mcc_apertium": "morphology",
     "download_unimorph": "morphology", "mcc_unimorph": "morphology", "mcc_table": "morphology",
+    "morphology_languages": "morphology", "morphology_regressions": "morphology",
+    "difficulty_table": "morphology", "fairness_table": "morphology",
+    "plot_morphology": "report",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -5,7 +5,8 @@ import polars as pl
 import pytest
 from scipy.stats import false_discovery_control, pearsonr, spearmanr
 
-from fairppl.morphology.predictors import family, predictor_correlations, predictor_table
+from fairppl.morphology.predictors import family, predictor_table
+from fairppl.morphology.regression import predictor_correlations
 
 
 def test_family_of_each_segmentation():
@@ -29,8 +30,9 @@ def test_correlations_match_scipy_and_adjust_per_model_and_target():
                                             "mcc:published"}
     y = [1.0, 1.1, 1.6, 1.3, 1.2, 1.9, 1.25, 1.5, 1.05, 1.45]
     targets = pl.DataFrame({"corpus": ["c"] * 10, "model": ["m"] * 10, "tokenizer": ["char"] * 10,
-                            "language": languages, "target": ["bpec"] * 10, "y": y})
-    table = predictor_correlations(targets, predictors)
+                            "family": ["character"] * 10, "language": languages,
+                            "response": ["bpec"] * 10, "value": y})
+    table = predictor_correlations(targets, predictors.drop("predictor_description"))
     rows = {r["predictor"]: r for r in table.iter_rows(named=True)}
     ttr_row = rows["type_token_ratio"]
     assert ttr_row["pearson_r"] == pytest.approx(pearsonr(ttr, y).statistic)

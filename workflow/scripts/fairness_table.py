@@ -19,8 +19,7 @@ def main(snakemake):
     keep = ["corpus", "split", "language", "model", "tokenizer", "unit_id", "bits", "n_tokens",
             "open_vocabulary"]
     scores = pl.concat([pl.read_parquet(p, columns=keep) for p in snakemake.input.scores])
-    units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units],
-                      how="vertical_relaxed")
+    units = pl.read_parquet(snakemake.input.units)
     english = english_char_counts(units)
     fairness = fairness_summary(scores, english, settings)
     pieces = scores.filter(pl.col("open_vocabulary") & (pl.col("tokenizer") != "char"))

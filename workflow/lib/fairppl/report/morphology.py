@@ -24,6 +24,7 @@ TABLES = {
     "languages": "morphology_languages.csv",
     "regressions": "morphology.csv",
     "difficulty": "difficulty.csv",
+    "agreement": "difficulty_agreement.csv",
     "predictors": "difficulty_predictors.csv",
     "fairness": "fairness.csv",
     "premium": "tokenizer_premium.csv",
@@ -57,8 +58,14 @@ HEADERS = {
     "bpec": "BPEC on the common units (bits/English char)",
     "rank_difficulty": "1 = hardest",
     "rank_bpec": "1 = hardest",
-    "published": "Mielke et al. 2019, Europarl (difficulty)",
-    "target": "what is predicted",
+    "published_difficulty": "Mielke et al. 2019, Europarl character LSTM (difficulty)",
+    "log_difficulty": "d_j (natural log)",
+    "se": "standard error of d_j",
+    "sigma": "noise sd of log bits",
+    "same_ranking": "difficulty and BPEC rank alike",
+    "largest_shift_language": "language whose rank moves most",
+    "largest_shift": "rank by difficulty - rank by BPEC",
+    "response": "what is predicted",
     "predictor": "property of the language",
     "p_bh": "Benjamini-Hochberg adjusted p",
     "family": "segmentation family",
@@ -102,6 +109,24 @@ def _table(df: pl.DataFrame, caption: str, names: dict[str, str], keep=("languag
 def _have(tables: dict[str, pl.DataFrame], name: str) -> pl.DataFrame | None:
     table = tables.get(name)
     return table if table is not None and table.height else None
+
+
+def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
+    """One row per predictor, one column per model: Spearman's rho with ``response`` (adjusted
+    p, languages), grouped by segmentation family."""
+    data = _labelled(predictors.filter(pl.col("response") == response))
+    if not data.height:
+        return ""
+    data = data.with_columns(
+        column=pl.format("{}: {}", "family", "model"),
+        cell=pl.struct("spearman_rho", "spearman_p_bh", "n_languages").map_elements(
+            lambda r: "" if r["spearman_rho"] is None else
+            f"{r['spearman_rho']:.2f} ({fmt(r['spearman_p_bh'])}, {r['n_languages']})",
+            return_dtype=pl.String))
+    wide = data.sort("family", "model").pivot(on="column", index="predictor", values="cell")
+    return html_table(wide, {"predictor": "property of the language", **{
+        c: "Spearman's rho (BH-adjusted p, languages)" for c in wide.columns[1:]}},
+        caption=f"What predicts {response} across languages, per model")
 
 
 def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
@@ -205,15 +230,20 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
                                             descending=[False, False, True]),
                             "Difficulty per language and model, hardest first", names,
                             keep=("language", "model")))
+    agreement = _have(tables, "agreement")
+    if agreement is not None:
+        parts.append(_table(agreement, "Do the difficulties (every unit) rank the languages as "
+                            "BPEC on the common units does?", names, keep=("model",)))
     predictors = _have(tables, "predictors")
     if predictors is not None:
         parts.append(_p(
             "Does MCC predict difficulty once the simple statistics of the text are in the "
-            "running? Each predictor is correlated with each model's difficulty and BPEC "
-            "across languages; the p-values are adjusted for every predictor tested "
-            "(Benjamini-Hochberg), per model.", "note"))
-        parts.append(_table(predictors, "What predicts difficulty and BPEC", names,
-                            keep=("model", "target", "predictor")))
+            "running? Each predictor is correlated with each model's difficulty across "
+            "languages; the p-values are adjusted for every predictor tested for that model "
+            "(Benjamini-Hochberg). Cells: Spearman's rho (adjusted p, languages); the full "
+            "table with Pearson's r and BPEC as the response is "
+            "results/tables/difficulty_predictors.csv.", "note"))
+        parts.append(predictor_grid(predictors, "difficulty"))
     fairness = _have(tables, "fairness")
     if fairness is not None:
         parts.append(_table(fairness, "How unequal is each model across languages", names,
