@@ -35,7 +35,7 @@ def main(snakemake):
     marginal = pl.read_csv(snakemake.input.marginal, infer_schema_length=None)
     marginal = marginal.filter(pl.col("corpus") == corpus) if marginal.height else marginal
     if marginal.height:
-        bpec = pl.concat([bpec, marginal_bpec(marginal).drop("estimator")],
+        bpec = pl.concat([bpec, marginal_bpec(marginal).select(bpec.columns)],
                          how="vertical_relaxed")
     coverage = pl.read_csv(snakemake.input.coverage)
     reasons = {r["language"]: r["reason"] for r in coverage.iter_rows(named=True)
