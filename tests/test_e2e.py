@@ -500,7 +500,8 @@ def test_morphology_tables_on_five_languages(study, tmp_path):
         assert fit["n_languages"] == 3
         assert fit["slope"] == pytest.approx(np.polyfit(x, y, 1)[0])
         assert fit["pearson_r"] == pytest.approx(pearsonr(x, y).statistic)
-        assert fit["slope_low"] <= fit["slope"] <= fit["slope_high"]
+        # Three languages: no bootstrap interval (too few distinct resamples), said in the note.
+        assert fit["slope_low"] is None and "no slope interval below 8" in fit["note"]
     # Apertium's MCC in this config: eng and spa only of the sheet's languages: no fit.
     short = regressions.filter(source="apertium", measure="mcc", text="words").row(0, named=True)
     assert short["slope"] is None and "fewer than 3 languages" in short["note"]

@@ -144,8 +144,13 @@ def test_three_languages_degenerate_share():
     resamples have no slope."""
     _, _, degenerate = slope_interval([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
     assert degenerate / 9000 == pytest.approx(1 / 9, abs=0.01)
+    # So few languages get no interval at all: the slope and correlations only, and a note.
     row = regress([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
-    assert "of 9000 resamples drew one measure value only" in row["note"]
+    assert row["slope"] == pytest.approx(0.5) and row["slope_low"] is None
+    assert row["note"] == "no slope interval below 8 languages (3): too few distinct resamples"
+    x = [1, 2, 3, 4, 5, 6, 7, 8]
+    row = regress(x, [1, 3, 2, 5, 4, 6, 8, 7], BootstrapSettings(2000, 1, 0.95))
+    assert row["slope_low"] < row["slope"] < row["slope_high"]
 
 
 def test_too_few_languages_and_constant_measure_give_empty_rows():
@@ -181,8 +186,8 @@ def test_regression_table_rows_and_notes():
     words = rows["words"]
     # 5 languages: 5 of the 5^5 ordered draws repeat one language (about 3 of 2000 resamples).
     assert words["n_languages"] == 5
-    assert words["note"].endswith("of 2000 resamples drew one measure value only and were left "
-                                  "out of the slope interval; left out: tur (no measure)")
+    assert words["note"] == ("no slope interval below 8 languages (5): too few distinct "
+                             "resamples; left out: tur (no measure)")
     sub = _long().filter((pl.col("text") == "words") & pl.col("value").is_not_null())
     ref = linregress(sub["value"].to_numpy(), sub["bpec"].to_numpy())
     assert words["slope"] == pytest.approx(ref.slope)

@@ -144,11 +144,15 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
             if r["slope"] is None:
                 bits.append(f"on {text}: no fit ({r.get('note') or 'too few languages'})")
                 continue
-            zero = (r["slope_low"] is not None and r["slope_low"] <= 0 <= r["slope_high"])
+            if r["slope_low"] is None:
+                interval = " (no interval: too few languages)"
+            else:
+                zero = r["slope_low"] <= 0 <= r["slope_high"]
+                interval = (f" [{fmt(r['slope_low'] * 100)}, {fmt(r['slope_high'] * 100)}]"
+                            f"{' (the interval includes 0)' if zero else ' (excludes 0)'}")
             bits.append(
-                f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles "
-                f"[{fmt(r['slope_low'] * 100)}, {fmt(r['slope_high'] * 100)}]"
-                f"{' (the interval includes 0)' if zero else ''}, Spearman rho "
+                f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles"
+                f"{interval}, Spearman rho "
                 f"{fmt(r['spearman_rho'])} (p {fmt(r['spearman_p'])}, {r['n_languages']} "
                 f"languages)")
         if bits:
