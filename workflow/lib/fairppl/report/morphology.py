@@ -75,6 +75,8 @@ HEADERS = {
     "gini": "Gini coefficient of BPEC across languages (0 = equal)",
     "gini_low": "lower end",
     "gini_high": "upper end",
+    "bpec_hardest": "BPEC of the hardest (bits/English char)",
+    "bpec_easiest": "BPEC of the easiest (bits/English char)",
     "hardest": "language",
     "easiest": "language",
     "tokens_per_english_char": "tokens / characters of English on the same units (ratio)",
@@ -85,8 +87,8 @@ HEADERS = {
 }
 
 
-def _named(df: pl.DataFrame, names: dict[str, str], columns=("language", "hardest",
-                                                              "easiest")) -> pl.DataFrame:
+def _named(df: pl.DataFrame, names: dict[str, str],
+           columns=("language", "hardest", "easiest", "largest_shift_language")) -> pl.DataFrame:
     return df.with_columns(pl.col(c).replace(names) for c in columns if c in df.columns)
 
 
@@ -109,6 +111,55 @@ def _table(df: pl.DataFrame, caption: str, names: dict[str, str], keep=("languag
 def _have(tables: dict[str, pl.DataFrame], name: str) -> pl.DataFrame | None:
     table = tables.get(name)
     return table if table is not None and table.height else None
+
+
+def difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str]) -> str:
+    """One row per language, one column per model: difficulty [interval]; languages ordered by
+    the first model's difficulty, hardest first; the published Europarl value beside."""
+    data = _labelled(difficulty).with_columns(cell=pl.struct(
+        "difficulty", "difficulty_low", "difficulty_high").map_elements(
+        lambda r: f"{r['difficulty']:.3f} [{r['difficulty_low']:.3f}, "
+                  f"{r['difficulty_high']:.3f}]", return_dtype=pl.String))
+    models = sorted(set(data["model"]), key=lambda m: (not m.startswith("kenlm-char"), m))
+    wide = data.pivot(on="model", index="language", values="cell").select("language", *models)
+    order = (data.filter(pl.col("model") == models[0]).sort("difficulty", descending=True)
+             ["language"].to_list())
+    wide = wide.with_columns(pl.col("language").replace_strict(
+        {lang: i for i, lang in enumerate(order)}, default=len(order)).alias("_order")
+    ).sort("_order").drop("_order")
+    if "published_difficulty" in difficulty.columns:
+        published = difficulty.select("language", "published_difficulty").unique("language")
+        wide = wide.join(published, on="language", how="left")
+    units = ", ".join(f"{m}: {n}" for m, n in _labelled(difficulty).group_by("model")
+                      .agg(pl.col("n_units").max()).sort("model").rows())
+    return html_table(_named(wide, names), {
+        "language": "name", **{m: "exp(d_j) [95% interval]" for m in models},
+        "published_difficulty": "Mielke et al. 2019, Europarl (difficulty)"},
+        caption=f"Difficulty per language (geometric mean of each model's languages = 1), "
+                f"hardest first by {models[0]}; units per language: {units}")
+
+
+def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
+    """Per model: the predictor with the smallest adjusted p (then the largest |Spearman rho|)
+    for ``response``, and where MCC (each source) stands, so a reader sees whether morphology or a simple
+    statistic of the text explains difficulty."""
+    out = []
+    data = _labelled(predictors.filter((pl.col("response") == response)
+                                       & pl.col("spearman_rho").is_not_null()))
+    for model, part in sorted(data.group_by("model"), key=lambda g: g[0]):
+        best = part.sort([pl.col("spearman_p_bh"), pl.col("spearman_rho").abs()],
+                         descending=[False, True], nulls_last=True).row(0, named=True)
+        mcc = [f"{r['predictor'].split(':')[1]} MCC rho {r['spearman_rho']:.2f} (adjusted p "
+               f"{fmt(r['spearman_p_bh'])}, {r['n_languages']} languages)"
+               for r in part.filter(pl.col("predictor").str.starts_with("mcc:"))
+               .sort("predictor").iter_rows(named=True)]
+        verdict = ("significant after the adjustment" if best["spearman_p_bh"] is not None
+                   and best["spearman_p_bh"] < 0.05 else "not significant after the adjustment")
+        out.append(f"{model[0] if isinstance(model, tuple) else model}: strongest "
+                   f"{best['predictor']} (rho {best['spearman_rho']:.2f}, adjusted p "
+                   f"{fmt(best['spearman_p_bh'])}, {best['n_languages']} languages; "
+                   f"{verdict})" + (f"; {'; '.join(mcc)}" if mcc else "") + ".")
+    return out
 
 
 def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
@@ -134,15 +185,19 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
     lemmas with their intervals and rank correlations, and whether the interval excludes zero."""
     out = []
     rows = regressions.filter((pl.col("measure") == "mcc") & (pl.col("source") == source))
+    unfit = []
     for (model, tok), part in sorted(rows.group_by(["model", "tokenizer"]), key=lambda g: g[0]):
         bits = []
-        for text in ("words", "lemmas", "difference"):
+        if part["slope"].is_null().all():
+            unfit.append(f"{model_label(model, tok)} ({part['n_languages'].max()})")
+            continue
+        for text in ("words", "lemmas", "difference", "marginal"):
             row = part.filter(pl.col("text") == text)
             if not row.height:
                 continue
             r = row.row(0, named=True)
             if r["slope"] is None:
-                bits.append(f"on {text}: no fit ({r.get('note') or 'too few languages'})")
+                bits.append(f"on {text}: no fit ({r['n_languages']} languages)")
                 continue
             if r["slope_low"] is None:
                 interval = " (no interval: too few languages)"
@@ -157,6 +212,9 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
                 f"languages)")
         if bits:
             out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
+    if unfit:
+        out.append(f"No fit (fewer than 3 languages with both a {source} MCC and a BPEC; "
+                   f"languages in parentheses): {', '.join(unfit)}.")
     return out
 
 
@@ -184,10 +242,12 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         "exact. A claim holds only where its interval excludes zero; even then it says how "
         "these few languages line up, not how morphology works in general.", "note"))
     if mcc is not None:
+        mcc = mcc.filter(pl.col("language").is_in(list(names)))
         total = mcc.filter(pl.col("pos") == "total")
-        wide = total.pivot(on="source", index="language", values="mcc")
-        parts.append(_table(wide, "MCC by source (total over verbs, nouns and adjectives; "
-                            "empty: the source has no value for the language)", names,
+        wide = total.pivot(on="source", index="language", values="mcc").sort("language")
+        parts.append(_table(wide, "MCC by source for the study's languages (total over verbs, "
+                            "nouns and adjectives; empty: the source has no value for the "
+                            "language; mcc.csv has all 21 published languages)", names,
                             headers={c: "bundles (count)" for c in wide.columns[1:]}))
         per_pos = mcc.filter(pl.col("pos") != "total").sort("source", "language", "pos")
         if per_pos.height:
@@ -195,7 +255,9 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
     validation = _have(tables, "mcc_validation")
     if validation is not None:
         parts.append(_table(validation, "Apertium's MCC against the published values on the "
-                            "languages that have both", names))
+                            "languages that have both", names,
+                            headers={"ratio": "Apertium / published (ratio)",
+                                     "n": "languages (count)"}))
     forms = _have(tables, "forms_per_lemma")
     if forms is not None:
         parts.append(_table(forms, "Forms per lemma of simplemma's dictionaries", names))
@@ -211,9 +273,16 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                 parts.extend(_p(s, "answer") for s in sentences)
             parts.append(figure(figures.get(f"morphology_{source}"),
                                 f"BPEC against {source} MCC: words, lemmas, difference"))
-        parts.append(_table(regressions.sort("measure", "source", "model", "text"),
-                            "Every regression of BPEC on a morphology measure", names,
-                            keep=("model", "measure", "source", "text")))
+        fitted = regressions.filter(pl.col("slope_low").is_not_null()).drop(
+            "note", "intercept", strict=False)
+        parts.append(_table(fitted.sort("measure", "source", "model", "text"),
+                            "The regressions on enough languages for an interval (8 or more); "
+                            "morphology.csv has every row, with the languages left out and why",
+                            names, keep=("model", "measure", "source", "text")))
+        parts.append(_p("Forms per lemma from simplemma's dictionaries puts Swahili at 1,204 "
+                        "(its dictionary lists generated verb paradigms): a least-squares slope "
+                        "on that measure follows Swahili alone; Spearman's rho, on ranks, does "
+                        "not.", "note"))
     parts.extend(_difficulty_parts(tables, names))
     return "\n".join(p for p in parts if p)
 
@@ -230,10 +299,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "languages of a model average 1 (geometric mean). Their Europarl values come from a "
             "different corpus (parliament proceedings, 21 European languages) and a character "
             "LSTM: only the direction of a shared language can be compared."))
-        parts.append(_table(difficulty.sort("model", "tokenizer", "difficulty",
-                                            descending=[False, False, True]),
-                            "Difficulty per language and model, hardest first", names,
-                            keep=("language", "model")))
+        parts.append(difficulty_grid(difficulty, names))
     agreement = _have(tables, "agreement")
     if agreement is not None:
         parts.append(_table(agreement, "Do the difficulties (every unit) rank the languages as "
@@ -247,6 +313,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "(Benjamini-Hochberg). Cells: Spearman's rho (adjusted p, languages); the full "
             "table with Pearson's r and BPEC as the response is "
             "results/tables/difficulty_predictors.csv.", "note"))
+        parts.extend(_p(s, "answer") for s in predictor_sentences(predictors, "difficulty"))
         parts.append(predictor_grid(predictors, "difficulty"))
     fairness = _have(tables, "fairness")
     if fairness is not None:
