@@ -39,3 +39,15 @@ rule marginal:
     input:
         "results/tables/marginal.parquet",
         "results/tables/marginal.csv",
+
+
+# Why languages differ (`snakemake morphology`): MCC by source, the lemmatized control, the
+# regressions, the difficulty model and the fairness summary; `all` includes it through the report.
+rule morphology:
+    input:
+        "results/tables/mcc.csv",
+        "results/tables/morphology_languages.csv",
+        "results/tables/morphology.csv",
+        "results/tables/difficulty.csv",
+        "results/tables/fairness.csv",
+        list(morphology_figures().values()),

@@ -97,6 +97,8 @@ def study_outputs():
         "results/tables/correlates.csv",
         "results/tables/word_sweep_decisions.csv",
         "results/tables/marginal.csv",
+        "results/tables/morphology.csv",
+        "results/tables/difficulty.csv",
         "results/report.html",
     ]
 
