@@ -2,12 +2,11 @@
 
 import json
 import logging
-import os
 
 import polars as pl
 
 from fairppl.stats.bootstrap import BootstrapSettings
-from fairppl.core.io import write_text
+from fairppl.core.io import read_csv, write_text
 from fairppl.corpus.prepare import read_dropped
 from fairppl.report.html import conventions_table
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
@@ -21,14 +20,6 @@ def unit_counts(paths):
                        for p in paths], how="vertical_relaxed")
     return (units.filter(pl.col("english_reference")).group_by("corpus", "split")
             .agg(pl.len().alias("n_units")).sort("corpus", "split"))
-
-
-def read_csv(path) -> pl.DataFrame:
-    """A table of the marginal stage; an empty file (a stage that ran nothing) reads as an empty
-    table."""
-    if os.path.getsize(path) == 0:
-        return pl.DataFrame()
-    return pl.read_csv(path, infer_schema_length=None)
 
 
 def main(snakemake):

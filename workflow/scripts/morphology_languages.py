@@ -6,7 +6,7 @@ import logging
 
 import polars as pl
 
-from fairppl.core.io import write_table
+from fairppl.core.io import read_csv, write_table
 from fairppl.morphology.languages import (
     languages_table,
     marginal_bpec,
@@ -32,15 +32,18 @@ def main(snakemake):
     lemmas = read_scores(snakemake.input.lemmas).with_columns(
         pl.col("corpus").str.strip_suffix(LEMMA_SUFFIX))
     bpec = text_bpec(words, lemmas, english_char_counts(units))
-    marginal = pl.read_csv(snakemake.input.marginal, infer_schema_length=None)
+    marginal = read_csv(snakemake.input.marginal)
     marginal = marginal.filter(pl.col("corpus") == corpus) if marginal.height else marginal
     if marginal.height:
         bpec = pl.concat([bpec, marginal_bpec(marginal).select(bpec.columns)],
                          how="vertical_relaxed")
-    coverage = pl.read_csv(snakemake.input.coverage)
+    coverage = read_csv(snakemake.input.coverage)
     reasons = {r["language"]: r["reason"] for r in coverage.iter_rows(named=True)
                if not r["covered"]}
-    forms = pl.read_csv(snakemake.input.forms_per_lemma)
+    for language in languages:
+        if coverage.height == 0 or language not in set(coverage["language"]):
+            reasons.setdefault(language, f"no lemmatized copy of {corpus} (lemmas.corpora)")
+    forms = read_csv(snakemake.input.forms_per_lemma)
     measures = measures_long(pl.read_csv(snakemake.input.mcc), forms)
     table = languages_table(corpus, languages, measures, bpec, reasons)
     logging.info("%d languages, %d measure rows, %d BPEC columns", len(languages), table.height,

@@ -122,3 +122,12 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def read_csv(path: str | os.PathLike) -> pl.DataFrame:
+    """A CSV table of a stage; an empty file (a stage that had nothing to compute, such as the
+    marginal stage of a corpus it does not cover; a file holding only a line break, as polars
+    writes a table without columns) reads as an empty table."""
+    if os.path.getsize(path) <= 2 and not Path(path).read_text(encoding="utf-8").strip():
+        return pl.DataFrame()
+    return pl.read_csv(path, infer_schema_length=None)

@@ -36,7 +36,6 @@ a missing member, files with different line counts, invalid UTF-8, a malformed U
 from __future__ import annotations
 
 import os
-import tarfile
 from collections import Counter
 from pathlib import PurePosixPath
 from typing import Iterable
@@ -48,7 +47,7 @@ from .align import Texts
 from ..core.errors import InputError
 from ..core.io import read_parquet, write_table
 from ..core.text import decode_utf8
-from .url import _lines
+from .url import _lines, open_tar
 
 #: The release's download address; ``{pair}`` is e.g. ``fr-en``, ``{iso1}`` the 2-letter code.
 DEFAULT_URL = "https://www.statmt.org/europarl/v7/{pair}.tgz"
@@ -111,15 +110,8 @@ def read_pair(archive: str | os.PathLike, iso1: str, pivot: str = "en"
     it cannot be read, a member is missing, a member is not UTF-8 (member and line), or the two
     files have different line counts (both named, with their counts)."""
     archive = str(archive)
-    if not os.path.isfile(archive):
-        raise InputError("Europarl archive not found: expected the downloaded .tgz of the pair "
-                         f"{pair_name(iso1, pivot)}", path=archive)
     pair = pair_name(iso1, pivot)
-    try:
-        tar = tarfile.open(archive, "r:*")
-    except (tarfile.TarError, OSError) as err:
-        raise InputError(f"cannot read the archive ({err}): expected a .tgz of Europarl pair "
-                         f"{pair}", path=archive) from None
+    tar = open_tar(archive, "Europarl archive", f"the downloaded .tgz of the pair {pair}")
     with tar:
         members = {m.name: m for m in tar.getmembers() if m.isfile()}
         names = list(members)

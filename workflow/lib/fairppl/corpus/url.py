@@ -67,6 +67,19 @@ def download_url(url: str, sha256: str, dest: str) -> None:
 # Line-aligned archives (Flores-200 style)
 # --------------------------------------------------------------------------------------------
 
+def open_tar(path: str, name: str, expected: str) -> tarfile.TarFile:
+    """The tar archive at ``path`` (any compression), opened for reading; InputError naming
+    ``path`` when it is missing ("<name> not found: expected <expected>") or unreadable ("cannot
+    read the archive (...): expected <expected>")."""
+    if not os.path.isfile(path):
+        raise InputError(f"{name} not found: expected {expected}", path=path)
+    try:
+        return tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError) as err:
+        raise InputError(f"cannot read the archive ({err}): expected {expected}",
+                         path=path) from None
+
+
 def _open_archive(archive: str):
     """Return (names, read(name) -> bytes, close) for a .tar(.gz|.bz2|.xz)/.tgz or .zip."""
     if not os.path.isfile(archive):

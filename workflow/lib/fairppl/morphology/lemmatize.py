@@ -53,6 +53,9 @@ SIMPLEMMA_CODES: dict[str, str] = {
     "eng": "en", "fra": "fr", "spa": "es", "ita": "it", "por": "pt", "deu": "de", "ron": "ro",
     "pol": "pl", "rus": "ru", "ukr": "uk", "tur": "tr", "ara": "ar", "fas": "fa", "hin": "hi",
     "swa": "sw", "ind": "id", "tgl": "tl",
+    # The other Europarl languages (config/europarl): simplemma has a dictionary for each.
+    "bul": "bg", "ces": "cs", "dan": "da", "ell": "el", "est": "et", "fin": "fi", "hun": "hu",
+    "lit": "lt", "lav": "lv", "nld": "nl", "slk": "sk", "slv": "sl", "swe": "sv",
 }
 
 #: Study language id -> why simplemma 2.0.0 does not lemmatize it.

@@ -79,6 +79,15 @@ FAIRNESS_COLUMNS = {
 }
 
 
+def _refuse_repeats(part: pl.DataFrame, what: str) -> None:
+    """ValueError when a (language, unit_id) appears twice in ``part``: "<what> unit U n times
+    in L"."""
+    repeated = part.group_by("language", "unit_id").len().filter(pl.col("len") > 1)
+    if repeated.height:
+        r = repeated.row(0, named=True)
+        raise ValueError(f"{what} unit {r['unit_id']!r} {r['len']} times in {r['language']!r}")
+
+
 def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
                      settings: BootstrapSettings = BootstrapSettings()) -> pl.DataFrame:
     """One row (:data:`FAIRNESS_COLUMNS`) per (corpus, split, model, tokenizer) of per-unit
@@ -94,11 +103,7 @@ def fairness_summary(scores: pl.DataFrame, english: pl.DataFrame,
         scores = scores.filter(pl.col("open_vocabulary"))
     rows = []
     for key, part in scores.group_by(keys, maintain_order=True):
-        repeated = part.group_by("language", "unit_id").len().filter(pl.col("len") > 1)
-        if repeated.height:
-            r = repeated.row(0, named=True)
-            raise ValueError(f"fairness: {'/'.join(map(str, key))} scored unit {r['unit_id']!r} "
-                             f"{r['len']} times in {r['language']!r}")
+        _refuse_repeats(part, f"fairness: {'/'.join(map(str, key))} scored")
         wide = part.pivot(on="language", index="unit_id", values="bits").drop_nulls()
         languages = sorted(c for c in wide.columns if c != "unit_id")
         if len(languages) < 2 or not wide.height:
@@ -165,11 +170,7 @@ def tokenizer_premium(tokens: pl.DataFrame, english: pl.DataFrame, reference: st
                          f"tokens")
     rows = []
     for key, part in tokens.group_by(keys, maintain_order=True):
-        repeated = part.group_by("language", "unit_id").len().filter(pl.col("len") > 1)
-        if repeated.height:
-            r = repeated.row(0, named=True)
-            raise ValueError(f"tokenizer premium: {'/'.join(map(str, key))} tokenized unit "
-                             f"{r['unit_id']!r} {r['len']} times in {r['language']!r}")
+        _refuse_repeats(part, f"tokenizer premium: {'/'.join(map(str, key))} tokenized")
         ref = part.filter(language=reference).select("unit_id", ref="n")
         if not ref.height:
             raise ValueError(f"tokenizer premium: {'/'.join(map(str, key))} has no rows of the "
