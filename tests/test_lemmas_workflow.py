@@ -112,9 +112,9 @@ def test_dry_run_default_config(tmp_path):
     assert counts["forms_per_lemma"] == 1 and counts["prepare_corpus"] == 1
     assert "results/scores/bible-lemmas/hin/transformer.char.parquet" in proc.stdout
     assert "results/scores/bible-lemmas/zho/" not in proc.stdout
-    # not in the default target yet: the study's own job counts are unchanged
+    # The default target includes them (through the morphology tables and the report).
     full = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
-    assert "lemmatize_corpus" not in full and full["score_char_ngram"] == 44
+    assert full["lemmatize_corpus"] == 1 and full["score_char_ngram"] == 44 + 17
 
 
 def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):

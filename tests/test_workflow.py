@@ -44,9 +44,11 @@ def test_dry_run_default_config(tmp_path):
     counts = _job_counts(proc.stdout)
     # 22 Bible languages + the same 22 in the UDHR (scored with the Bible's models, which
     # are trained once: 22 character, 22 x 2 subword and, for the 20 languages written with
-    # spaces between words, 5 word n-grams).
-    assert counts["score_char_ngram"] == 44
-    assert counts["train_ngram"] == 22 * (1 + 2) + 20 * 5
+    # spaces between words, 5 word n-grams), and the character 5-gram again on the lemmatized
+    # Bible of the 17 languages simplemma covers.
+    assert counts["score_char_ngram"] == 44 + 17
+    assert counts["train_ngram"] == 22 * (1 + 2) + 20 * 5 + 17
+    assert counts["train_neural"] == 6 * 2 + 5  # + lemmas: eng deu rus ara hin (not zho)
     assert counts["prepare_corpus"] == 2
     assert counts["all"] == 1
 
@@ -58,10 +60,11 @@ def test_dry_run_test_config(tmp_path):
     counts = _job_counts(proc.stdout)
     # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages that have Bible models: Russian
     # has none in the test config, so the UDHR's Russian gets no trained model).
-    assert counts["score_char_ngram"] == 2 * (3 + 2)
+    # The lemmatized Bible adds orders {5, 7} for eng and tur (simplemma has no Korean).
+    assert counts["score_char_ngram"] == 2 * (3 + 2) + 2 * 2
     # One job per n-gram model, trained on the Bible only: 6 character models, 3 languages x 3
     # word vocabularies, and one subword model per Bible language.
-    assert counts["train_ngram"] == 6 + 9 + 3
+    assert counts["train_ngram"] == 6 + 9 + 3 + 2 * 2
     assert counts["score_word_ngram"] == 9
 
 

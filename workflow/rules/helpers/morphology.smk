@@ -64,7 +64,7 @@ def open_score_files(corpus=None):
     return [
         path
         for path in score_files()
-        if "/kenlm-word-" not in path
+        if not Path(path).name.startswith("kenlm-word-")
         and (corpus is None or path.startswith(f"results/scores/{corpus}/"))
     ]
 
