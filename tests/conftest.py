@@ -110,3 +110,35 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+TINY_VOCAB_TEXT = "abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ.,;:!?'-"
+
+
+def tiny_random_lm(folder):
+    """A tiny randomly initialised Llama (fixed seed) with a character tokenizer, saved where
+    AutoModelForCausalLM/AutoTokenizer load it: a stand-in pretrained model for the sheet."""
+    from fairppl.neural import NeuralConfig, build_model, save_lm, special_ids_of
+    from fairppl.tokenizers import char_tokenizer, vocab_size
+
+    tokenizer = char_tokenizer([TINY_VOCAB_TEXT])
+    special = special_ids_of(tokenizer)
+    cfg = NeuralConfig(d_model=16, n_layers=1, n_heads=2, d_ff=32, context=512, seed=7)
+    model = build_model(cfg, vocab_size(tokenizer), special["bos"], special["eos"], special["pad"])
+    save_lm(model, tokenizer, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def study(tmp_path_factory, resources_ready):
+    """The finished test study (rule `all` on tests/config, once per session, shared by every
+    module that asserts on its outputs): its working directory and bits-per-utterance table."""
+    base = tmp_path_factory.mktemp("e2e")
+    wd = make_workdir(base / "wd", ROOT / "tests" / "config")
+    model = tiny_random_lm(base / "tiny-random")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(f"tiny-random\tpath\t{model}\tbible,udhr\teng,tur,kor\ttiny random Llama\n")
+    assert_ok(snakemake(wd))
+    import polars as pl
+
+    return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")

@@ -136,17 +136,14 @@ def test_real_spanish_analyser():
 
 
 @pytest.mark.e2e
-def test_mcc_tables_of_the_test_config(tmp_path):
-    """`snakemake results/tables/mcc.csv` on the test config (Apertium eng, spa, pol): both tables,
-    the published values beside the Apertium ones, the validation on the 3 languages with both."""
+def test_mcc_tables_of_the_test_config(study):
+    """The test study's MCC tables (Apertium eng, spa, pol): both tables, the published values
+    beside the Apertium ones, the validation on the 3 languages with both."""
     import polars as pl
     from scipy.stats import pearsonr
 
-    from conftest import ROOT, assert_ok, make_workdir, snakemake
-
     _real_analyser("pol")
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    assert_ok(snakemake(wd, "results/tables/mcc.csv"))
+    wd, _ = study
     table = pl.read_csv(wd / "results" / "tables" / "mcc.csv")
     assert table.columns == ["language", "source", "pos", "mcc", "n_forms", "n_lemmas",
                              "forms_per_lemma", "note"]

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import ROOT, assert_ok, make_workdir, snakemake
+from conftest import ROOT, make_workdir, snakemake
 from fairppl.config.design import (
     base_corpus,
     check_derived_corpora,
@@ -153,10 +153,10 @@ def test_bad_lemmas_config_is_reported(tmp_path, edit, expected):
 
 
 @pytest.mark.e2e
-def test_lemma_scores_in_the_test_config(tmp_path, resources_ready):
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    words = [f"results/scores/bible/{lang}/kenlm-char-o5.char.parquet" for lang in ("eng", "tur")]
-    assert_ok(snakemake(wd, "lemmas", *words, "results/scores/bible/eng/transformer.char.parquet"))
+def test_lemma_scores_in_the_test_config(study):
+    """The test study (rule `all` includes the lemmatized control) lemmatizes eng and tur, lists
+    kor as not covered, and trains and scores the n-grams and the Transformer on lemmas."""
+    wd, _ = study
     results = wd / "results"
     units = pl.read_parquet(results / "corpus" / "bible" / "units.parquet")
     lemmas = pl.read_parquet(results / "corpus" / "bible-lemmas" / "units.parquet")
