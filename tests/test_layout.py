@@ -15,7 +15,7 @@ LIB = Path(__file__).resolve().parents[1] / "workflow" / "lib" / "fairppl"
 
 #: The stage packages from the bottom up: each may import itself and the packages before it.
 LAYERS = ["core", "config", "corpus", "tokenizers", "ngram", "neural", "stats", "lm", "marginal",
-          "morphology", "report", "cli"]
+          "morphology", "shannon", "report", "cli"]
 
 
 def module_name(path: Path) -> str:
