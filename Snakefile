@@ -26,6 +26,7 @@ include: "workflow/rules/metrics.smk"
 include: "workflow/rules/marginal.smk"
 include: "workflow/rules/lemmas.smk"
 include: "workflow/rules/morphology.smk"
+include: "workflow/rules/shannon.smk"
 
 
 rule all:
@@ -51,3 +52,10 @@ rule morphology:
         "results/tables/difficulty.csv",
         "results/tables/fairness.csv",
         list(morphology_figures().values()),
+
+
+# The Shannon game (`snakemake shannon`): bets of every bettor, the table of every protocol and
+# the figure; `all` includes it through the report.
+rule shannon:
+    input:
+        list(shannon_outputs().values()),

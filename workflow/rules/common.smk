@@ -29,7 +29,12 @@ from fairppl.config.design import (
 )
 from fairppl.core.errors import InputError
 from fairppl.lm.pretrained import resolve_model
-from fairppl.config.settings import check_config, check_marginal, check_references
+from fairppl.config.settings import (
+    check_config,
+    check_marginal,
+    check_references,
+    check_shannon,
+)
 from fairppl.config.sheet import (
     check_against_config,
     check_models,
@@ -51,6 +56,7 @@ try:
     check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
+    check_shannon(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
     RESOLVED = {

@@ -118,6 +118,7 @@ rule plot_figures:
 rule report:
     input:
         unpack(morphology_report_inputs),
+        unpack(shannon_report_inputs),
         bpu="results/tables/bpu.parquet",
         models="results/tables/models.parquet",
         differences="results/tables/differences.csv",

@@ -12,6 +12,7 @@ from fairppl.report.html import conventions_table
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
 from fairppl.report.morphology import TABLES as MORPHOLOGY_TABLES
 from fairppl.report.pages import ReportInputs, build_report
+from fairppl.report.shannon import read_published as read_published_shannon
 
 
 def unit_counts(paths):
@@ -20,6 +21,14 @@ def unit_counts(paths):
                        for p in paths], how="vertical_relaxed")
     return (units.filter(pl.col("english_reference")).group_by("corpus", "split")
             .agg(pl.len().alias("n_units")).sort("corpus", "split"))
+
+
+def shannon_tables(inputs):
+    """The Shannon game's tables and the paper's values, when the game ran."""
+    if "shannon_table" not in inputs.keys():
+        return {}
+    return {"table": read_csv(inputs.shannon_table), "ranks": read_csv(inputs.shannon_ranks),
+            "published": read_published_shannon(inputs.shannon_published)}
 
 
 def main(snakemake):
@@ -47,9 +56,12 @@ def main(snakemake):
                   for name in MARGINAL_TABLES},
         morphology={name: read_csv(getattr(snakemake.input, f"morphology_{name}"))
                     for name in MORPHOLOGY_TABLES},
+        shannon=shannon_tables(snakemake.input),
         figures={**{name.replace("morphology_figure_", "morphology_"): path
                     for name, path in snakemake.input.items()
                     if name.startswith("morphology_figure_")},
+                 **({"shannon": snakemake.input.shannon_figure}
+                    if "shannon_figure" in snakemake.input.keys() else {}),
                  "marginal_entropy": snakemake.input.marginal_entropy_figure,
                  "marginal_intervals": snakemake.input.marginal_intervals_figure,
                  "marginal_samples_needed": snakemake.input.marginal_needed_figure,

@@ -99,6 +99,7 @@ def study_outputs():
         "results/tables/marginal.csv",
         "results/tables/morphology.csv",
         "results/tables/difficulty.csv",
+        *shannon_outputs().values(),
         "results/report.html",
     ]
 
@@ -121,4 +122,12 @@ def morphology_report_inputs(wildcards):
     inputs.update(
         {f"morphology_figure_{s}": p for s, p in morphology_figures().items()}
     )
+    return inputs
+
+
+def shannon_report_inputs(wildcards):
+    """The report's inputs from the Shannon game (``shannon_<name>``), if it runs."""
+    inputs = {f"shannon_{name}": path for name, path in shannon_outputs().items()}
+    if inputs:
+        inputs["shannon_published"] = PUBLISHED_SHANNON
     return inputs

@@ -220,3 +220,59 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
             raise InputError(f"field 'marginal.corpora': {corpus!r} has no subword n-grams "
                              f"(trained on {train!r}); expected {train!r} in "
                              f"subword_ngram.corpora", path=source)
+
+
+def check_shannon(config: dict, source: str, languages: list = ()) -> None:
+    """The `shannon` block, where the config gives one: its corpora are enabled, every id of its
+    ``languages`` has a sheet row of one of them and is written with spaces between words (not in
+    ``word_ngram.languages_without_spaces``: its words would be whole clauses), and with the
+    ``kenlm-word`` bettor, ``vocab_size`` is one of ``word_ngram.vocab_sizes`` on corpora that
+    the word n-grams cover (that model bets on exactly the game's outcomes)."""
+    block = config.get("shannon")
+    if not block or not block.get("corpora"):  # no game
+        return
+    corpora = config.get("corpora", {})
+    off = [c for c in block["corpora"] if not corpora.get(c, {}).get("enabled", False)]
+    if off:
+        raise InputError(f"field 'shannon.corpora': {off} are not enabled corpora; expected ids "
+                         f"among {sorted(c for c, s in corpora.items() if s.get('enabled'))}",
+                         path=source)
+    known = {row.language for row in languages if row.corpus in block["corpora"]}
+    asked = block.get("languages") or []
+    unknown = [lang for lang in asked if lang not in known]
+    if languages and unknown:
+        raise InputError(f"field 'shannon.languages': {unknown} have no row for the corpora "
+                         f"{block['corpora']} in the language sheet; expected ids among "
+                         f"{sorted(known)}", path=source)
+    word = config.get("word_ngram", {})
+    spaceless = [lang for lang in asked if lang in word.get("languages_without_spaces", [])]
+    if spaceless:
+        raise InputError(f"field 'shannon.languages': {spaceless} are written without spaces "
+                         f"(word_ngram.languages_without_spaces): the game's outcomes are "
+                         f"whitespace-delimited words; expected languages with spaces",
+                         path=source)
+    if "kenlm-word" in block.get("bettors", ["kenlm-word"]):
+        size = block.get("vocab_size", 1000)
+        if size not in word.get("vocab_sizes", []):
+            raise InputError(f"field 'shannon.vocab_size': {size} is not one of "
+                             f"word_ngram.vocab_sizes {word.get('vocab_sizes', [])}; expected "
+                             f"one of them (that word n-gram bets on the game's outcomes) or "
+                             f"no kenlm-word in shannon.bettors", path=source)
+        for corpus in block["corpora"]:
+            train = corpora.get(corpus, {}).get("models_from") or corpus
+            if train not in word.get("corpora", []):
+                raise InputError(f"field 'shannon.corpora': {corpus!r} has no word n-grams "
+                                 f"(trained on {train!r}); expected {train!r} in "
+                                 f"word_ngram.corpora or no kenlm-word in shannon.bettors",
+                                 path=source)
+    lengths = block.get("list_lengths", [])
+    numbers = [x for x in lengths if x != "all"]
+    if len(set(map(str, lengths))) != len(lengths):
+        raise InputError(f"field 'shannon.list_lengths': {lengths} repeats a length",
+                         path=source)
+    size = block.get("vocab_size", 1000)
+    too_long = [x for x in numbers if x >= size + 2]
+    if too_long:
+        raise InputError(f"field 'shannon.list_lengths': {too_long} are not below m = "
+                         f"vocab_size + 2 = {size + 2}; expected shorter lists or `all`",
+                         path=source)

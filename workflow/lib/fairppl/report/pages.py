@@ -88,6 +88,7 @@ class ReportInputs:
     correlations: pl.DataFrame | None = None
     marginal: dict[str, pl.DataFrame] = field(default_factory=dict)
     morphology: dict[str, pl.DataFrame] = field(default_factory=dict)
+    shannon: dict[str, pl.DataFrame] = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -383,6 +384,15 @@ def morphology_section(inp: ReportInputs) -> str | None:
     return _section("morphology", "Why languages differ: morphology and difficulty", body)
 
 
+def shannon_section(inp: ReportInputs) -> str | None:
+    from .shannon import shannon_body
+
+    body = shannon_body(inp.shannon, inp.names, inp.figures, figure)
+    if body is None:
+        return None
+    return _section("shannon", "The Shannon game: gambling perplexity", body)
+
+
 def settings_section(inp: ReportInputs) -> str:
     from .settings import settings_sentences
 
@@ -394,7 +404,7 @@ def settings_section(inp: ReportInputs) -> str:
 
 
 SECTIONS = [answer_section, languages_models_section, main_figure_section,
-            marginal_section, morphology_section, second_domain_section, unk_section, correlates_section,
+            marginal_section, morphology_section, shannon_section, second_domain_section, unk_section, correlates_section,
             tokenizers_section, corpus_section, conventions_section, settings_section]
 
 

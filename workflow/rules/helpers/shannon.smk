@@ -1,0 +1,142 @@
+# The named helpers of shannon.smk's rules: which bettors play which language, their inputs and
+# parameters, and the stage's outputs for the report.
+
+# Published values of Bimbot et al. (Le Monde), shipped with the workflow (not a study output).
+PUBLISHED_SHANNON = str(
+    Path(workflow.basedir) / "resources" / "published" / "shannon_bimbot.tsv"
+)
+
+
+def shannon_block():
+    """The `shannon` config block (the schema's defaults filled in)."""
+    return config.get("shannon", {})
+
+
+def shannon_languages():
+    """Sheet rows of the enabled corpora that play the Shannon game."""
+    block = shannon_block()
+    return [
+        row
+        for row in STUDY_LANGUAGES
+        if row.corpus in block.get("corpora", [])
+        and row.language in block.get("languages", [])
+    ]
+
+
+def shannon_bettors(row):
+    """(model, tokenizer) of every bettor of a sheet row: the word n-gram of the game's
+    vocabulary and the eq. 7 bigram (both over words), the Transformers, the pretrained LMs.
+    """
+    block = shannon_block()
+    wanted = block.get("bettors", [])
+    words = f"word-v{block['vocab_size']}"
+    runs = []
+    if "kenlm-word" in wanted:
+        runs.append((f"kenlm-word-o{config['word_ngram']['order']}", words))
+    if "bigram" in wanted:
+        runs.append(("bigram-eq7", words))
+    for model, tok in token_lm_runs(row):
+        kind = "transformer" if model == "transformer" else "pretrained"
+        if kind in wanted:
+            runs.append((model, tok))
+    return runs
+
+
+def shannon_files():
+    """Per-truncation bet summaries of every (corpus, language, bettor) of the game."""
+    return [
+        f"results/shannon/{row.corpus}/{row.language}/{model}.{tok}.parquet"
+        for row in shannon_languages()
+        for model, tok in shannon_bettors(row)
+    ]
+
+
+def shannon_outputs():
+    """The stage's tables and figure (none when no language plays)."""
+    if not shannon_files():
+        return {}
+    return {
+        "table": "results/tables/shannon.csv",
+        "ranks": "results/tables/shannon_ranks.csv",
+        "figure": "results/figures/shannon.png",
+    }
+
+
+def shannon_kind(wildcards):
+    """Which bettor a job runs: kenlm-word, bigram, transformer or pretrained."""
+    if wildcards.model.startswith("kenlm-word-o"):
+        return "kenlm-word"
+    if wildcards.model == "bigram-eq7":
+        return "bigram"
+    if wildcards.model == "transformer":
+        return "transformer"
+    return "pretrained"
+
+
+def shannon_bets_inputs(wildcards):
+    """Inputs of shannon_bets: the units, and the bettor's model (a KenLM word n-gram, a trained
+    Transformer's folder, or a pretrained model's unless it is a hub id); the bigram trains in
+    the job."""
+    inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
+    kind = shannon_kind(wildcards)
+    if kind == "kenlm-word":
+        order = wildcards.model.removeprefix("kenlm-word-o")
+        inputs["model"] = trained_on(
+            "results/ngram/{corpus}/{language}/{tokenizer}.o" + order + ".kenlm"
+        )(wildcards)
+    elif kind == "transformer":
+        inputs["model"] = trained_on(
+            "results/neural/{corpus}/{language}/{tokenizer}/model"
+        )(wildcards)
+    elif kind == "pretrained" and RESOLVED[wildcards.model].source != "hf":
+        inputs["model"] = RESOLVED[wildcards.model].load_from
+    return inputs
+
+
+def shannon_train_units(wildcards):
+    """The units table whose train (and dev) split gives the game's vocabulary and trains the
+    bigram: the corpus that trains the language's models."""
+    return trained_on("results/corpus/{corpus}/units.parquet")(wildcards)
+
+
+def shannon_load_from(wildcards):
+    """Where a token bettor's model is loaded from (a folder, or a hub id); none otherwise."""
+    kind = shannon_kind(wildcards)
+    if kind == "transformer":
+        return shannon_bets_inputs(wildcards)["model"]
+    if kind == "pretrained":
+        return RESOLVED[wildcards.model].load_from
+    return ""
+
+
+def shannon_special(wildcards):
+    """The model sheet's start/end tokens of a pretrained bettor; none for the others."""
+    if shannon_kind(wildcards) == "pretrained":
+        return RESOLVED[wildcards.model].special_tokens()
+    return {}
+
+
+def shannon_max_units(wildcards):
+    """Units per language of a job: the word bettors', the Transformers' or the pretrained
+    LMs' setting."""
+    block = shannon_block()
+    kind = shannon_kind(wildcards)
+    if kind == "transformer":
+        return block["neural_max_units"]
+    if kind == "pretrained":
+        return block["pretrained_max_units"]
+    return block["max_units"]
+
+
+def shannon_model_constraint():
+    """Wildcard constraint of a bettor's model id."""
+    return "|".join(
+        [r"kenlm-word-o\d+", "bigram-eq7", "transformer", *sorted(RESOLVED)]
+    )
+
+
+def shannon_settings():
+    """The settings every job and the table share."""
+    block = shannon_block()
+    keys = ("vocab_size", "list_lengths", "n_t", "n_draws", "seed", "bigram_alphas")
+    return {k: block[k] for k in keys if k in block}

@@ -1,0 +1,71 @@
+"""One bettor of the Shannon game on one language: bets on every truncation of evenly spaced
+evaluation units over the game's outcomes (the train split's vocabulary words, <unk>, </s>),
+summarised per truncation (fairppl.shannon.bettors.truncation_rows); resumable unit by unit (a
+hidden partial file beside the output keeps the finished units of a killed job)."""
+
+import logging
+import math
+
+import polars as pl
+
+from fairppl.core.io import write_table
+from fairppl.corpus.readers import read_split
+from fairppl.marginal.runner import read_done, run_documents
+from fairppl.shannon.outcomes import build_outcomes
+from fairppl.shannon.table import list_lengths
+
+
+def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
+    """The bettor of the job, and what the table records about it."""
+    from fairppl.shannon import bettors
+
+    params = snakemake.params
+    if kind == "kenlm-word":
+        return bettors.WordNgramBettor(snakemake.input.model, outcomes), {}
+    if kind == "bigram":
+        from fairppl.shannon.bigram import DiscountBigram
+
+        alpha = DiscountBigram.select_alpha(train_texts, dev_texts, outcomes,
+                                            params.settings["bigram_alphas"])
+        model = DiscountBigram.fit(train_texts, outcomes, alpha)
+        return bettors.BigramBettor(model, outcomes), {"alpha": alpha}
+    import torch
+
+    torch.set_num_threads(snakemake.threads)
+    return bettors.token_bettor(params.load_from, outcomes, params.special or None), {}
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    wc, params = snakemake.wildcards, snakemake.params
+    settings = params.settings
+    train = read_split(snakemake.input.train_units, wc.language, "train")["text"].to_list()
+    dev = read_split(snakemake.input.train_units, wc.language, "dev")["text"].to_list()
+    outcomes = build_outcomes(train, settings["vocab_size"])
+    lengths = list_lengths(settings["list_lengths"], outcomes.m)
+    bettor, extra = make_bettor(params.kind, snakemake, outcomes, train, dev)
+    units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
+    ids, texts = units["unit_id"].to_list(), units["text"].to_list()
+
+    from fairppl.shannon.bettors import truncation_rows
+
+    def record(text, unit_id):
+        return {"rows": truncation_rows(bettor, unit_id, text, outcomes, lengths)}
+
+    computed = run_documents(texts, ids, record, params.part, desc=f"{wc.language} {wc.model}",
+                             progress=False)
+    done = read_done(params.part, ids)
+    keys = {"corpus": wc.corpus, "language": wc.language, "model": wc.model,
+            "tokenizer": wc.tokenizer, "split": params.split, "m": outcomes.m,
+            "vocab_words": len(outcomes.words), **extra}
+    rows = [dict(keys, unit_order=order, **row) for order, unit in enumerate(ids)
+            for row in done[unit]["rows"]]
+    table = pl.DataFrame(rows, infer_schema_length=None)
+    write_table(table, parquet=snakemake.output.table)
+    seconds = table["seconds"].sum() if "seconds" in table.columns else math.nan
+    logging.info("%d truncations of %d units (%d computed in this run), m = %d; %.1f s betting",
+                 table.height, len(ids), computed, outcomes.m, seconds)
+
+
+if "snakemake" in globals():
+    main(snakemake)
