@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 
 def _truncations(args) -> int:
@@ -143,9 +142,3 @@ def add_parser(sub) -> None:
     csub = p.add_subparsers(dest="campaign_command", required=True)
     for add in SUBCOMMANDS:
         add(csub)
-
-
-if __name__ == "__main__":
-    from .app import main
-
-    sys.exit(main(["campaign", *sys.argv[1:]]))

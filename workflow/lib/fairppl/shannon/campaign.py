@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -667,7 +666,7 @@ def _bootstrap_interval(log_bets: np.ndarray, units: Sequence[str]) -> tuple[dic
     distinct = sorted(set(units))
     if len(distinct) < MIN_INTERVAL_UNITS:
         return None, (f"no interval: the scored truncations cover {len(distinct)} distinct "
-                      f"units, fewer than {MIN_INTERVAL_UNITS}")
+                      f"unit(s), fewer than {MIN_INTERVAL_UNITS}")
     if np.isneginf(log_bets).any():
         return None, "no interval: a bet of 0 on a correct outcome makes the perplexity infinite"
     where = {u: i for i, u in enumerate(distinct)}
@@ -729,7 +728,7 @@ def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
         except ValueError:
             rank = None
         if rank is None or rank > length:
-            beyond += rank is None
+            beyond += 1
             rank = length + 1  # beyond the shortest list: only q_1..q_l are used
         ranks[k] = rank
     q = rank_bounds.rank_frequencies(ranks, m)
