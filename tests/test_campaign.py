@@ -258,6 +258,8 @@ BAD_LINE_2 = {  # a line 2 for t000002 -> its exact reason
             "the bet on 'cat' is inf: expected a finite number"),
     "overflow": ('{"id": "t000002", "bets": {"cat": 1e999}}',
                  "the bet on 'cat' is inf: expected a finite number"),
+    "huge integer": ('{"id": "t000002", "bets": {"cat": 1' + "0" * 400 + '}}',
+                     "the bet on 'cat' is inf: expected a finite number"),
     "sum above 1": ('{"id": "t000002", "bets": {"the": 0.7, "cat": 0.6}}',
                     "the bets sum to 1.3: expected at most 1"),
     "full list above 1": ('{"id": "t000002", "bets": {"the": 0.2, "cat": 0.2, "sat": 0.2, '

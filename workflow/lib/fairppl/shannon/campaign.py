@@ -470,6 +470,14 @@ def _shown(words: Sequence[str], k: int = 5) -> str:
     return shown + (f" and {len(words) - k} more" if len(words) > k else "")
 
 
+def _as_float(value) -> float:
+    """A JSON number as a float (an integer too large for a float is infinite)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
     if not isinstance(bets, dict):
         return [f'"bets" is {_kind_name(bets)}: expected an object mapping outcomes to '
@@ -488,8 +496,9 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
             problems.append(f"the bet on {word!r} is {_kind_name(value)} ({json.dumps(value)}): "
                             f"expected a number")
             values_ok = False
-        elif not math.isfinite(value):
-            problems.append(f"the bet on {word!r} is {value}: expected a finite number")
+        elif not math.isfinite(_as_float(value)):
+            problems.append(f"the bet on {word!r} is {_as_float(value)}: expected a finite "
+                            f"number")
             values_ok = False
         elif value < 0:
             problems.append(f"the bet on {word!r} is {value!r}: expected a probability >= 0")
@@ -499,7 +508,7 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
     length, m = len(bets), outcomes.m
     if length == 0:
         return problems
-    values = [float(v) for v in bets.values()]
+    values = [_as_float(v) for v in bets.values()]
     total = math.fsum(values)
     if total > 1 + SUM_TOLERANCE:
         problems.append(f"the bets sum to {total:.9g}: expected at most 1")
@@ -688,7 +697,7 @@ def _score_bets(campaign: Campaign, records: Sequence[Record]) -> dict:
     n_floor = n_uniform = 0
     lengths = []
     for k, rec in enumerate(records):
-        bets = {w: float(v) for w, v in rec.entries.items()}
+        bets = {w: _as_float(v) for w, v in rec.entries.items()}
         correct = labels[campaign.answers[pos[rec.id]]]
         length = len(bets)
         lengths.append(length)
