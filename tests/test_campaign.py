@@ -447,6 +447,11 @@ def test_cli_exit_statuses_and_json(example, tmp_path):
     assert result["allow_invalid"] is True and result["n_scored"] == 2
     assert result["perplexity"] == pytest.approx(10 ** 0.5, rel=1e-12)
     assert "scored the valid rest" in result["note"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = _cli("score", example, empty, "--json", "--allow-invalid")  # nothing left to score
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["note"] == "nothing to score: no valid record"
     proc = _cli("score", example, bad)  # the readable summary
     assert proc.returncode == 1
     assert "line 2 (id t000002): the bet on 'sat' is -0.2: expected a probability >= 0" in \

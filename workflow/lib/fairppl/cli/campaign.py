@@ -8,7 +8,7 @@
 truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
 site's file of bets or rankings line by line and scores it with the key, without any model. Exit
 status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
-flagged, 2 for an unusable campaign folder or corpus (a message naming the file and line).
+flagged (with ``--allow-invalid``: when no valid record is left to score), 2 for an unusable campaign folder or corpus (a message naming the file and line).
 Each subcommand is a pair (``add_<name>``, its function) in ``SUBCOMMANDS``: adding one is
 adding a pair.
 """
@@ -118,7 +118,7 @@ def _score(args) -> int:
         print(json.dumps(_finite(result), ensure_ascii=False, allow_nan=False))
     else:
         print(summary(result))
-    return 1 if flags and not args.allow_invalid else 0
+    return 1 if (flags and not args.allow_invalid) or not result["n_scored"] else 0
 
 
 def add_score(csub) -> None:
