@@ -2,10 +2,12 @@
 
     fairppl char-ngram --model char.o5.kenlm --text units.txt [--english english.txt]
     fairppl marginal --model DIR --texts FILE --estimator NAME --out FILE.jsonl
+    fairppl campaign truncations|score ...
 
 The first reads one unit per line (normalised as the pipeline does), scores every character and
 the end of each unit, and prints bits per utterance, bits per character and per byte (and BPEC
-when the aligned English file is given); the second is :mod:`fairppl.cli.marginal`.
+when the aligned English file is given); the second is :mod:`fairppl.cli.marginal`, the third
+:mod:`fairppl.cli.campaign` (the Shannon game's campaign files and scorer).
 
 Input that would make these numbers meaningless is refused with a message naming the file (and
 the line) and exit status 2: a missing or empty file, an empty or whitespace-only unit (it would
@@ -117,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     from .marginal import add_parser  # the marginal command lives in its own module
 
     add_parser(sub)
+    from .campaign import add_parser as add_campaign  # the Shannon game's campaign files
+
+    add_campaign(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,609 @@
+"""The Shannon game as a campaign (fairppl.shannon.campaign, `fairppl campaign`): the files of a
+campaign checked by hand, the scorer against hand-worked values and a known model's likelihood,
+every kind of bad input flagged with its line, id and exact reason, and the exit statuses."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fairppl.cli.app import main
+from fairppl.core.errors import InputError
+from fairppl.shannon.campaign import (MIN_INTERVAL_UNITS, build_campaign, make_truncations,
+                                      read_campaign, read_submission, score_submission,
+                                      write_bets, write_campaign)
+from fairppl.shannon.outcomes import Outcomes
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "workflow" / "lib"
+#: The `fairppl campaign` command as the console script runs it (fairppl.cli:main).
+CLI = "import sys; from fairppl.cli import main; sys.exit(main(['campaign', *sys.argv[1:]]))"
+
+SETTINGS = {"corpus": "toy", "language": "en", "split": "test", "protocol": "exhaustive",
+            "n": None, "seed": 0, "vocab_size": 3, "vocabulary_corpus": "toy"}
+
+# The README's worked example: m = 5 outcomes (the, cat, sat, <unk>, </s>), one unit "the dog"
+# cut at its 3 positions; the correct outcomes are the, <unk> (dog), </s>.
+EXAMPLE_OUTCOMES = Outcomes(("the", "cat", "sat"))
+EXAMPLE_BETS = ('{"id": "t000001", "bets": {"the": 0.5, "cat": 0.2}}\n'
+                '{"id": "t000002", "bets": {"cat": 0.6, "sat": 0.2}}\n'
+                '{"id": "t000003", "bets": {}}\n')
+
+
+def _campaign(folder: Path, units, outcomes=EXAMPLE_OUTCOMES, **settings) -> Path:
+    truncations = make_truncations(units, outcomes, settings.get("protocol", "exhaustive"),
+                                   settings.get("n"), settings.get("seed", 0))
+    write_campaign(folder, truncations, outcomes, SETTINGS | settings)
+    return folder
+
+
+@pytest.fixture
+def example(tmp_path) -> Path:
+    return _campaign(tmp_path / "campaign", [("u1", "the dog")])
+
+
+def _score(folder, text: str | bytes, tmp_path, allow_invalid=False) -> dict:
+    path = tmp_path / "bets.jsonl"
+    if isinstance(text, str):
+        text = text.encode("utf-8")
+    path.write_bytes(text)
+    campaign = read_campaign(folder)
+    records, flags = read_submission(path, campaign)
+    return score_submission(campaign, records, flags, allow_invalid=allow_invalid)
+
+
+def _cli(*argv, cwd=None) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(LIB), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", CLI, *map(str, argv)],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+# ---------------------------------------------------------------- scoring
+
+
+def test_worked_example_by_hand(example, tmp_path):
+    result = _score(example, EXAMPLE_BETS, tmp_path)
+    # t1: "the" is listed at 0.5. t2: <unk> is unlisted: floor (1 - 0.8) / (5 - 2) = 1/15.
+    # t3: {} bets 1/5 on everything. PP = (0.5 * 1/15 * 1/5) ** (-1/3) = 150 ** (1/3).
+    assert result["perplexity"] == pytest.approx(150 ** (1 / 3), rel=1e-12)
+    assert result["perplexity"] == pytest.approx(5.313293, abs=1e-6)
+    assert (result["n_scored"], result["n_flagged"], result["n_floor"],
+            result["n_uniform"]) == (3, 0, 2, 1)
+    assert result["interval"] is None
+    assert result["interval_note"] == ("no interval: the scored truncations cover 1 distinct "
+                                       "unit(s), fewer than 20")
+
+
+def test_uniform_bets_give_m_exactly(tmp_path):
+    words = tuple(f"w{k}" for k in range(48))  # m = 50
+    units = [(f"u{k}", "w1 w2 x w3") for k in range(7)]
+    folder = _campaign(tmp_path / "c", units, Outcomes(words))
+    ids = read_campaign(folder).ids
+    result = _score(folder, "".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids), tmp_path)
+    assert result["n_scored"] == 35  # 7 units of 4 words and the end
+    assert result["perplexity"] == pytest.approx(50, rel=1e-14)
+
+
+def test_floor_through_files(example, tmp_path):
+    # Only t2 (answer <unk>) scored: its floor is (1 - 0.8) / 3 = 1/15, so PP = 15.
+    text = '{"id": "t000002", "bets": {"cat": 0.6, "sat": 0.2}}\n'
+    result = _score(example, text, tmp_path, allow_invalid=True)
+    assert result["perplexity"] == pytest.approx(15, rel=1e-12)
+    assert [f["id"] for f in result["flagged"]] == ["t000001", "t000003"]
+    # A full list of 5: the listed bet counts even when the bets sum below 1.
+    text = '{"id": "t000002", "bets": {"the": 0.1, "cat": 0.1, "sat": 0.1, "<unk>": 0.25, ' \
+           '"</s>": 0.05}}\n'
+    result = _score(example, text, tmp_path, allow_invalid=True)
+    assert result["perplexity"] == pytest.approx(4, rel=1e-12)
+
+
+def test_consistency_check_through_files(example, tmp_path):
+    # l = 2, A = 0.15: the floor 0.85 / 3 exceeds the smallest listed bet 0.05.
+    text = ('{"id": "t000001", "bets": {"the": 0.1, "cat": 0.05}}\n'
+            '{"id": "t000002", "bets": {"cat": 0.6, "sat": 0.2}}\n'
+            '{"id": "t000003", "bets": {"</s>": 0.4, "the": 0.2}}\n')
+    result = _score(example, text, tmp_path)
+    assert result["flagged"] == [{"line": 1, "id": "t000001", "reason": (
+        "inconsistent list: the floor (1 - 0.15) / 3 = 0.283333 exceeds the smallest listed bet "
+        "0.05 (expected 1 - A <= (m - l) * smallest bet)")}]
+    assert result["perplexity"] is None and result["n_scored"] == 0
+    # The boundary 1 - A = (m - l) * smallest passes: A = 0.4, smallest 0.2, 3 * 0.2 = 0.6.
+    result = _score(example, text.replace('"cat": 0.05', '"cat": 0.2').replace("0.1,", "0.2,"),
+                    tmp_path)
+    assert result["n_flagged"] == 0
+    # t1: 0.2 (the), t2: (1 - 0.8)/3, t3: 0.4 (</s>).
+    assert result["perplexity"] == pytest.approx((0.2 * 0.2 / 3 * 0.4) ** (-1 / 3), rel=1e-12)
+
+
+def test_zero_bet_on_the_answer_is_an_infinite_perplexity(example, tmp_path):
+    full = '"the": 0.0, "cat": 0.5, "sat": 0.2, "<unk>": 0.1, "</s>": 0.2'
+    text = "".join(f'{{"id": "t00000{k}", "bets": {{{full}}}}}\n' for k in (1, 2, 3))
+    result = _score(example, text, tmp_path)
+    assert result["perplexity"] == math.inf and result["n_flagged"] == 0
+    assert result["perplexity_note"] == ("a bet of 0 on the correct outcome on 1 line(s) "
+                                         "(first: line 1): the perplexity is infinite")
+
+
+def _unigram(outcomes: Outcomes, seed: int) -> np.ndarray:
+    p = np.random.default_rng(seed).random(outcomes.m) + 0.05
+    return p / p.sum()
+
+
+def _units(n: int, seed: int, lexicon) -> list[tuple[str, str]]:
+    rng = np.random.default_rng(seed)
+    return [(f"u{k:03d}", " ".join(rng.choice(lexicon, size=rng.integers(1, 9))))
+            for k in range(n)]
+
+
+def test_round_trip_gives_the_unigram_likelihood_perplexity(tmp_path):
+    outcomes = Outcomes(("a", "b", "c", "d", "e"))
+    p = _unigram(outcomes, 3)
+    units = _units(40, 4, ["a", "b", "c", "d", "e", "f", "g"])
+    folder = _campaign(tmp_path / "c", units, outcomes)
+    campaign = read_campaign(folder)
+    bets = {label: float(p[i]) for i, label in enumerate(outcomes.labels)}
+    write_bets(tmp_path / "full.jsonl", ((tid, bets) for tid in campaign.ids))
+    records, flags = read_submission(tmp_path / "full.jsonl", campaign)
+    result = score_submission(campaign, records, flags)
+    # The model's likelihood of the units, word by word from the texts (f, g are <unk>).
+    index = {w: i for i, w in enumerate(outcomes.labels)}
+    logs = [math.log(p[index.get(w, outcomes.unk)]) for _, text in units
+            for w in text.split(" ")] + [math.log(p[outcomes.end])] * len(units)
+    likelihood_pp = math.exp(-math.fsum(logs) / len(logs))
+    assert result["n_scored"] == len(logs) == len(campaign.ids)
+    assert abs(result["perplexity"] / likelihood_pp - 1) < 1e-9
+    low, high = result["interval"]["low"], result["interval"]["high"]
+    assert low < result["perplexity"] < high and result["interval"]["n_units"] == 40
+    # The model's own 3 best bets pass the consistency check; the rest get the floor.
+    top = np.argsort(-p)[:3]
+    listed = {outcomes.labels[i]: float(p[i]) for i in top}
+    write_bets(tmp_path / "top3.jsonl", [{"id": tid, "bets": listed} for tid in campaign.ids])
+    records, flags = read_submission(tmp_path / "top3.jsonl", campaign)
+    assert flags == []
+    floor = (1 - sum(listed.values())) / (outcomes.m - 3)
+    limited = [math.log(p[index[w]] if index[w] in top else floor)
+               for w in (outcomes.outcome(x) for _, text in units for x in text.split(" "))]
+    limited += [math.log(p[outcomes.end] if outcomes.end in top else floor)] * len(units)
+    expected = math.exp(-math.fsum(limited) / len(limited))
+    assert score_submission(campaign, records, flags)["perplexity"] == pytest.approx(
+        expected, rel=1e-12)
+
+
+def test_interval_needs_twenty_units(tmp_path):
+    outcomes = Outcomes(("a", "b"))
+    for n_units in (MIN_INTERVAL_UNITS - 1, MIN_INTERVAL_UNITS):
+        folder = _campaign(tmp_path / f"c{n_units}", _units(n_units, 1, ["a", "b", "z"]),
+                           outcomes)
+        ids = read_campaign(folder).ids
+        result = _score(folder, "".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids),
+                        tmp_path)
+        if n_units < MIN_INTERVAL_UNITS:
+            assert result["interval"] is None
+            assert result["interval_note"] == (f"no interval: the scored truncations cover "
+                                               f"{n_units} distinct unit(s), fewer than 20")
+        else:  # uniform bets: every replicate's perplexity is m
+            assert result["interval"]["low"] == pytest.approx(4, rel=1e-12)
+            assert result["interval"]["high"] == pytest.approx(4, rel=1e-12)
+            assert result["interval_note"].startswith("95% interval of a bootstrap over 20 units")
+
+
+# ---------------------------------------------------------------- rank-only files
+
+
+def test_rankings_with_every_answer_first_have_zero_entropy(example, tmp_path):
+    pytest.importorskip("fairppl.shannon.ranks")
+    text = ('{"id": "t000001", "ranking": ["the", "cat"]}\n'
+            '{"id": "t000002", "ranking": ["<unk>", "cat", "sat"]}\n'
+            '{"id": "t000003", "ranking": ["</s>", "the"]}\n')
+    result = _score(example, text, tmp_path)
+    assert result["kind"] == "ranking" and result["list_length"] == 2
+    assert result["entropy_lower_bits"] == pytest.approx(0, abs=1e-12)
+    assert result["entropy_upper_bits"] == pytest.approx(0, abs=1e-12)
+
+
+def test_rank_bounds_use_ranks_within_the_shortest_list(example, tmp_path):
+    ranks = pytest.importorskip("fairppl.shannon.ranks")
+    # Complete rankings (l = m = 5): ranks of the answers 1 (the), 2 (<unk>), 5 (</s>).
+    full = ["the", "<unk>", "cat", "sat", "</s>"]
+    text = "".join(f'{{"id": "t00000{k}", "ranking": {json.dumps(full)}}}\n' for k in (1, 2, 3))
+    result = _score(example, text, tmp_path)
+    q = ranks.rank_frequencies(np.array([1, 2, 5]), 5)
+    assert q.tolist() == pytest.approx([1 / 3, 1 / 3, 0, 0, 1 / 3])
+    lower, upper = ranks.shannon_bounds(q)
+    assert result["entropy_lower_bits"] == pytest.approx(lower / math.log(2), rel=1e-12)
+    assert result["entropy_upper_bits"] == pytest.approx(upper / math.log(2), rel=1e-12)
+    # Shannon's upper bound -sum q log q: three ranks of frequency 1/3 -> log2(3) bits.
+    assert result["entropy_upper_bits"] == pytest.approx(math.log2(3), rel=1e-12)
+    # Cut at l = 2 on line 2: the </s> at rank 5 and nothing else is beyond the list.
+    lines = text.splitlines()
+    lines[1] = '{"id": "t000002", "ranking": ["the", "<unk>"]}'
+    result = _score(example, "\n".join(lines) + "\n", tmp_path)
+    assert result["list_length"] == 2 and result["n_beyond_list"] == 1
+    head = ranks.rank_frequencies(np.array([1, 2, 3]), 5)[:2]
+    for tail in ("uniform", "zipf"):
+        lo, up = ranks.shannon_bounds_limited(head, 5, 2, tail=tail)
+        assert result["tails"][tail]["entropy_lower_bits"] == pytest.approx(lo / math.log(2))
+        assert result["tails"][tail]["entropy_upper_bits"] == pytest.approx(up / math.log(2))
+
+
+# ---------------------------------------------------------------- bad input
+
+V1 = '{"id": "t000001", "bets": {"the": 0.5, "cat": 0.2}}'
+V2 = '{"id": "t000002", "bets": {"cat": 0.6, "sat": 0.2}}'
+V3 = '{"id": "t000003", "bets": {}}'
+R1 = '{"id": "t000001", "ranking": ["the", "cat"]}'
+R3 = '{"id": "t000003", "ranking": ["</s>"]}'
+OUTSIDE = "expected outcomes of vocabulary.txt (words, <unk>, </s>)"
+
+BAD_LINE_2 = {  # a line 2 for t000002 -> its exact reason
+    "negative": ('{"id": "t000002", "bets": {"cat": -0.1}}',
+                 "the bet on 'cat' is -0.1: expected a probability >= 0"),
+    "string": ('{"id": "t000002", "bets": {"cat": "0.5"}}',
+               "the bet on 'cat' is a string (\"0.5\"): expected a number"),
+    "boolean": ('{"id": "t000002", "bets": {"cat": true}}',
+                "the bet on 'cat' is a boolean (true): expected a number"),
+    "null": ('{"id": "t000002", "bets": {"cat": null}}',
+             "the bet on 'cat' is null (null): expected a number"),
+    "nan": ('{"id": "t000002", "bets": {"cat": NaN}}',
+            "the bet on 'cat' is nan: expected a finite number"),
+    "inf": ('{"id": "t000002", "bets": {"cat": Infinity}}',
+            "the bet on 'cat' is inf: expected a finite number"),
+    "overflow": ('{"id": "t000002", "bets": {"cat": 1e999}}',
+                 "the bet on 'cat' is inf: expected a finite number"),
+    "huge integer": ('{"id": "t000002", "bets": {"cat": 1' + "0" * 400 + '}}',
+                     "the bet on 'cat' is inf: expected a finite number"),
+    "sum above 1": ('{"id": "t000002", "bets": {"the": 0.7, "cat": 0.6}}',
+                    "the bets sum to 1.3: expected at most 1"),
+    "full list above 1": ('{"id": "t000002", "bets": {"the": 0.2, "cat": 0.2, "sat": 0.2, '
+                          '"<unk>": 0.2, "</s>": 0.2001}}',
+                          "the bets sum to 1.0001: expected at most 1"),
+    "sum 1 leaves no floor": ('{"id": "t000002", "bets": {"the": 0.5, "cat": 0.5}}',
+                              "inconsistent list: the 2 listed bets sum to 1: nothing is left for "
+                              "the 3 unlisted outcomes (expected a sum below 1)"),
+    "inconsistent": ('{"id": "t000002", "bets": {"cat": 0.6, "sat": 0.01}}',
+                     "inconsistent list: the floor (1 - 0.61) / 3 = 0.13 exceeds the smallest "
+                     "listed bet 0.01 (expected 1 - A <= (m - l) * smallest bet)"),
+    "outside vocabulary": ('{"id": "t000002", "bets": {"dog": 0.1, "cat": 0.1}}',
+                           f"bets on 'dog', not in vocabulary.txt: {OUTSIDE}"),
+    "repeated bet key": ('{"id": "t000002", "bets": {"cat": 0.1, "cat": 0.2}}',
+                         "bets name 'cat' more than once: expected each outcome once"),
+    "bets not an object": ('{"id": "t000002", "bets": [0.5]}',
+                           '"bets" is a list: expected an object mapping outcomes to '
+                           'probabilities'),
+    "both": ('{"id": "t000002", "bets": {}, "ranking": ["the"]}',
+             'both "bets" and "ranking": expected exactly one of them'),
+    "neither": ('{"id": "t000002", "Bets": {}}',
+                "unexpected key(s) 'Bets': expected only \"id\" and \"bets\" or \"ranking\"; "
+                'neither "bets" nor "ranking": expected exactly one of them'),
+    "ranking in a bets file": ('{"id": "t000002", "ranking": ["cat"]}',
+                               "a ranking in a file of bets (line 1 has bets): expected one "
+                               "kind per file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_LINE_2))
+def test_bad_bets_line_is_flagged_with_its_line_and_reason(example, tmp_path, case):
+    line, reason = BAD_LINE_2[case]
+    result = _score(example, "\n".join([V1, line, V3]) + "\n", tmp_path)
+    assert result["flagged"] == [{"line": 2, "id": "t000002", "reason": reason}]
+    assert result["n_flagged"] == 1 and result["perplexity"] is None
+    # With --allow-invalid the other two are scored: 0.5 and 1/5.
+    result = _score(example, "\n".join([V1, line, V3]) + "\n", tmp_path, allow_invalid=True)
+    assert result["n_scored"] == 2
+    assert result["perplexity"] == pytest.approx(0.1 ** -0.5, rel=1e-12)
+    assert result["note"] == ("scored the valid rest (--allow-invalid): 2 of 3 truncations; "
+                              "1 flagged left out")
+
+
+BAD_RANKING = {
+    "repeated": ('["cat", "the", "cat", "sat", "the"]',
+                 "the ranking repeats 'cat' at 1 and 3, 'the' at 2 and 5: expected distinct "
+                 "outcomes"),
+    "unknown": ('["cat", "dog", "cow"]',
+                f"the ranking names 'dog', 'cow', not in vocabulary.txt: {OUTSIDE}"),
+    "empty": ("[]", "empty ranking: expected at least one outcome, best first"),
+    "not a list": ('"cat"', '"ranking" is a string: expected a list of outcomes, best first'),
+    "not strings": ('["cat", 3]', "ranking entry 2 is a number: expected outcome strings"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_RANKING))
+def test_bad_ranking_is_flagged(example, tmp_path, case):
+    ranking, reason = BAD_RANKING[case]
+    line = f'{{"id": "t000002", "ranking": {ranking}}}'
+    result = _score(example, "\n".join([R1, line, R3]) + "\n", tmp_path)
+    assert result["flagged"] == [{"line": 2, "id": "t000002", "reason": reason}]
+
+
+BAD_FILE = {  # whole file -> every flag
+    "empty file": (b"", [(None, None, "empty file: expected one JSON object per truncation "
+                                      "(id with bets or ranking)")]),
+    "blank lines only": (b"\n  \n", [(None, None, "empty file: expected one JSON object per "
+                                                  "truncation (id with bets or ranking)")]),
+    "missing": (f"{V1}\n{V3}\n".encode(),
+                [(None, "t000002", "missing: no line gives this truncation")]),
+    "duplicate": (f"{V1}\n{V2}\n{V3}\n{V1}\n".encode(),
+                  [(4, "t000001", "duplicate id 't000001': already given on line 1")]),
+    "unknown": (f'{V1}\n{V2}\n{V3}\n{{"id": "t9", "bets": {{}}}}\n'.encode(),
+                [(4, "t9", "unknown id 't9': no such truncation in truncations.jsonl")]),
+    "id not a string": (f'{V1}\n{{"id": 2, "bets": {{}}}}\n{V3}\n'.encode(),
+                        [(2, None, '"id" is a number (2): expected the string id of a truncation '
+                                   'of truncations.jsonl'),
+                         (None, "t000002", "missing: no line gives this truncation")]),
+    "no id": (f'{V1}\n{V2}\n{V3}\n{{"bets": {{}}}}\n'.encode(),
+              [(4, None, 'no "id": expected the id of a truncation of truncations.jsonl')]),
+    "not JSON": (f'{V1}\n{{"id": "t000002", "bets": {{\n{V3}\n'.encode(),
+                 [(2, None, "not JSON (Expecting property name enclosed in double quotes at "
+                            "column 28): expected one JSON object per line"),
+                  (None, "t000002", "missing: no line gives this truncation")]),
+    "not an object": (f"{V1}\n[1, 2]\n{V3}\n".encode(),
+                      [(2, None, 'a list, not an object: expected {"id": ..., "bets": {...}} '
+                                 'or {"id": ..., "ranking": [...]}'),
+                       (None, "t000002", "missing: no line gives this truncation")]),
+    "blank line": (f"{V1}\n\n{V2}\n{V3}\n".encode(),
+                   [(2, None, "blank line: expected one JSON object per line")]),
+    "non-UTF-8": (V1.encode() + b'\n{"id": "t000002", "bets": {"caf\xe9": 0.1}}\n'
+                  + V3.encode() + b"\n",
+                  [(2, None, "invalid UTF-8 at byte 31 of the line (b'\\xe9\": '): expected "
+                             "UTF-8 text"),
+                   (None, "t000002", "missing: no line gives this truncation")]),
+    "repeated id key": (f'{V1}\n{{"id": "t000002", "id": "t000002", "bets": {{}}}}\n{V3}\n'
+                        .encode(),
+                        [(2, "t000002", "the key(s) 'id' given more than once: expected each "
+                                        "once")]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILE))
+def test_bad_file_is_flagged(example, tmp_path, case):
+    data, expected = BAD_FILE[case]
+    result = _score(example, data, tmp_path)
+    assert [(f["line"], f["id"], f["reason"]) for f in result["flagged"]] == expected
+    assert result["perplexity"] is None
+
+
+def test_every_problem_is_reported_not_only_the_first(example, tmp_path):
+    text = "\n".join([V1, '{"id": "t000002", "bets": {"cat": -1, "dog": "x"}}', "nope",
+                      V1]) + "\n"
+    result = _score(example, text, tmp_path)
+    assert [(f["line"], f["id"]) for f in result["flagged"]] == [
+        (2, "t000002"), (3, None), (4, "t000001"), (None, "t000003")]
+    assert result["flagged"][0]["reason"] == (
+        f"bets on 'dog', not in vocabulary.txt: {OUTSIDE}; the bet on 'cat' is -1: expected a "
+        f"probability >= 0; the bet on 'dog' is a string (\"x\"): expected a number")
+
+
+BAD_VOCABULARY = {
+    "duplicate": ("the\ncat\nthe\n<unk>\n</s>\n",
+                  "vocabulary.txt, line 3: duplicate outcome 'the' (first on line 1): expected "
+                  "each outcome once"),
+    "no end last": ("the\ncat\nsat\n</s>\n<unk>\n",
+                    "vocabulary.txt, line 5: the last two lines are ['</s>', '<unk>']: expected "
+                    "'<unk>' then '</s>' last"),
+    "no unk": ("the\ncat\nsat\nfoo\n</s>\n",
+               "vocabulary.txt, line 5: the last two lines are ['foo', '</s>']: expected "
+               "'<unk>' then '</s>' last"),
+    "empty line": ("the\n\ncat\n<unk>\n</s>\n",
+                   "vocabulary.txt, line 2: '' is not an outcome: expected one word per line (no "
+                   "spaces, no empty line)"),
+    "reserved word": ("the\n<s>\nsat\n<unk>\n</s>\n",
+                      "vocabulary.txt, line 2: reserved word '<s>' among the vocabulary words: "
+                      "expected '<unk>' and '</s>' only as the last two lines"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_VOCABULARY))
+def test_bad_vocabulary_names_file_and_line(example, tmp_path, case):
+    text, message = BAD_VOCABULARY[case]
+    (example / "vocabulary.txt").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_campaign(example)
+    assert str(err.value) == f"{example}/{message}"
+    (tmp_path / "bets.jsonl").write_text(EXAMPLE_BETS, encoding="utf-8")
+    proc = _cli("score", example, tmp_path / "bets.jsonl")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"error: {example}/{message}"
+
+
+def test_key_that_does_not_match_the_truncations_is_refused(example):
+    key = example / "key.jsonl"
+    key.write_text(key.read_text().replace("t000002", "t000009"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"key.jsonl, line 2: id 't000009', truncations.jsonl "
+                                         r"has 't000002' on this line"):
+        read_campaign(example)
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def test_cli_exit_statuses_and_json(example, tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(EXAMPLE_BETS, encoding="utf-8")
+    proc = _cli("score", example, good, "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["perplexity"] == pytest.approx(150 ** (1 / 3), rel=1e-12)
+    assert (result["n_scored"], result["n_flagged"], result["flagged"]) == (3, 0, [])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(EXAMPLE_BETS.replace('"sat": 0.2', '"sat": -0.2'), encoding="utf-8")
+    proc = _cli("score", example, bad, "--json")
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)
+    assert result["perplexity"] is None and result["n_scored"] == 0
+    assert result["flagged"] == [{"line": 2, "id": "t000002",
+                                  "reason": "the bet on 'sat' is -0.2: expected a probability "
+                                            ">= 0"}]
+    proc = _cli("score", example, bad, "--json", "--allow-invalid")
+    assert proc.returncode == 0
+    result = json.loads(proc.stdout)
+    assert result["allow_invalid"] is True and result["n_scored"] == 2
+    assert result["perplexity"] == pytest.approx(10 ** 0.5, rel=1e-12)
+    assert "scored the valid rest" in result["note"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    proc = _cli("score", example, empty, "--json", "--allow-invalid")  # nothing left to score
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["note"] == "nothing to score: no valid record"
+    proc = _cli("score", example, bad)  # the readable summary
+    assert proc.returncode == 1
+    assert "line 2 (id t000002): the bet on 'sat' is -0.2: expected a probability >= 0" in \
+        proc.stdout.splitlines()
+    assert "n_flagged: 1" in proc.stdout.splitlines()
+    proc = _cli("score", tmp_path / "nowhere", good)
+    assert proc.returncode == 2 and "no such folder" in proc.stderr
+
+
+def test_cli_summary_in_process(example, tmp_path, capsys):
+    good = tmp_path / "good.jsonl"
+    good.write_text(EXAMPLE_BETS.replace('"bets": {}}', '"bets": {"</s>": 0.2, "the": 0.2}}'),
+                    encoding="utf-8")
+    assert main(["campaign", "score", str(example), str(good)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == "perplexity: 5.31329"  # the same bet 0.2 on </s> as {}
+    assert out[-2:] == ["n_scored: 3", "n_flagged: 0"]
+
+
+# ---------------------------------------------------------------- truncations from a study
+
+
+TRAIN = ["a b a c", "a b d", "b a"]  # a: 4, b: 3, c: 1, d: 1 -> V = 2 keeps a, b
+
+
+def _study(root: Path, vocab_size="2", test=("a b e", "c a"), corpus="toy") -> Path:
+    rows = []
+    texts = [("train", t) for t in TRAIN] + [("test", t) for t in test] + [("dev", "a")]
+    for language in ("xx", "yy"):
+        for pos, (split, text) in enumerate(texts):
+            rows.append({"corpus": corpus, "unit_id": f"{pos:03d}", "position": pos,
+                         "language": language, "split": split,
+                         "text": text if language == "xx" else "z z", "english_reference": False})
+    out = root / "results" / "corpus" / corpus
+    out.mkdir(parents=True)
+    pl.DataFrame(rows).sample(fraction=1.0, shuffle=True, seed=1).write_parquet(
+        out / "units.parquet")
+    (root / "config").mkdir(exist_ok=True)
+    block = f"shannon:\n  vocab_size: {vocab_size}\n" if vocab_size is not None else ""
+    (root / "config" / "config.yaml").write_text(
+        f"corpora:\n  {corpus}:\n    enabled: true\n{block}", encoding="utf-8")
+    return root
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_truncations_on_a_tiny_prepared_corpus(tmp_path):
+    root = _study(tmp_path / "study")
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ("wrote camp: 7 truncations of 2 units (exhaustive, toy/xx "
+                                   "test), m = 4 outcomes")
+    camp = root / "camp"
+    assert (camp / "vocabulary.txt").read_text(encoding="utf-8") == "a\nb\n<unk>\n</s>\n"
+    ids = [f"t00000{k}" for k in range(1, 8)]
+    assert _read_jsonl(camp / "truncations.jsonl") == [
+        {"id": i, "unit_id": u, "context": c} for i, u, c in zip(
+            ids, ["003"] * 4 + ["004"] * 3, ["", "a", "a b", "a b e", "", "c", "c a"])]
+    assert _read_jsonl(camp / "key.jsonl") == [
+        {"id": i, "word": w} for i, w in zip(ids, ["a", "b", "<unk>", "</s>", "<unk>", "a",
+                                                   "</s>"])]
+    meta = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
+    assert meta == {"format": "fairppl-campaign/1", "corpus": "toy", "language": "xx",
+                    "split": "test", "protocol": "exhaustive", "n": None, "seed": 0,
+                    "vocab_size": 2, "vocabulary_corpus": "toy", "m": 4, "n_truncations": 7,
+                    "n_units": 2}
+    # Uniform bets score m = 4.
+    (root / "u.jsonl").write_text("".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids))
+    result = json.loads(_cli("score", camp, root / "u.jsonl", "--json").stdout)
+    assert result["perplexity"] == pytest.approx(4, rel=1e-14)
+    # A rerun with the same settings leaves the folder as it is; other settings are refused.
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp", cwd=root)
+    assert proc.returncode == 0 and proc.stdout.startswith("unchanged")
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp",
+                "--vocab-size", "3", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: camp: an earlier campaign with other settings "
+                                   "(vocab_size 2 there, 3 now): expected a new or empty "
+                                   "folder, or the same settings")
+    # --vocab-size wins over the config; --n keeps the first units; split all.
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "c3",
+                "--vocab-size", "3", "--n", "1", "--split", "all", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert (root / "c3" / "vocabulary.txt").read_text() == "a\nb\nc\n<unk>\n</s>\n"
+    assert [t["context"] for t in _read_jsonl(root / "c3" / "truncations.jsonl")] == [
+        "", "a", "a b", "a b a", "a b a c"]
+
+
+def test_truncations_refusals(tmp_path):
+    root = _study(tmp_path / "study", vocab_size=None)
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: config/config.yaml: no --vocab-size and no key "
+                                   "shannon.vocab_size: expected --vocab-size V or the key "
+                                   "shannon.vocab_size in config/config.yaml")
+    assert not (root / "camp").exists()
+    proc = _cli("truncations", "--corpus", "toy", "--language", "qq", "--out", "camp",
+                "--vocab-size", "2", cwd=root)
+    assert proc.returncode == 2 and "no units of language 'qq': expected one of xx, yy" in \
+        proc.stderr
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp",
+                "--vocab-size", "2", "--protocol", "randomized", "--n", "3", cwd=root)
+    assert proc.returncode == 2 and "n = 3: only 2 units to draw from" in proc.stderr
+    assert not (root / "camp").exists()
+    (root / "other").mkdir()
+    (root / "other" / "notes.txt").write_text("mine")
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "other",
+                "--vocab-size", "2", cwd=root)
+    assert proc.returncode == 2 and "a non-empty folder that holds no campaign" in proc.stderr
+    assert sorted(p.name for p in (root / "other").iterdir()) == ["notes.txt"]
+
+
+def test_evaluation_only_corpus_takes_its_vocabulary_from_models_from(tmp_path):
+    root = _study(tmp_path / "study")
+    _study(tmp_path / "study2", corpus="ev", test=("b b q",))
+    (root / "results" / "corpus" / "ev").mkdir()
+    os.replace(tmp_path / "study2" / "results" / "corpus" / "ev" / "units.parquet",
+               root / "results" / "corpus" / "ev" / "units.parquet")
+    frame = pl.read_parquet(root / "results" / "corpus" / "ev" / "units.parquet")
+    frame.with_columns(text=pl.when(pl.col("split") == "train").then(pl.lit("q q q"))
+                       .otherwise(pl.col("text"))).write_parquet(
+        root / "results" / "corpus" / "ev" / "units.parquet")
+    (root / "config" / "config.yaml").write_text(
+        "corpora:\n  toy: {enabled: true}\n  ev: {enabled: true, models_from: toy}\n"
+        "shannon:\n  vocab_size: 2\n", encoding="utf-8")
+    meta = build_campaign(root, "ev", "xx", root / "camp")
+    assert meta["vocabulary_corpus"] == "toy"
+    # The vocabulary is the Bible-like corpus's a, b, not the evaluation corpus's own q.
+    assert (root / "camp" / "vocabulary.txt").read_text() == "a\nb\n<unk>\n</s>\n"
+    assert [k["word"] for k in _read_jsonl(root / "camp" / "key.jsonl")] == [
+        "b", "b", "<unk>", "</s>"]
+
+
+def test_randomized_one_truncation_per_distinct_unit_reproducible(tmp_path):
+    outcomes = Outcomes(("a", "b"))
+    units = _units(60, 2, ["a", "b", "c"])
+    draw = make_truncations(units, outcomes, "randomized", 25, seed=7)
+    assert len(draw) == 25 and len({t["unit_id"] for t in draw}) == 25
+    assert [t["id"] for t in draw] == [f"t{k:06d}" for k in range(1, 26)]
+    assert draw == make_truncations(units, outcomes, "randomized", 25, seed=7)
+    other = make_truncations(units, outcomes, "randomized", 25, seed=8)
+    assert [t["unit_id"] for t in other] != [t["unit_id"] for t in draw]
+    texts = dict(units)
+    for t in draw:  # each truncation is a position of its unit, with its correct outcome
+        words = texts[t["unit_id"]].split(" ")
+        k = len(t["context"].split(" ")) if t["context"] else 0
+        assert t["context"] == " ".join(words[:k])
+        assert t["word"] == (outcomes.outcome(words[k]) if k < len(words) else "</s>")
+    every = make_truncations(units, outcomes, "randomized", None, seed=7)
+    assert sorted(t["unit_id"] for t in every) == sorted(u for u, _ in units)
+    # Positions are spread over the units' lengths, the end of the unit included.
+    ends = sum(t["word"] == "</s>" for t in every)
+    assert 0 < ends < len(every)

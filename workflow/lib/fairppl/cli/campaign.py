@@ -1,0 +1,144 @@
+"""``fairppl campaign``: the Shannon game as a campaign (:mod:`fairppl.shannon.campaign`).
+
+    fairppl campaign truncations --corpus C --language L [--split test] \\
+        [--protocol exhaustive|randomized] [--n N] [--seed S] [--vocab-size V] --out DIR
+    fairppl campaign score DIR BETS [--json] [--allow-invalid]
+
+``truncations`` runs from a project root after the study and writes a campaign folder (the
+truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
+site's file of bets or rankings line by line and scores it with the key, without any model. Exit
+status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
+flagged (with ``--allow-invalid``: when no valid record is left to score), 2 for an unusable campaign folder or corpus (a message naming the file and line).
+Each subcommand is a pair (``add_<name>``, its function) in ``SUBCOMMANDS``: adding one is
+adding a pair.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+
+def _truncations(args) -> int:
+    from ..shannon.campaign import build_campaign
+
+    meta = build_campaign(".", args.corpus, args.language, args.out, split=args.split,
+                          protocol=args.protocol, n=args.n, seed=args.seed,
+                          vocab_size=args.vocab_size, config_path=args.config)
+    verb = "wrote" if meta["status"] == "written" else "unchanged (same settings and files):"
+    print(f"{verb} {args.out}: {meta['n_truncations']} truncations of {meta['n_units']} units "
+          f"({meta['protocol']}, {meta['corpus']}/{meta['language']} {meta['split']}), "
+          f"m = {meta['m']} outcomes")
+    return 0
+
+
+def add_truncations(csub) -> None:
+    from ..shannon.campaign import PROTOCOLS
+
+    p = csub.add_parser("truncations", help="write a campaign folder: truncations, outcomes, "
+                                            "key")
+    p.add_argument("--corpus", required=True, help="corpus id (results/corpus/<C>/units.parquet)")
+    p.add_argument("--language", required=True, help="language id")
+    p.add_argument("--split", default="test",
+                   help="split whose units are truncated (default test; all: every unit)")
+    p.add_argument("--protocol", default="exhaustive", choices=PROTOCOLS,
+                   help="every position of every unit, or one random position per unit")
+    p.add_argument("--n", type=int, default=None,
+                   help="units: the first N (exhaustive) or N drawn (randomized); default all")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomized draws (0)")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help="vocabulary words (default: shannon.vocab_size of the config)")
+    p.add_argument("--config", default="config/config.yaml",
+                   help="the study's config (default config/config.yaml)")
+    p.add_argument("--out", required=True, help="campaign folder (new or empty)")
+    p.set_defaults(func=_truncations)
+
+
+def _number(x) -> str:
+    return "inf" if x is None or math.isinf(x) else f"{x:.6g}"
+
+
+def summary(result: dict) -> str:
+    """The readable summary of :func:`fairppl.shannon.campaign.score_submission`'s result."""
+    lines = [f"campaign: {result['campaign']} ({result['protocol']}, m = {result['m']}, "
+             f"{result['n_truncations']} truncations)",
+             f"kind: {result['kind'] or 'unknown (no valid record)'}"]
+    if result["n_scored"]:
+        if result["kind"] == "bets":
+            line = f"perplexity: {_number(result['perplexity'])}"
+            interval = result.get("interval")
+            if interval:
+                line += f" [{interval['low']:.6g}, {interval['high']:.6g}]"
+            lines.append(line)
+            lines.append(f"interval: {result['interval_note']}")
+            if result.get("perplexity_note"):
+                lines.append(f"note: {result['perplexity_note']}")
+            lines.append(f"floor bets: {result['n_floor']} (uniform {{}}: {result['n_uniform']});"
+                         f" list lengths {result['list_length_min']} to "
+                         f"{result['list_length_max']}")
+        else:
+            lines.append(f"entropy bounds: {result['entropy_lower_bits']:.6g} to "
+                         f"{result['entropy_upper_bits']:.6g} bits per word (perplexity "
+                         f"{_number(result['perplexity_lower'])} to "
+                         f"{_number(result['perplexity_upper'])}); ranks within the shortest "
+                         f"list, l = {result['list_length']}")
+            for tail, t in result["tails"].items():
+                lines.append(f"  {tail} tail: {t['entropy_lower_bits']:.6g} to "
+                             f"{t['entropy_upper_bits']:.6g} bits per word")
+    lines.append(f"n_scored: {result['n_scored']}")
+    lines.append(f"n_flagged: {result['n_flagged']}")
+    if result["note"]:
+        lines.append(f"note: {result['note']}")
+    for flag in result["flagged"]:
+        where = f"line {flag['line']}" if flag["line"] is not None else "no line"
+        lines.append(f"{where} (id {flag['id'] if flag['id'] is not None else '?'}): "
+                     f"{flag['reason']}")
+    return "\n".join(lines)
+
+
+def _finite(value):
+    """JSON has no infinity: an infinite number is written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _score(args) -> int:
+    from ..shannon.campaign import read_campaign, read_submission, score_submission
+
+    campaign = read_campaign(args.dir)
+    records, flags = read_submission(args.bets, campaign)
+    result = score_submission(campaign, records, flags, allow_invalid=args.allow_invalid)
+    result["bets_file"] = args.bets
+    if args.json:
+        print(json.dumps(_finite(result), ensure_ascii=False, allow_nan=False))
+    else:
+        print(summary(result))
+    return 1 if (flags and not args.allow_invalid) or not result["n_scored"] else 0
+
+
+def add_score(csub) -> None:
+    p = csub.add_parser("score", help="check and score a file of bets or rankings")
+    p.add_argument("dir", help="campaign folder (fairppl campaign truncations --out)")
+    p.add_argument("bets", help="the site's file: one JSON object per line, with bets or "
+                                "ranking")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--allow-invalid", action="store_true",
+                   help="score the valid records even when some are flagged (exit 0)")
+    p.set_defaults(func=_score)
+
+
+#: The campaign subcommands: functions that add one to the campaign's subparsers.
+SUBCOMMANDS = [add_truncations, add_score]
+
+
+def add_parser(sub) -> None:
+    """Register ``campaign`` and its subcommands on an argparse subparsers object."""
+    p = sub.add_parser("campaign", help="the Shannon game as a campaign: truncations, scoring")
+    csub = p.add_subparsers(dest="campaign_command", required=True)
+    for add in SUBCOMMANDS:
+        add(csub)
