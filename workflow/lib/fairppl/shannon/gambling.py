@@ -152,7 +152,8 @@ def consecutive_draws(log_bets, n_t: int, n_draws: int = 20, seed: int = 0) -> n
 
     The starts are ``numpy.random.default_rng(seed).integers(0, N - n_t + 1, size=n_draws)`` (N the
     number of truncations): uniform over the windows that fit, drawn independently (two draws may
-    overlap). Raises InputError when ``n_t`` exceeds N."""
+    overlap). The same seed gives nearly the same starts for neighbouring ``n_t``: pass a seed per
+    ``n_t`` for independent rows of the table. Raises InputError when ``n_t`` exceeds N."""
     values = _check_log_bets(log_bets, "consecutive draws")
     n_t = _positive_int(n_t, "n_t")
     n_draws = _positive_int(n_draws, "the number of draws")
@@ -179,7 +180,9 @@ def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.G
     the first ``s * n_t`` has the same chance 1/s, so longer units are picked more often and the
     draws estimate the per-truncation mean (the remainder ``N - s * n_t`` at the end is never
     picked). The units are distinct only when ``s`` is at least the longest unit's number of
-    truncations; a smaller ``s`` raises InputError (lower ``n_t``)."""
+    truncations; a smaller ``s`` raises InputError (lower ``n_t``). No scheme does better: with
+    one truncation per distinct unit, equal chances for every truncation mean a chance of
+    ``n_t * L / N`` for a unit of L truncations, at most 1 only while ``n_t <= N / L``."""
     lengths = np.asarray(unit_lengths)
     if lengths.ndim != 1 or lengths.size == 0:
         raise InputError("randomized draws need at least one unit")
@@ -214,7 +217,7 @@ def randomized_draws(log_bets_per_unit: Sequence[np.ndarray], n_t: int, n_draws:
     unit (:func:`randomized_positions`, all draws from one ``numpy.random.default_rng(seed)``, in
     order); each draw's Q = -mean(log bets) in nats. ``log_bets_per_unit[i]`` holds the log bets
     of every truncation of unit i, in order. Raises InputError when ``n_t`` exceeds the number of
-    units."""
+    units. ``tests/bench_shannon_bigram.py`` prints both samplings beside the exhaustive value."""
     units = [_check_log_bets(u, f"unit {i}") for i, u in enumerate(log_bets_per_unit)]
     n_draws = _positive_int(n_draws, "the number of draws")
     lengths = np.array([u.size for u in units], dtype=np.int64)
