@@ -147,9 +147,16 @@ def test_select_alpha_on_a_development_split():
         scores[a] = math.exp(-sum(fitted.log_prob_unit(t) for t in dev) / n)
     best = model.select_alpha(dev, grid)
     assert scores[best] == min(scores.values())
+    # Called on the class, it fits the counts first: the same choice.
+    assert DiscountBigram.select_alpha(train, dev, model.outcomes, grid) == best
+    assert DiscountBigram.select_alpha(train, dev, model.outcomes, grid[::-1]) == best
+    assert "lowest perplexity" in DiscountBigram.select_alpha.__doc__
+    assert "lowest perplexity" in model.select_alpha.__doc__
     assert len(set(scores.values())) == len(grid)  # the choice matters
     with pytest.raises(InputError, match="empty"):
         model.select_alpha(dev, [])
+    with pytest.raises(InputError, match="empty"):
+        DiscountBigram.select_alpha(train, dev, model.outcomes, [])
     with pytest.raises(InputError, match="alpha"):
         model.select_alpha(dev, [0.5, 1.0])
     # A vocabulary covering every train type gives a dev OOV word probability 0 for every alpha.

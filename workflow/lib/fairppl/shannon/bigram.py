@@ -22,18 +22,20 @@ A history never seen in training (C(u) = 0, e.g. ``<unk>`` when the vocabulary c
 type) gets the continuation distribution D(*v) / D, the shape eq. 7 redistributes with (it sums to
 1 for the same reason). An outcome never seen as a successor (D(*v) = 0; again ``<unk>`` when the
 vocabulary covers every train type) gets probability 0 from every history: its log bet is
-``-inf`` and any text containing it has an infinite perplexity (:attr:`DiscountBigram.
-zero_outcomes` lists them). Nothing is smoothed further: this is the paper's model.
+``-inf`` and any text containing it has an infinite perplexity (``DiscountBigram.zero_outcomes``
+lists them). Nothing is smoothed further: this is the paper's model.
 
 alpha: the paper tuned it a posteriori on its test set (alpha = 0.7). We must not:
-:meth:`DiscountBigram.select_alpha` picks it on a development split. The paper's m = 20 003
-counts ``<s>`` among its symbols; ``<s>`` is never an outcome here, so our m excludes it.
-Log-probabilities are in nats.
+``DiscountBigram.select_alpha`` picks it on a development split (``model.select_alpha(dev_texts,
+grid)``, or ``DiscountBigram.select_alpha(train_texts, dev_texts, outcomes, grid)``). The
+paper's m = 20 003 counts ``<s>`` among its symbols; ``<s>`` is never an outcome here, so our m
+excludes it. Log-probabilities are in nats.
 """
 
 from __future__ import annotations
 
 import math
+import types
 from collections import Counter
 from typing import Iterable, Sequence
 
@@ -55,6 +57,21 @@ def check_alpha(alpha) -> float:
     if not 0.0 < value < 1.0:
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     return value
+
+
+class _InstanceOrClass:
+    """``select_alpha`` on a fitted model, ``model.select_alpha(dev_texts, grid)``, or on the
+    class, ``DiscountBigram.select_alpha(train_texts, dev_texts, outcomes, grid)`` (fits the
+    counts first): one name, the two calls."""
+
+    def __init__(self, on_instance, on_class):
+        self.on_instance, self.on_class = on_instance, on_class.__func__
+        self.__doc__ = on_instance.__doc__
+
+    def __get__(self, obj, owner):
+        if obj is None:
+            return types.MethodType(self.on_class, owner)
+        return types.MethodType(self.on_instance, obj)
 
 
 class DiscountBigram:
@@ -180,10 +197,10 @@ class DiscountBigram:
             raise InputError("no unit to score")
         return math.exp(-math.fsum(total) / n) if -math.inf not in total else math.inf
 
-    def select_alpha(self, dev_texts: Sequence[str], grid: Sequence[float]) -> float:
+    def _select_alpha(self, dev_texts: Sequence[str], grid: Sequence[float]) -> float:
         """The alpha of ``grid`` with the lowest perplexity on the development units (the first
-        of equal ones). Raises InputError when every alpha gives an infinite perplexity (a dev
-        outcome in :attr:`zero_outcomes`)."""
+        of equal ones); these counts, whatever this model's own alpha. Raises InputError when
+        every alpha gives an infinite perplexity (a dev outcome in :attr:`zero_outcomes`)."""
         grid = [check_alpha(a) for a in grid]
         if not grid:
             raise InputError("the alpha grid is empty")
@@ -195,3 +212,15 @@ class DiscountBigram:
                              f"they contain an outcome never seen as a successor in training "
                              f"({', '.join(self.zero_outcomes)})")
         return grid[best]
+
+    @classmethod
+    def _fit_and_select_alpha(cls, train_texts: Iterable[str], dev_texts: Sequence[str],
+                              outcomes: Outcomes, grid: Sequence[float]) -> float:
+        """The alpha of ``grid`` with the lowest perplexity on the development units, for the
+        counts of ``train_texts`` (alpha does not change them; see :meth:`_select_alpha`)."""
+        grid = list(grid)
+        if not grid:
+            raise InputError("the alpha grid is empty")
+        return cls.fit(train_texts, outcomes, grid[0])._select_alpha(dev_texts, grid)
+
+    select_alpha = _InstanceOrClass(_select_alpha, _fit_and_select_alpha)
