@@ -11,7 +11,10 @@ predictor that ranks by the true conditional distribution (eq. 9, ``q_{m+1} = 0`
 the entropy of the rank; the lower bound: a sorted distribution p is the mixture, with weights
 r (p_r - p_{r+1}), of the uniform distributions on its r most likely outcomes, and entropy is
 concave). For another ranker the bounds are computed all the same; they then bound nothing that
-is proven. Entropies are in nats; :func:`bounds_as_perplexity` turns them into perplexities.
+is proven. The upper bound is also what a bettor achieves that puts q_r on its r-th guess (its
+gambling entropy is exactly -sum_r q_r ln q_r), so it can lie below the ranking model's own
+perplexity when that model's probabilities are worse calibrated than its ranks. Entropies are in
+nats; :func:`bounds_as_perplexity` turns them into perplexities.
 
 When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came beyond rank l):
 
