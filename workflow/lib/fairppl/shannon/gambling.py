@@ -25,6 +25,10 @@ from ..core.errors import InputError
 SUM_TOLERANCE = 1e-6
 #: Relative slack of the consistency check's upper bound (floating-point sums of many bets).
 CONSISTENCY_RTOL = 1e-9
+#: Absolute slack of the same bound: ``1 - A_l`` of a float64 distribution normalised to 1 is off
+#: by up to a few 1e-16 per bet, which alone can exceed ``(m - l) * smallest`` when the unlisted
+#: bets are tiny (say 1e-12 each); a list is flagged only when it fails by more than this.
+CONSISTENCY_ATOL = 1e-12
 
 
 def check_bets(bets: np.ndarray, m: int) -> np.ndarray:
@@ -69,7 +73,8 @@ def floor_bet(listed_sum: float, m: int, length: int) -> float:
 def consistency_problem(listed_sum: float, smallest: float, m: int, length: int) -> str | None:
     """Why a list of ``length`` bets summing to ``listed_sum`` with smallest bet ``smallest`` fails
     the check ``0 < 1 - A_l <= (m - l) * smallest``; ``None`` when it passes (a full list, l = m,
-    needs only A_l <= 1)."""
+    needs only A_l <= 1). The upper bound has the slack ``CONSISTENCY_RTOL`` (relative) and
+    ``CONSISTENCY_ATOL`` (absolute) for floating-point rounding."""
     if length >= m:
         if listed_sum > 1 + SUM_TOLERANCE:
             return f"the bets sum to {listed_sum:.9g}: expected at most 1"
@@ -79,7 +84,7 @@ def consistency_problem(listed_sum: float, smallest: float, m: int, length: int)
         return (f"the {length} listed bets sum to {listed_sum:.9g}: nothing is left for the "
                 f"{m - length} unlisted outcomes (expected a sum below 1)")
     bound = (m - length) * smallest
-    if rest > bound * (1 + CONSISTENCY_RTOL):
+    if rest > bound * (1 + CONSISTENCY_RTOL) + CONSISTENCY_ATOL:
         return (f"the floor (1 - {listed_sum:.9g}) / {m - length} = {rest / (m - length):.6g} "
                 f"exceeds the smallest listed bet {smallest:.6g} (expected 1 - A <= (m - l) * "
                 f"smallest bet)")
@@ -108,3 +113,136 @@ def limited_log_bets(log_bets, ranks, listed_sums, m: int, length: int) -> np.nd
     with np.errstate(divide="ignore"):
         floor_logs = np.where(floors > 0, np.log(np.maximum(floors, 1e-300)), -np.inf)
     return np.where(ranks <= length, log_bets, floor_logs)
+
+
+# --- Draws of n_t truncations (the paper's Table 1) -------------------------------------------
+
+#: The normal quantile of the paper's 95% bounds (eq. 8).
+Z95 = 1.96
+
+
+def _positive_int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_log_bets(log_bets, what: str) -> np.ndarray:
+    values = np.asarray(log_bets, dtype=np.float64)
+    if values.ndim != 1:
+        raise InputError(f"{what}: expected a 1-D array of log bets, got shape {values.shape}")
+    if np.isnan(values).any() or np.isposinf(values).any():
+        raise InputError(f"{what}: log bets must not be NaN or +inf (a bet is at most 1)")
+    if values.size and values.max() > math.log1p(SUM_TOLERANCE):
+        raise InputError(f"{what}: a log bet of {values.max():.6g} means a bet above 1")
+    return values
+
+
+def _draw_q(values: np.ndarray) -> float:
+    """Q = -mean(log bets) of one draw, by ``math.fsum`` (``inf`` when a bet is zero)."""
+    if np.isneginf(values).any():
+        return math.inf
+    return -math.fsum(values.tolist()) / values.size
+
+
+def consecutive_draws(log_bets, n_t: int, n_draws: int = 20, seed: int = 0) -> np.ndarray:
+    """The paper's Table 1, top: ``n_draws`` draws of ``n_t`` consecutive truncations of the
+    exhaustive protocol (``log_bets`` in corpus order, every truncation of every unit); each draw's
+    Q = -mean(log bets) in nats (its gambling perplexity is ``exp(Q)``).
+
+    The starts are ``numpy.random.default_rng(seed).integers(0, N - n_t + 1, size=n_draws)`` (N the
+    number of truncations): uniform over the windows that fit, drawn independently (two draws may
+    overlap). The same seed gives nearly the same starts for neighbouring ``n_t``: pass a seed per
+    ``n_t`` for independent rows of the table. Raises InputError when ``n_t`` exceeds N."""
+    values = _check_log_bets(log_bets, "consecutive draws")
+    n_t = _positive_int(n_t, "n_t")
+    n_draws = _positive_int(n_draws, "the number of draws")
+    if n_t > values.size:
+        raise InputError(f"n_t = {n_t} exceeds the {values.size} truncations available")
+    starts = np.random.default_rng(seed).integers(0, values.size - n_t + 1, size=n_draws)
+    return np.array([_draw_q(values[s:s + n_t]) for s in starts], dtype=np.float64)
+
+
+def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.Generator,
+                         sampling: str = "units") -> tuple[np.ndarray, np.ndarray]:
+    """One draw of the randomized protocol: ``(units, positions)``, ``n_t`` distinct unit indices
+    and one truncation position in each (0-based, ``position < unit_lengths[unit]``, a unit of n
+    words having n + 1 truncations).
+
+    ``sampling="units"`` (the default): ``units = rng.choice(U, size=n_t, replace=False)`` (U
+    units, every unit equally likely), then ``positions = rng.integers(0, lengths[units])``
+    (uniform within each unit). Every unit weighs the same, so the draws estimate the mean over
+    units of each unit's mean log bet, which differs from the exhaustive per-truncation mean when
+    the bets' quality depends on the unit's length.
+
+    ``sampling="systematic"``: the paper's section 5 scheme, one truncation every ``s = N // n_t``
+    of the N truncations in corpus order from a start ``rng.integers(0, s)``: every truncation of
+    the first ``s * n_t`` has the same chance 1/s, so longer units are picked more often and the
+    draws estimate the per-truncation mean (the remainder ``N - s * n_t`` at the end is never
+    picked). The units are distinct only when ``s`` is at least the longest unit's number of
+    truncations; a smaller ``s`` raises InputError (lower ``n_t``). No scheme does better: with
+    one truncation per distinct unit, equal chances for every truncation mean a chance of
+    ``n_t * L / N`` for a unit of L truncations, at most 1 only while ``n_t <= N / L``."""
+    lengths = np.asarray(unit_lengths)
+    if lengths.ndim != 1 or lengths.size == 0:
+        raise InputError("randomized draws need at least one unit")
+    if not np.issubdtype(lengths.dtype, np.integer) or (lengths < 1).any():
+        raise InputError("every unit must have a positive integer number of truncations")
+    n_t = _positive_int(n_t, "n_t")
+    if n_t > lengths.size:
+        raise InputError(f"n_t = {n_t} exceeds the {lengths.size} units available (one "
+                         f"truncation per distinct unit)")
+    if sampling == "units":
+        units = rng.choice(lengths.size, size=n_t, replace=False)
+        return units, rng.integers(0, lengths[units])
+    if sampling == "systematic":
+        total = int(lengths.sum())
+        step = total // n_t
+        longest = int(lengths.max())
+        if step < longest:
+            raise InputError(f"systematic sampling of n_t = {n_t} of {total} truncations takes one "
+                             f"every {step}, fewer than the longest unit's {longest}: a unit could "
+                             f"be picked twice (expected n_t <= {total // longest})")
+        picks = int(rng.integers(0, step)) + step * np.arange(n_t)
+        ends = np.cumsum(lengths)
+        units = np.searchsorted(ends, picks, side="right")
+        positions = picks - (ends[units] - lengths[units])
+        return units, positions
+    raise InputError(f"unknown sampling {sampling!r}: expected 'units' or 'systematic'")
+
+
+def randomized_draws(log_bets_per_unit: Sequence[np.ndarray], n_t: int, n_draws: int = 20,
+                     seed: int = 0, sampling: str = "units") -> np.ndarray:
+    """The paper's Table 1, bottom: ``n_draws`` draws of ``n_t`` truncations, one per distinct
+    unit (:func:`randomized_positions`, all draws from one ``numpy.random.default_rng(seed)``, in
+    order); each draw's Q = -mean(log bets) in nats. ``log_bets_per_unit[i]`` holds the log bets
+    of every truncation of unit i, in order. Raises InputError when ``n_t`` exceeds the number of
+    units. ``tests/bench_shannon_bigram.py`` prints both samplings beside the exhaustive value."""
+    units = [_check_log_bets(u, f"unit {i}") for i, u in enumerate(log_bets_per_unit)]
+    n_draws = _positive_int(n_draws, "the number of draws")
+    lengths = np.array([u.size for u in units], dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    qs = []
+    for _ in range(n_draws):
+        chosen, positions = randomized_positions(lengths, n_t, rng, sampling)
+        qs.append(_draw_q(np.array([units[u][p] for u, p in zip(chosen, positions)])))
+    return np.array(qs, dtype=np.float64)
+
+
+def draw_summary(qs) -> dict:
+    """Eq. 8 over the draws' Q (nats): ``perplexity`` = exp(mean Q), the geometric mean of the
+    draws' perplexities; ``low``/``high`` = exp(mean Q -/+ 1.96 sd) with ``sd_nats`` the sample
+    standard deviation of Q (ddof=1, the spread of one draw, not the standard error of the mean);
+    ``n_draws``. A draw with a zero bet (Q = inf) makes all three ``inf``. Needs two draws."""
+    values = np.asarray(qs, dtype=np.float64)
+    if values.ndim != 1 or values.size < 2:
+        raise InputError(f"a draw summary needs at least two draws, got {values.size}")
+    if np.isnan(values).any():
+        raise InputError("a draw's Q is NaN")
+    if np.isinf(values).any():
+        return {"perplexity": math.inf, "low": math.inf, "high": math.inf,
+                "n_draws": int(values.size), "sd_nats": math.inf}
+    mean = math.fsum(values.tolist()) / values.size
+    sd = float(np.std(values, ddof=1))
+    return {"perplexity": math.exp(mean), "low": math.exp(mean - Z95 * sd),
+            "high": math.exp(mean + Z95 * sd), "n_draws": int(values.size), "sd_nats": sd}

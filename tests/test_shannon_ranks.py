@@ -1,0 +1,199 @@
+"""Shannon's rank bounds (Bimbot et al., eqs. 9-12): hand computations, the paper's Table 2 at
+l = 1, and the bracket of the true conditional entropy of known sources."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fairppl.core.errors import InputError
+from fairppl.shannon.ranks import (
+    bounds_as_perplexity,
+    rank_frequencies,
+    rank_histogram,
+    shannon_bounds,
+    shannon_bounds_limited,
+    zipf_lambda,
+    zipf_tail,
+)
+
+LN = math.log
+
+
+def test_eq9_by_hand():
+    lower, upper = shannon_bounds([0.5, 0.3, 0.2])
+    # r = 1: 1 * 0.2 * ln 1 = 0; r = 2: 2 * 0.1 * ln 2; r = 3: 3 * 0.2 * ln 3.
+    assert lower == pytest.approx(0.2 * LN(2) + 0.6 * LN(3), rel=1e-14)
+    assert upper == pytest.approx(-(0.5 * LN(0.5) + 0.3 * LN(0.3) + 0.2 * LN(0.2)), rel=1e-14)
+    # Zeros: 0 ln 0 = 0, and q_{m+1} = 0 after a zero.
+    lower, upper = shannon_bounds([0.75, 0.25, 0.0, 0.0])
+    assert lower == pytest.approx(2 * 0.25 * LN(2), rel=1e-14)
+    assert upper == pytest.approx(-(0.75 * LN(0.75) + 0.25 * LN(0.25)), rel=1e-14)
+    assert bounds_as_perplexity((LN(2), LN(5))) == pytest.approx((2.0, 5.0), rel=1e-14)
+
+
+def test_eqs_10_to_12_by_hand():
+    # m = 5, head q_1 = 0.5, q_2 = 0.3: S = 0.8, t = 0.2 / 3.
+    t = 0.2 / 3
+    lower, upper = shannon_bounds_limited([0.5, 0.3], 5, 2)
+    assert lower == pytest.approx(1 * 0.2 * 0.0 + 2 * (0.3 - t) * LN(2) + 5 * t * LN(5),
+                                  rel=1e-14)
+    assert upper == pytest.approx(-(0.5 * LN(0.5) + 0.3 * LN(0.3)) - 3 * t * LN(t), rel=1e-14)
+    # Eqs. 11-12 are eq. 9 on the head completed by t: a cross-check of the two formulas.
+    assert (lower, upper) == pytest.approx(shannon_bounds([0.5, 0.3, t, t, t]), rel=1e-14)
+    # l = 1, as in the paper's first column: lower = m t ln m.
+    lower, upper = shannon_bounds_limited([0.4], 4, 1)
+    assert lower == pytest.approx(4 * 0.2 * LN(4), rel=1e-14)
+    assert upper == pytest.approx(-0.4 * LN(0.4) - 3 * 0.2 * LN(0.2), rel=1e-14)
+
+
+def test_uniform_tail_equals_eq9_on_the_completed_head_for_random_heads():
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        m = int(rng.integers(2, 40))
+        q = np.sort(rng.dirichlet(np.ones(m)))[::-1]
+        l = int(rng.integers(1, m))
+        t = (1 - q[:l].sum()) / (m - l)
+        completed = np.concatenate([q[:l], np.full(m - l, t)])
+        assert shannon_bounds_limited(q[:l], m, l) == pytest.approx(
+            shannon_bounds(completed), rel=1e-10, abs=1e-12)
+
+
+def test_zipf_tail_by_hand():
+    # Head 0.5, 0.2 of m = 6: lambda = exp(mean(ln 0.5 + ln 1, ln 0.2 + ln 2)) = sqrt(0.2).
+    lam = math.sqrt(0.2)
+    assert zipf_lambda([0.5, 0.2]) == pytest.approx(lam, rel=1e-14)
+    # 1 - S = 0.3: lambda/3 + lambda/4 = 0.261 < 0.3 < 0.261 + lambda/5: rank 5 gets the rest.
+    tail = zipf_tail([0.5, 0.2], 6)
+    assert tail == pytest.approx([lam / 3, lam / 4, 0.3 - lam / 3 - lam / 4, 0.0], rel=1e-12)
+    q = [0.5, 0.2, *tail]
+    assert shannon_bounds_limited([0.5, 0.2], 6, 2, tail="zipf") == pytest.approx(
+        shannon_bounds(q), rel=1e-14)
+    # Head 0.5, 0.01 of m = 4: lambda = 0.1, lambda/3 + lambda/4 = 0.058 < 0.49: scaled up.
+    assert zipf_lambda([0.5, 0.01]) == pytest.approx(0.1, rel=1e-14)
+    assert zipf_tail([0.5, 0.01], 4) == pytest.approx([0.28, 0.21], rel=1e-12)
+    # Zeros in the head are left out of the fit; a head that sums to 1 leaves no tail.
+    assert zipf_lambda([0.5, 0.0, 0.1]) == pytest.approx(math.sqrt(0.5 * 0.3), rel=1e-14)
+    assert zipf_tail([0.6, 0.4], 5).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_papers_table2_at_l1():
+    # Table 2 (m = 20 003, l = 1): the uniform lower bound 5160.64 = exp(m t ln m) gives q_1.
+    m = 20003
+    q1 = 1 - LN(5160.64) * (m - 1) / (m * LN(m))
+    uniform = bounds_as_perplexity(shannon_bounds_limited([q1], m, 1))
+    assert uniform == pytest.approx((5160.64, 7688.94), rel=2e-6)
+    zipf = bounds_as_perplexity(shannon_bounds_limited([q1], m, 1, tail="zipf"))
+    assert zipf == pytest.approx((49.53, 160.51), abs=0.01)
+
+
+@pytest.mark.parametrize("tail", ["uniform", "zipf"])
+def test_limited_at_m_equals_the_full_bounds(tail):
+    rng = np.random.default_rng(1)
+    for m in (1, 2, 7, 50):
+        q = np.sort(rng.dirichlet(np.ones(m)))[::-1]
+        assert shannon_bounds_limited(q, m, m, tail) == shannon_bounds(q)
+
+
+# --- Known sources: an ideal predictor ranks by the true conditional distribution -------------
+
+def exact_rank_frequencies(p_context, p_given):
+    """q_r = sum_c p(c) p_(r)(c), p_(r)(c) the r-th largest p(x | c)."""
+    return (np.asarray(p_context)[:, None] * -np.sort(-np.asarray(p_given), axis=1)).sum(axis=0)
+
+
+def conditional_entropy(p_context, p_given):
+    p = np.asarray(p_given)
+    logs = np.log(np.where(p > 0, p, 1.0))
+    return float(-(np.asarray(p_context) * (p * logs).sum(axis=1)).sum())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bounds_bracket_the_entropy_of_random_sources(seed):
+    rng = np.random.default_rng(seed)
+    n_contexts, m = int(rng.integers(2, 8)), int(rng.integers(2, 30))
+    p_context = rng.dirichlet(np.ones(n_contexts))
+    p_given = rng.dirichlet(np.full(m, float(rng.choice([0.2, 1.0, 5.0]))), size=n_contexts)
+    q = exact_rank_frequencies(p_context, p_given)
+    lower, upper = shannon_bounds(q)
+    entropy = conditional_entropy(p_context, p_given)
+    assert lower <= entropy + 1e-12 and entropy <= upper + 1e-12
+    assert lower < upper
+
+
+def test_deterministic_and_uniform_sources():
+    # Each context has one outcome (a different one): ranks are all 1, H = 0, both bounds 0.
+    p_given = np.eye(4)
+    q = exact_rank_frequencies([0.1, 0.2, 0.3, 0.4], p_given)
+    assert q.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert shannon_bounds(q) == (0.0, 0.0)
+    assert conditional_entropy([0.1, 0.2, 0.3, 0.4], p_given) == 0.0
+    # Uniform over m in every context: q_r = 1/m, both bounds ln m = H.
+    m = 9
+    q = exact_rank_frequencies([0.5, 0.5], np.full((2, m), 1 / m))
+    assert shannon_bounds(q) == pytest.approx((LN(m), LN(m)), rel=1e-13)
+
+
+def test_bounds_from_sampled_ranks():
+    rng = np.random.default_rng(42)
+    n_contexts, m = 5, 12
+    p_context = rng.dirichlet(np.ones(n_contexts))
+    p_given = rng.dirichlet(np.ones(m), size=n_contexts)
+    exact = shannon_bounds(exact_rank_frequencies(p_context, p_given))
+    # Sample (context, outcome) pairs; the ideal predictor's rank of the outcome.
+    n = 200_000
+    contexts = rng.choice(n_contexts, size=n, p=p_context)
+    order = np.argsort(-p_given, axis=1)
+    rank_of = np.argsort(order, axis=1) + 1  # rank_of[c, x]
+    cumulative = np.cumsum(p_given, axis=1)
+    outcomes = (rng.random(n)[:, None] > cumulative[contexts]).sum(axis=1)
+    ranks = rank_of[contexts, np.minimum(outcomes, m - 1)]
+    sampled = shannon_bounds(rank_frequencies(ranks, m))
+    assert sampled == pytest.approx(exact, abs=0.02)
+    entropy = conditional_entropy(p_context, p_given)
+    assert sampled[0] <= entropy <= sampled[1]
+    histogram = rank_histogram(ranks)
+    assert sum(c for _, c in histogram) == n
+    assert [c / n for _, c in histogram] == pytest.approx(
+        rank_frequencies(ranks, m)[[r - 1 for r, _ in histogram]].tolist(), rel=1e-15)
+
+
+def test_rank_frequencies_and_histogram_by_hand():
+    ranks = [3, 1, 1, 7, 3, 1]
+    assert rank_frequencies(ranks, 8).tolist() == [0.5, 0, 1 / 3, 0, 0, 0, 1 / 6, 0]
+    assert rank_histogram(ranks) == [(1, 3), (3, 2), (7, 1)]
+
+
+def test_bad_input_raises():
+    with pytest.raises(InputError, match="exceeds the number of outcomes"):
+        rank_frequencies([1, 5], 4)
+    with pytest.raises(InputError, match="below 1"):
+        rank_frequencies([0, 1], 4)
+    with pytest.raises(InputError, match="integers"):
+        rank_frequencies([1.5, 2.0], 4)
+    with pytest.raises(InputError, match="non-empty"):
+        rank_histogram([])
+    with pytest.raises(InputError, match="expected at most 1"):
+        shannon_bounds([0.7, 0.5])
+    with pytest.raises(InputError, match="expected 1 for all m ranks"):
+        shannon_bounds([0.5, 0.4])
+    with pytest.raises(InputError, match="non-negative"):
+        shannon_bounds([1.2, -0.2])
+    with pytest.raises(InputError, match="non-negative"):
+        shannon_bounds([math.nan, 1.0])
+    with pytest.raises(InputError, match="exceeds the m = 3"):
+        shannon_bounds_limited([0.2] * 4, 3, 4)
+    with pytest.raises(InputError, match="expected at most 1"):
+        shannon_bounds_limited([0.7, 0.5], 5, 2)
+    with pytest.raises(InputError, match="expected the 2 frequencies"):
+        shannon_bounds_limited([0.5], 5, 2)
+    with pytest.raises(InputError, match="positive integer"):
+        shannon_bounds_limited([], 5, 0)
+    with pytest.raises(InputError, match="unknown tail"):
+        shannon_bounds_limited([0.5], 5, 1, tail="geometric")
+    with pytest.raises(InputError, match="expected 1 for all m ranks"):
+        shannon_bounds_limited([0.5, 0.4], 2, 2)
+    with pytest.raises(InputError, match="cannot be fitted"):
+        shannon_bounds_limited([0.0, 0.0], 5, 2, tail="zipf")

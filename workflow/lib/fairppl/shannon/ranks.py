@@ -1,0 +1,180 @@
+"""Shannon's entropy bounds from the ranks of the correct outcomes (Bimbot et al., eqs. 9-12).
+
+A bettor that only ranks the m outcomes (a non-probabilistic model) gives, per truncation, the
+rank of the correct outcome (1 = its first guess). With q_r the fraction of truncations whose
+correct outcome came at rank r (:func:`rank_frequencies`), Shannon (1951) bounds the entropy of a
+predictor that ranks by the true conditional distribution (eq. 9, ``q_{m+1} = 0``):
+
+    sum_r r (q_r - q_{r+1}) ln r  <=  H  <=  -sum_r q_r ln q_r
+
+(the upper bound: the outcome is a function of the context and the rank, so H(X | C) is at most
+the entropy of the rank; the lower bound: a sorted distribution p is the mixture, with weights
+r (p_r - p_{r+1}), of the uniform distributions on its r most likely outcomes, and entropy is
+concave). For another ranker the bounds are computed all the same; they then bound nothing that
+is proven. The upper bound is also what a bettor achieves that puts q_r on its r-th guess (its
+gambling entropy is exactly -sum_r q_r ln q_r), so it can lie below the ranking model's own
+perplexity when that model's probabilities are worse calibrated than its ranks. Entropies are in
+nats; :func:`bounds_as_perplexity` turns them into perplexities.
+
+When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came beyond rank l):
+
+* ``tail="uniform"``: eqs. 10-12 as printed, i.e. eq. 9 with q_r = t_l = (1 - S_l) / (m - l)
+  for every r > l.
+* ``tail="zipf"``: q_r = lambda / r beyond l (a Zipf law), lambda fitted on the head by least
+  squares of ln q_r on ln(1 / r) with the slope fixed at 1 over the non-zero head frequencies,
+  i.e. ln lambda = mean(ln q_r + ln r) (:func:`zipf_lambda`). The tail then carries exactly
+  1 - S_l: it follows lambda / r from rank l + 1 until that mass is spent, the rank where it runs
+  out gets what is left and every later rank 0 (:func:`zipf_tail`). This reproduces the paper's
+  Table 2 at l = 1 (49.53 and 160.51, from q_1 = 0.1368 read off its uniform bound 5160.64;
+  ``tests/test_shannon_ranks.py``); spreading the tail over all ranks up to m instead would give
+  198 and 897. When lambda / r up to rank m carries less than 1 - S_l, the tail is scaled up to
+  carry it: q_r = c / r with c = (1 - S_l) / sum_{r=l+1}^{m} 1/r.
+
+At l = m there is no tail and both give eq. 9 exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..core.errors import InputError
+
+#: Rank frequencies may sum above 1 (or, for a full list, differ from 1) by this much.
+FREQUENCY_TOLERANCE = 1e-9
+#: The tails of :func:`shannon_bounds_limited`.
+TAILS = ("uniform", "zipf")
+
+
+def _check_ranks(ranks) -> np.ndarray:
+    arr = np.asarray(ranks)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InputError("expected a non-empty 1-D list of ranks")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise InputError(f"ranks must be integers, got {arr.dtype} values")
+    if arr.min() < 1:
+        raise InputError(f"rank {int(arr.min())} is below 1: ranks start at 1")
+    return arr.astype(np.int64)
+
+
+def _positive_int(value, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def rank_frequencies(ranks, m: int) -> np.ndarray:
+    """q_r for r = 1..m (an array of length m, summing to 1): the fraction of ``ranks`` equal to
+    r. Raises InputError on a rank outside 1..m."""
+    m = _positive_int(m, "m")
+    arr = _check_ranks(ranks)
+    if arr.max() > m:
+        raise InputError(f"rank {int(arr.max())} exceeds the number of outcomes m = {m}")
+    return np.bincount(arr - 1, minlength=m).astype(np.float64) / arr.size
+
+
+def rank_histogram(ranks) -> list[tuple[int, int]]:
+    """``(rank, count)`` for every rank seen, by increasing rank (the paper's Figure 2 plots
+    these counts against the rank on log-log axes)."""
+    values, counts = np.unique(_check_ranks(ranks), return_counts=True)
+    return [(int(r), int(c)) for r, c in zip(values, counts)]
+
+
+def _check_frequencies(q, what: str) -> np.ndarray:
+    arr = np.asarray(q, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise InputError(f"{what}: expected a non-empty 1-D array of rank frequencies")
+    if not np.isfinite(arr).all() or (arr < 0).any():
+        raise InputError(f"{what}: rank frequencies must be finite and non-negative")
+    total = math.fsum(arr.tolist())
+    if total > 1 + FREQUENCY_TOLERANCE:
+        raise InputError(f"{what}: the rank frequencies sum to {total:.12g}: expected at most 1")
+    return arr
+
+
+def _lower(q: np.ndarray) -> float:
+    """sum_r r (q_r - q_{r+1}) ln r, q_{m+1} = 0."""
+    r = np.arange(1, q.size + 1, dtype=np.float64)
+    return math.fsum((r * (q - np.append(q[1:], 0.0)) * np.log(r)).tolist())
+
+
+def _upper(q: np.ndarray) -> float:
+    """-sum_r q_r ln q_r with 0 ln 0 = 0."""
+    nz = q[q > 0]
+    return -math.fsum((nz * np.log(nz)).tolist())
+
+
+def shannon_bounds(q) -> tuple[float, float]:
+    """Eq. 9: ``(lower, upper)`` entropy bounds in nats from the rank frequencies q_1..q_m
+    (``q_{m+1} = 0``; they must sum to 1: for ranks known only up to some l use
+    :func:`shannon_bounds_limited`)."""
+    arr = _check_frequencies(q, "Shannon bounds")
+    total = math.fsum(arr.tolist())
+    if abs(total - 1) > FREQUENCY_TOLERANCE:
+        raise InputError(f"the rank frequencies sum to {total:.12g}: expected 1 for all m ranks "
+                         f"(ranks known only up to l: use the limited bounds)")
+    return _lower(arr), _upper(arr)
+
+
+def zipf_lambda(q_head) -> float:
+    """lambda of the Zipf law q_r = lambda / r fitted on the head: least squares of ln q_r on
+    ln(1 / r) with the slope fixed at 1 over the non-zero q_r, i.e. exp(mean(ln q_r + ln r))."""
+    arr = np.asarray(q_head, dtype=np.float64)
+    ranks = np.nonzero(arr > 0)[0] + 1
+    if ranks.size == 0:
+        raise InputError("no non-zero rank frequency in the head: a Zipf law cannot be fitted")
+    return math.exp(float(np.mean(np.log(arr[ranks - 1]) + np.log(ranks))))
+
+
+def zipf_tail(q_head, m: int) -> np.ndarray:
+    """q_{l+1}..q_m of the Zipf tail (see the module docstring): lambda / r from rank l + 1 until
+    the mass 1 - S_l is spent (the rank where it runs out gets the remainder, later ranks 0), or
+    scaled up to carry 1 - S_l when lambda / r up to rank m falls short. Sums to 1 - S_l."""
+    head = np.asarray(q_head, dtype=np.float64)
+    length = head.size
+    rest = 1.0 - math.fsum(head.tolist())
+    if length >= m or rest <= 0:
+        return np.zeros(m - length)
+    inverse = 1.0 / np.arange(length + 1, m + 1, dtype=np.float64)
+    tail = zipf_lambda(head) * inverse
+    spent = np.cumsum(tail)
+    if spent[-1] < rest:
+        return rest * inverse / math.fsum(inverse.tolist())
+    last = int(np.searchsorted(spent, rest))  # the first rank where the mass is spent
+    tail[last] = rest - (spent[last - 1] if last > 0 else 0.0)
+    tail[last + 1:] = 0.0
+    return tail
+
+
+def shannon_bounds_limited(q_head, m: int, l: int, tail: str = "uniform") -> tuple[float, float]:
+    """``(lower, upper)`` entropy bounds in nats when only q_1..q_l are known (``q_head`` of
+    length l, summing to S_l <= 1; 1 - S_l of the ranks were beyond l) among m outcomes.
+    ``tail="uniform"``: eqs. 10-12; ``tail="zipf"``: eq. 9 on the head completed by
+    :func:`zipf_tail`. At l = m the head must sum to 1 and both give :func:`shannon_bounds`."""
+    if tail not in TAILS:
+        raise InputError(f"unknown tail {tail!r}: expected one of {', '.join(TAILS)}")
+    m = _positive_int(m, "m")
+    l = _positive_int(l, "l")
+    if l > m:
+        raise InputError(f"a list of l = {l} ranks exceeds the m = {m} outcomes")
+    head = _check_frequencies(q_head, "limited Shannon bounds")
+    if head.size != l:
+        raise InputError(f"expected the {l} frequencies q_1..q_l, got {head.size}")
+    if l == m:
+        return shannon_bounds(head)
+    if tail == "zipf":
+        return shannon_bounds(np.concatenate([head, zipf_tail(head, m)]))
+    t = max(1.0 - math.fsum(head.tolist()), 0.0) / (m - l)  # eq. 10
+    r = np.arange(1, l, dtype=np.float64)  # eq. 11
+    lower = math.fsum((r * (head[:-1] - head[1:]) * np.log(r)).tolist()
+                      + [l * (head[-1] - t) * math.log(l), m * t * math.log(m)])
+    upper = _upper(head) - ((m - l) * t * math.log(t) if t > 0 else 0.0)  # eq. 12
+    return lower, upper
+
+
+def bounds_as_perplexity(bounds: Sequence[float]) -> tuple[float, float]:
+    """``(exp(lower), exp(upper))``: entropy bounds in nats as perplexity bounds."""
+    lower, upper = bounds
+    return math.exp(lower), math.exp(upper)
