@@ -8,8 +8,11 @@ writes them, with ``m`` (the number of outcomes) and the list lengths in the col
 * ``exhaustive``: every truncation (``n_t`` = their number, ``l`` = m), and the paper's Table 1
   top for each configured n_t: ``n_draws`` draws of n_t consecutive truncations, the geometric
   mean of their perplexities and ``exp(mean Q -/+ 1.96 sd)``;
-* ``randomized``: the paper's Table 1 bottom: draws of n_t distinct units with one random
-  position each (an n_t above the bettor's units gives an empty row saying so);
+* ``randomized``: the paper's Table 1 bottom: draws of n_t truncations in distinct units, by the
+  paper's systematic scheme (one truncation every N // n_t in corpus order, so every truncation
+  has the same chance) where n_t allows distinct units, else units drawn uniformly with one
+  random position each (the row says so: that estimates the mean over units); an n_t above the
+  bettor's units gives an empty row saying so;
 * ``limited``: every truncation with lists of the l best bets and the floor for the rest (Table
   2 top), with the number of lists failing the consistency check;
 * ``rank-bounds``: Shannon's lower and upper bounds from the ranks alone, cut at l, with a
@@ -50,6 +53,7 @@ COLUMNS = {
     "n_t": "truncations per estimate (count)",
     "l": "list length (outcomes; m = the full list)",
     "tail": "rank-bounds: the tail beyond l (uniform or zipf)",
+    "sampling": "draws: consecutive (exhaustive), systematic (the paper's) or units",
     "perplexity_per_word": "gambling perplexity (per outcome: word, <unk> or </s>)",
     "low_per_word": "lower end: exp(mean Q - 1.96 sd) over the draws, or Shannon's lower bound",
     "high_per_word": "upper end: exp(mean Q + 1.96 sd), or Shannon's upper bound",
@@ -106,22 +110,35 @@ def bettor_rows(frame: pl.DataFrame, settings: dict) -> list[dict]:
     per_unit = [g["log_bet"].to_numpy() for _, g in
                 frame.group_by("unit_id", maintain_order=True)]
     for n_t in sorted(settings.get("n_t", [])):
+        # one seed per n_t: the rows of one table are independent draws
+        seed_t = seed + n_t
         if n_t < n:
-            summary = draw_summary(consecutive_draws(log_bets, n_t, draws, seed))
+            summary = draw_summary(consecutive_draws(log_bets, n_t, draws, seed_t))
             rows.append(_row(keys, "exhaustive", n_t=n_t, l=m, n_draws=draws,
+                             sampling="consecutive",
                              perplexity_per_word=summary["perplexity"],
                              low_per_word=summary["low"], high_per_word=summary["high"],
                              **common))
-        if n_t <= len(units):
-            summary = draw_summary(randomized_draws(per_unit, n_t, draws, seed))
-            rows.append(_row(keys, "randomized", n_t=n_t, l=m, n_draws=draws,
-                             perplexity_per_word=summary["perplexity"],
-                             low_per_word=summary["low"], high_per_word=summary["high"],
-                             **common))
-        else:
+        if n_t > len(units):
             rows.append(_row(keys, "randomized", n_t=n_t, l=m, **common,
                              note=f"{n_t} distinct units asked for, the bettor ran on "
                                   f"{len(units)}: no draw"))
+            continue
+        sampling, note = "systematic", None
+        try:
+            qs = randomized_draws(per_unit, n_t, draws, seed_t, sampling="systematic")
+        except InputError as err:
+            # the paper's systematic scheme cannot give n_t distinct units here: draw the units
+            # uniformly instead, which weighs every unit equally (said in the row)
+            sampling = "units"
+            note = (f"{err}; units drawn uniformly instead: the estimate is the mean over units, "
+                    f"not over words")
+            qs = randomized_draws(per_unit, n_t, draws, seed_t, sampling="units")
+        summary = draw_summary(qs)
+        rows.append(_row(keys, "randomized", n_t=n_t, l=m, n_draws=draws, sampling=sampling,
+                         perplexity_per_word=summary["perplexity"],
+                         low_per_word=summary["low"], high_per_word=summary["high"],
+                         note=note, **common))
     ranks = frame["rank"].to_numpy()
     q = rank_frequencies(ranks, m)
     for length in list_lengths(settings.get("list_lengths", ["all"]), m):
@@ -148,7 +165,7 @@ def shannon_table(frames: Iterable[pl.DataFrame], settings: dict) -> pl.DataFram
     rows = [row for frame in frames for row in bettor_rows(frame, settings)]
     schema = {c: pl.Float64 for c in COLUMNS}
     schema.update({c: pl.Utf8 for c in ("corpus", "language", "model", "tokenizer", "protocol",
-                                          "tail", "note")})
+                                          "tail", "sampling", "note")})
     schema.update({c: pl.Int64 for c in ("n_t", "l", "m_outcomes", "n_truncations", "n_units",
                                           "n_draws", "n_inconsistent")})
     return pl.DataFrame(rows, schema=schema, orient="row")

@@ -1,0 +1,91 @@
+"""The Shannon game's results table (fairppl.shannon.table) on per-truncation summaries with
+known answers: uniform bets give m under every protocol, the limited protocol applies the floor
+exactly, the rank bounds at l = m are eq. 9 of the rank frequencies, the randomized protocol
+refuses more units than it has, and the likelihood reference is the mean of the log-probabilities."""
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+from fairppl.shannon.gambling import summarize_bets
+from fairppl.shannon.ranks import rank_frequencies, shannon_bounds
+from fairppl.shannon.table import COLUMNS, list_lengths, rank_histogram_table, shannon_table
+
+SETTINGS = {"list_lengths": [1, 2, "all"], "n_t": [2, 50], "n_draws": 20, "seed": 0}
+
+
+def _frame(bets_rows, correct, units, log_probs=None, m=None):
+    """Per-truncation rows as the bets job writes them, from explicit bet arrays."""
+    m = m or len(bets_rows[0])
+    lengths = list_lengths(SETTINGS["list_lengths"], m)
+    rows = []
+    for i, (bets, c, unit) in enumerate(zip(bets_rows, correct, units)):
+        s = summarize_bets(np.asarray(bets), c, lengths)
+        row = {"corpus": "bible", "language": "eng", "model": "toy", "tokenizer": "word-v2",
+               "m": m, "unit_id": unit, "unit_order": int(unit[1:]), "position": i,
+               "outcome": "<unk>" if c == m - 2 else "w", "log_bet": s["log_bet"],
+               "log_prob": (log_probs[i] if log_probs is not None else s["log_bet"]),
+               "rank": s["rank"], "seconds": 0.5}
+        for length, a, b in zip(lengths, s["listed_sum"], s["listed_last"]):
+            row[f"listed_sum_{length}"] = a
+            row[f"listed_last_{length}"] = b
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def test_uniform_bets_give_m_under_every_protocol():
+    m = 4
+    frame = _frame([[0.25] * m] * 12, [0, 1, 2, 3] * 3, [f"u{i // 3}" for i in range(12)])
+    table = shannon_table([frame], SETTINGS)
+    assert table.columns == list(COLUMNS)
+    scored = table.filter(pl.col("perplexity_per_word").is_not_null())
+    assert scored["perplexity_per_word"].to_list() == pytest.approx([4.0] * scored.height)
+    drawn = table.filter((pl.col("protocol") == "randomized") & (pl.col("n_t") == 2)).row(
+        0, named=True)
+    assert drawn["low_per_word"] == pytest.approx(4.0) and drawn["high_per_word"] == pytest.approx(4.0)
+    # 4 units: 50 distinct units cannot be drawn; the row says so
+    short = table.filter((pl.col("protocol") == "randomized") & (pl.col("n_t") == 50)).row(
+        0, named=True)
+    assert short["perplexity_per_word"] is None and "ran on 4" in short["note"]
+    assert table["seconds_per_truncation"].unique().to_list() == [0.5]
+
+
+def test_limited_lists_and_rank_bounds_by_hand():
+    # m = 4 outcomes, two truncations: bets (0.5, 0.3, 0.15, 0.05) with the correct outcome at
+    # rank 3 (0.15), then (0.7, 0.1, 0.1, 0.1) with the correct one at rank 1.
+    bets = [[0.5, 0.3, 0.15, 0.05], [0.7, 0.1, 0.1, 0.1]]
+    frame = _frame(bets, [2, 0], ["u0", "u1"], log_probs=[math.log(0.2), math.log(0.7)])
+    table = shannon_table([frame], SETTINGS)
+    lim = {r["l"]: r for r in table.filter(pl.col("protocol") == "limited").iter_rows(named=True)}
+    # l = 1: first truncation unlisted -> floor (1 - 0.5) / 3; second listed -> 0.7
+    assert lim[1]["perplexity_per_word"] == pytest.approx((0.5 / 3 * 0.7) ** -0.5)
+    # l = 2: floor (1 - 0.8) / 2 = 0.1
+    assert lim[2]["perplexity_per_word"] == pytest.approx((0.1 * 0.7) ** -0.5)
+    assert lim[4]["perplexity_per_word"] == pytest.approx((0.15 * 0.7) ** -0.5)
+    # the model's own lists of a distribution that sums to 1 always pass the check
+    assert {r["n_inconsistent"] for r in lim.values()} == {0}
+    full = table.filter(pl.col("protocol") == "exhaustive").row(0, named=True)
+    assert full["likelihood_perplexity_per_word"] == pytest.approx((0.2 * 0.7) ** -0.5)
+    assert full["perplexity_per_word"] == pytest.approx((0.15 * 0.7) ** -0.5)
+    bounds = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 4))
+    lower, upper = shannon_bounds(rank_frequencies(np.array([3, 1]), 4))
+    for row in bounds.iter_rows(named=True):
+        assert row["low_per_word"] == pytest.approx(math.exp(lower))
+        assert row["high_per_word"] == pytest.approx(math.exp(upper))
+    hist = rank_histogram_table([frame])
+    assert dict(zip(hist["rank"], hist["count"])) == {1: 1, 3: 1}
+
+
+def test_inconsistent_lists_are_counted():
+    # bets (0.3, 0.01, 0.01, 0.01) sum to 0.33: with l = 1 the floor (1 - 0.3) / 3 = 0.233 is
+    # below the listed 0.3 (passes); l = 2 leaves (1 - 0.31) / 2 = 0.345 > 0.01 (fails)
+    frame = _frame([[0.3, 0.01, 0.01, 0.01]] * 2, [0, 1], ["u0", "u1"])
+    table = shannon_table([frame], SETTINGS)
+    lim = {r["l"]: r for r in table.filter(pl.col("protocol") == "limited").iter_rows(named=True)}
+    assert lim[1]["n_inconsistent"] == 0 and lim[2]["n_inconsistent"] == 2
+
+
+def test_list_lengths_cap_at_m():
+    assert list_lengths([1, 10, "all", 5000], 102) == [1, 10, 102]
