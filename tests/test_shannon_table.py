@@ -27,7 +27,7 @@ def _frame(bets_rows, correct, units, log_probs=None, m=None):
                "m": m, "unit_id": unit, "unit_order": int(unit[1:]), "position": i,
                "outcome": "<unk>" if c == m - 2 else "w", "log_bet": s["log_bet"],
                "log_prob": (log_probs[i] if log_probs is not None else s["log_bet"]),
-               "rank": s["rank"], "seconds": 0.5}
+               "rank": s["rank"], "cost_seconds": 0.5, "cost_positions": 3}
         for length, a, b in zip(lengths, s["listed_sum"], s["listed_last"]):
             row[f"listed_sum_{length}"] = a
             row[f"listed_last_{length}"] = b

@@ -23,12 +23,12 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     if kind == "kenlm-word":
         return bettors.WordNgramBettor(snakemake.input.model, outcomes), {}
     if kind == "bigram":
-        from fairppl.shannon.bigram import DiscountBigram
+        from fairppl.shannon.bigram import BigramBettor, DiscountBigram
 
         alpha = DiscountBigram.select_alpha(train_texts, dev_texts, outcomes,
                                             params.settings["bigram_alphas"])
         model = DiscountBigram.fit(train_texts, outcomes, alpha)
-        return bettors.BigramBettor(model, outcomes), {"alpha": alpha}
+        return BigramBettor(model), {"alpha": alpha}
     import torch
 
     torch.set_num_threads(snakemake.threads)
@@ -62,7 +62,7 @@ def main(snakemake):
             for row in done[unit]["rows"]]
     table = pl.DataFrame(rows, infer_schema_length=None)
     write_table(table, parquet=snakemake.output.table)
-    seconds = table["seconds"].sum() if "seconds" in table.columns else math.nan
+    seconds = table["cost_seconds"].sum() if "cost_seconds" in table.columns else math.nan
     logging.info("%d truncations of %d units (%d computed in this run), m = %d; %.1f s betting",
                  table.height, len(ids), computed, outcomes.m, seconds)
 

@@ -224,3 +224,36 @@ class DiscountBigram:
         return cls.fit(train_texts, outcomes, grid[0])._select_alpha(dev_texts, grid)
 
     select_alpha = _InstanceOrClass(_select_alpha, _fit_and_select_alpha)
+
+
+class BigramBettor:
+    """The eq. 7 bigram as a bettor of the game (the interface of :mod:`.bettors`): its bets are
+    p(. | the last context word's outcome) over the m outcomes, exactly normalised, so the bet on
+    ``<unk>`` is the model's own p(``<unk>`` | history); ``log_prob`` of a word is the same
+    number as its outcome's bet (a closed-vocabulary model: an out-of-vocabulary word is charged
+    ``<unk>``'s probability, like the study's naive word perplexity)."""
+
+    def __init__(self, model: DiscountBigram):
+        self.model = model
+        self._seconds = 0.0
+        self._calls = 0
+
+    def bets(self, context_words: Sequence[str]) -> np.ndarray:
+        import time
+
+        start = time.perf_counter()
+        out = self.model.bets(self.model.history(list(context_words)))
+        self._seconds += time.perf_counter() - start
+        self._calls += 1
+        return out
+
+    def log_prob(self, context_words: Sequence[str], word: str) -> float:
+        h = self.model._history_id(self.model.history(list(context_words)))
+        v = self.model.outcomes.end if word == "</s>" else self.model.outcomes.outcome_id(word)
+        return self.model._log_prob(v, h)
+
+    def take_cost(self) -> dict:
+        """Work since the last call: history lookups and seconds (no forward pass)."""
+        out = {"cost_passes": 0, "cost_positions": self._calls, "cost_seconds": self._seconds}
+        self._seconds, self._calls = 0.0, 0
+        return out

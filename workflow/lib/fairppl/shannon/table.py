@@ -65,6 +65,7 @@ COLUMNS = {
     "n_inconsistent": "limited: lists failing 0 < 1 - A <= (m - l) * smallest bet (count)",
     "oov_percent": "truncations whose correct outcome is <unk> (percent)",
     "seconds_per_truncation": "bettor's wall-clock seconds per truncation (s)",
+    "positions_per_truncation": "token positions run through the model per truncation (count)",
     "note": "what the row cannot show, and why",
 }
 
@@ -101,8 +102,10 @@ def bettor_rows(frame: pl.DataFrame, settings: dict) -> list[dict]:
         "n_truncations": n,
         "n_units": len(units),
         "oov_percent": 100.0 * frame["outcome"].eq("<unk>").sum() / n,
-        "seconds_per_truncation": (float(frame["seconds"].sum()) / n
-                                   if "seconds" in frame.columns else None),
+        "seconds_per_truncation": (float(frame["cost_seconds"].sum()) / n
+                                   if "cost_seconds" in frame.columns else None),
+        "positions_per_truncation": (float(frame["cost_positions"].sum()) / n
+                                     if "cost_positions" in frame.columns else None),
     }
     rows = [_row(keys, "exhaustive", n_t=n, l=m, perplexity_per_word=gambling_perplexity(log_bets),
                  **common)]
