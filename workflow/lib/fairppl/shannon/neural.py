@@ -98,9 +98,10 @@ class WordTokens:
             got = tuple(int(t) for t in toks)
             spelled = self.vocab.decode(got, skip_special=False) if got else b""
             if spelled != want or not got:
-                raise InputError(f"the tokens of word {word!r} ({'first' if first else 'after a space'}) "
-                                 f"spell {spelled!r}, expected {want!r}: this tokenizer does "
-                                 f"not spell the word losslessly")
+                where = "first" if first else "after a space"
+                raise InputError(f"the tokens of word {word!r} ({where}) spell {spelled!r}, "
+                                 f"expected {want!r}: this tokenizer does not spell the word "
+                                 f"losslessly")
             self._cache[key] = got
         return got
 
