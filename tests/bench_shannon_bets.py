@@ -11,7 +11,9 @@ only, no assertions.
         --model smollm2-135m=resources/models/smollm2-135m/hf
 
 Outcomes: the ``--vocab`` most frequent words of the language's train split, ``<unk>`` and
-``</s>`` (m = vocab + 2). Evaluation units: ``--verses`` test units spread evenly over the split.
+``</s>`` (m = vocab + 2). Evaluation units: ``--verses`` test units of at most ``--max-chars`` characters, spread evenly over
+the split's units that short (the study's character Transformer has a window of 128 positions;
+the bettor refuses a unit that does not fit, it never slides a window).
 A model named in ``config/models.tsv`` is framed with its ``bos``/``eos``. Per model it prints:
 
 * the tree: distinct token positions of the m words' tree (first word, later words);
@@ -96,6 +98,11 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
     truncation_rows(bettor, "warm-up", "In the", outcomes, [1])  # warm-up, not timed
     secs, pos, passes, n = [], [], [], 0
     tok = bettor.tokens
+    fitting = [(uid, text) for uid, text in units if bettor.fits(text)]
+    if len(fitting) < len(units):
+        print(f"  {len(units) - len(fitting)} of {len(units)} units do not fit in the window "
+              f"of {lm.max_length} positions: skipped")
+    units = fitting
     for uid, text in units:
         t0 = time.perf_counter()
         rows = truncation_rows(bettor, uid, text, outcomes, [1, 10, 100, 1000])
@@ -171,6 +178,8 @@ def main() -> None:
     ap.add_argument("--split", default="test")
     ap.add_argument("--vocab", type=int, default=1000)
     ap.add_argument("--verses", type=int, default=3)
+    ap.add_argument("--max-chars", type=int, default=100,
+                    help="units of at most this many characters (the char model's window)")
     ap.add_argument("--model", action="append", default=[], metavar="NAME=FOLDER")
     ap.add_argument("--tokenizer-only", action="append", default=[], metavar="NAME=FOLDER")
     ap.add_argument("--check-units", type=int, default=500)
@@ -184,8 +193,10 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     train = read_split(args.units, args.language, "train")["text"].to_list()
     outcomes = build_outcomes(train, args.vocab)
-    frame = read_split(args.units, args.language, args.split, args.verses)
-    units = list(zip(frame["unit_id"].cast(str).to_list(), frame["text"].to_list()))
+    frame = read_split(args.units, args.language, args.split)
+    short = [(str(u), t) for u, t in zip(frame["unit_id"], frame["text"])
+             if len(t) <= args.max_chars]
+    units = [short[int(i)] for i in np.linspace(0, len(short) - 1, args.verses)]
     check = read_split(args.units, args.language, args.split, args.check_units)["text"].to_list()
     print(f"{args.language} {args.split}: {len(units)} units, m = {outcomes.m}; "
           f"concatenation checked on {len(check)} units")

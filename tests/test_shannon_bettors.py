@@ -214,6 +214,16 @@ def test_tree_and_work_counts(tiny):
     assert cost["cost_passes"] == math.ceil(cost["cost_positions"] / 37)
 
 
+def test_units_beyond_the_window_are_refused(tiny):
+    bettor, *_ = tiny
+    long = " ".join(["beginning"] * 300)
+    assert bettor.lm.max_length == 256
+    assert bettor.fits("the lord said,") and not bettor.fits(long)
+    assert bettor.depth([]) == 1 + max(map(len, bettor._first))
+    with pytest.raises(InputError, match="300 words .* beyond the model's window of 256"):
+        bettor.bets(split_words(long))
+
+
 def test_bad_words_are_refused(tiny):
     bettor, *_ = tiny
     with pytest.raises(InputError, match="outcome, not a word"):

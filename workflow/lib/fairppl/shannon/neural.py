@@ -164,9 +164,27 @@ class TokenBettor:
 
     # -- the bets -----------------------------------------------------------------------------
 
+    def depth(self, context_words: Sequence[str]) -> int:
+        """Input positions the bets after ``context_words`` need: the start token, the
+        context's tokens and the longest vocabulary word's."""
+        words = self._later if context_words else self._first
+        return 1 + len(self.tokens.context(context_words)) + max(map(len, words), default=0)
+
+    def fits(self, text: str) -> bool:
+        """Whether every truncation of the unit fits in the model's window (the bettor does not
+        slide a window: a unit that does not fit is refused, never scored in parts)."""
+        limit = self.lm.max_length
+        return limit is None or self.depth(split_words(text)) <= limit
+
     def _state(self, context_words: Sequence[str]) -> dict:
         key = tuple(context_words)
         if key != self._ctx_key:
+            limit = self.lm.max_length
+            if limit is not None and self.depth(key) > limit:
+                raise InputError(
+                    f"a context of {len(key)} words with the longest vocabulary word needs "
+                    f"{self.depth(key)} input positions, beyond the model's window of {limit}: "
+                    f"the bettor takes units that fit in one window (TokenBettor.fits)")
             start = time.perf_counter()
             ctx = self.tokens.context(key)
             conts = (self._later if key else self._first) + [()]
