@@ -228,7 +228,7 @@ class KVTree(PrefixTree):
             out = lm.model(input_ids=torch.tensor([self.token[a:b]], device=dev),
                            position_ids=torch.tensor([self.depth[a:b]], device=dev),
                            attention_mask=mask[None, None].to(dev), past_key_values=cache,
-                           use_cache=True, logits_to_keep=torch.tensor(keep, device=dev))
+                           use_cache=True, logits_to_keep=torch.tensor(keep, dtype=torch.long, device=dev))
             self._store(a, b, [(layer.keys[:, :, len(stored):], layer.values[:, :, len(stored):])
                                for layer in out.past_key_values.layers])
             if rows:
