@@ -174,7 +174,9 @@ class TokenBettor:
 
     def fits(self, text: str) -> bool:
         """Whether every truncation of the unit fits in the model's window (the bettor does not
-        slide a window: a unit that does not fit is refused, never scored in parts)."""
+        slide a window: a unit that does not fit is refused, never scored in parts). The last
+        truncation is the deepest: an out-of-vocabulary word's own tokens, run by
+        :meth:`log_prob`, end within the unit's tokens."""
         limit = self.lm.max_length
         return limit is None or self.depth(split_words(text)) <= limit
 
