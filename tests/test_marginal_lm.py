@@ -209,6 +209,42 @@ def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
     assert len(session) == 0
 
 
+def test_kv_tree_masses_equal_full_forwards(tiny):
+    """logp_next_masses (the Shannon bettors' scorer) against plain forwards in float64: the
+    continuations' log-probabilities and the log mass of token sets at their ends; a later call
+    keeps the stored prefix and runs again only the prefix's last token, then the new tree."""
+    import copy
+
+    model, tok = tiny
+    m64 = copy.deepcopy(model).double()
+    lm = HFTokenLM(m64, tok, score_end=False, tree_nodes=3)
+    session = lm.session()
+    sets = [[4, 5, 6, 30], [2]]
+
+    def check(prefix, conts):
+        sums, masses = session.logp_next_masses(prefix, conts, sets)
+        assert sums.shape == (len(conts),) and masses.shape == (len(conts), len(sets))
+        for c, got, mass in zip(conts, sums, masses):
+            ids = [lm.start_id, *prefix, *c]
+            with torch.inference_mode():
+                rows = torch.log_softmax(m64(input_ids=torch.tensor([ids])).logits[0], dim=-1)
+            want = math.fsum(float(rows[len(prefix) + j, t]) for j, t in enumerate(c))
+            assert got == pytest.approx(want, abs=1e-12)
+            for s, value in zip(sets, mass):
+                assert value == pytest.approx(float(torch.logsumexp(rows[-1, s], 0)), abs=1e-12)
+
+    check([5, 6, 7], [[8], [8, 9], [10, 11, 12], []])
+    # start 5 6 7, then 8 9 10 11 12: every continuation token is run, the last ones included
+    assert (lm.calls, lm.positions) == (3, 9)
+    check([5, 6, 7, 8, 9], [[13], [13, 14], []])
+    # 9 again (its row is needed), then 13 and 14
+    assert (lm.calls, lm.positions) == (4, 12)
+    check([], [[5], []])  # the empty prefix: the start token's row, from a fresh store
+    assert (lm.calls, lm.positions) == (5, 14)
+    with pytest.raises(ValueError, match="non-empty token set"):
+        session.logp_next_masses([5], [[6]], [[]])
+
+
 def test_too_long_sequences_are_refused(tiny):
     model, tok = tiny
     lm = HFTokenLM(model, tok)

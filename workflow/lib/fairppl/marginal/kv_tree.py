@@ -18,6 +18,11 @@ model) summed per continuation in float64, **nats**. The LM's ``calls`` and
 ``positions`` count the passes and the new positions run. A model whose sliding window is shorter
 than the depth, or that runs flash attention (no custom masks), is scored by the LM's own
 ``logp_next_many`` instead.
+
+:meth:`KVTree.logp_next_masses` serves a word-level bettor (:mod:`fairppl.shannon.neural`): after
+one prefix, the log-probabilities of many continuations and, at each continuation's end, the total
+probability of given token sets (e.g. every token that starts a new word, and the end token); it
+runs the continuations' last tokens too, and refuses a model without tree attention.
 """
 
 from __future__ import annotations
@@ -108,15 +113,82 @@ class KVTree(PrefixTree):
         where = {key: r for r, key in enumerate(order)}
         return [np.array([sums[where[key]] for key in row], dtype=np.float64) for row in keys]
 
-    def _run(self, pairs: dict[tuple[int, int], int], values: np.ndarray) -> None:
+    def logp_next_masses(self, prefix: Seq, conts: Sequence[Seq],
+                         token_sets: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """For one prefix: log P(cont | start + prefix) per continuation (as
+        :meth:`logp_next_many`), and ``masses[j, s]`` = log of the total probability of the
+        token ids ``token_sets[s]`` after start + prefix + ``conts[j]`` (an empty continuation:
+        right after the prefix), nats. Every token of every continuation is run, its last one
+        included (the mass after it needs its row).
+
+        The store is first cut to the path of the prefix without its last token, which is run
+        again, since a stored position keeps no output row: a call costs the prefix positions not
+        yet stored (at least one) plus the distinct positions of the continuations' trie."""
+        import torch
+
+        lm = self.lm
+        prefix = tuple(int(t) for t in prefix)
+        conts = [tuple(int(t) for t in c) for c in conts]
+        longest = max((len(c) for c in conts), default=0)
+        lm._check_length(len(prefix) + longest + 1, f"prefix of {len(prefix)} tokens")
+        if not lm._use_tree(len(prefix) + longest + 1):
+            raise ValueError("logp_next_masses needs tree attention: this model runs flash "
+                             "attention or a sliding window shorter than the depth")
+        sets = [np.unique(np.asarray(list(s), dtype=np.int64)) for s in token_sets]
+        if not sets or any(len(s) == 0 for s in sets):
+            raise ValueError("expected at least one non-empty token set")
+        if any(s.min() < 0 or s.max() >= lm.vocab_rows for s in sets):
+            raise ValueError(f"token sets must hold ids below the model's {lm.vocab_rows} rows")
+        if prefix:
+            self.keep([prefix[:-1]])
+        else:
+            self._reset()
+        base = 0
+        for tok in prefix:
+            base = self.child(base, tok)
+        pairs: dict[tuple[int, int], int] = {}
+        flat: list[int] = []
+        owner: list[int] = []
+        ends: list[int] = []
+        for r, c in enumerate(conts):
+            node = base
+            for tok in c:
+                flat.append(pairs.setdefault((node, tok), len(pairs)))
+                owner.append(r)
+                node = self.child(node, tok)
+            ends.append(node)
+        mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
+        values = np.zeros(len(pairs))
+        node_masses = np.zeros((len(mass_nodes), len(sets)))
+        with torch.inference_mode():
+            self._run(pairs, values, (mass_nodes, sets, node_masses))
+        sums = np.bincount(np.asarray(owner, dtype=np.int64),
+                           weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(conts))
+        masses = node_masses[[mass_nodes[n] for n in ends]].reshape(len(conts), len(sets))
+        bad = ~(np.isfinite(sums) & np.isfinite(masses).all(axis=1))
+        if bad.any():
+            from ..core.errors import ScoringError
+            j = int(np.flatnonzero(bad)[0])
+            raise ScoringError(f"continuation {conts[j]!r} after prefix {prefix[:20]!r}: a "
+                               f"log-probability is NaN/inf: the model produced NaN/inf")
+        return sums, masses
+
+    def _run(self, pairs: dict[tuple[int, int], int], values: np.ndarray,
+             masses: tuple | None = None) -> None:
         """Run the nodes not yet stored, ``chunk`` at a time, and fill ``values[k]`` with the
-        log-probability of each pair's target token after its node."""
+        log-probability of each pair's target token after its node; with ``masses =
+        (rows_of_node, token_sets, out)``, also ``out[rows_of_node[node], s]`` = log of the
+        total probability of ``token_sets[s]`` after each listed node (which must be new)."""
         import torch
 
         lm, dev = self.lm, self.lm.device
         by_node: dict[int, list[tuple[int, int]]] = {}
         for (node, tok), k in pairs.items():
             by_node.setdefault(node, []).append((tok, k))
+        mass_rows, mass_sets, mass_out = masses if masses is not None else ({}, [], None)
+        if any(node < self.n_done for node in mass_rows):
+            raise ValueError("a mass is asked after a stored position: its row is gone")
+        set_index = [torch.from_numpy(s).to(dev) for s in mass_sets]
         dtype = next(lm.model.parameters()).dtype
         total = len(self.token)
         for a in range(self.n_done, total, self.chunk):
@@ -134,12 +206,16 @@ class KVTree(PrefixTree):
             mask = torch.zeros(allowed.shape, dtype=dtype)
             mask.masked_fill_(~allowed, torch.finfo(dtype).min)
             keep, rows, toks, ks = [], [], [], []
+            mrows, mks = [], []
             for q in range(a, b):
                 for tok, k in by_node.get(q, ()):
                     rows.append(len(keep))
                     toks.append(tok)
                     ks.append(k)
-                if q in by_node:
+                if q in mass_rows:
+                    mrows.append(len(keep))
+                    mks.append(mass_rows[q])
+                if q in by_node or q in mass_rows:
                     keep.append(q - a)
             from transformers import DynamicCache
 
@@ -152,13 +228,19 @@ class KVTree(PrefixTree):
             out = lm.model(input_ids=torch.tensor([self.token[a:b]], device=dev),
                            position_ids=torch.tensor([self.depth[a:b]], device=dev),
                            attention_mask=mask[None, None].to(dev), past_key_values=cache,
-                           use_cache=True, logits_to_keep=torch.tensor(keep, device=dev))
+                           use_cache=True, logits_to_keep=torch.tensor(keep, dtype=torch.long, device=dev))
             self._store(a, b, [(layer.keys[:, :, len(stored):], layer.values[:, :, len(stored):])
                                for layer in out.past_key_values.layers])
-            if keep:
+            if rows:
                 lp = torch.log_softmax(_upcast(out.logits[0]), dim=-1)[
                     torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
                 values[np.asarray(ks)] = lp.double().cpu().numpy()
+            if mrows:
+                logits = _upcast(out.logits[0][torch.tensor(mrows, device=dev)])
+                norm = torch.logsumexp(logits, dim=-1)
+                for s, idx in enumerate(set_index):
+                    part = torch.logsumexp(logits.index_select(1, idx), dim=-1) - norm
+                    mass_out[np.asarray(mks), s] = part.double().cpu().numpy()
 
     def _store(self, a: int, b: int, new: list[tuple]) -> None:
         """Write the key/values of nodes a..b-1 into the store (capacity doubled as needed)."""
