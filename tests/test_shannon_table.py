@@ -49,7 +49,9 @@ def test_uniform_bets_give_m_under_every_protocol():
     short = table.filter((pl.col("protocol") == "randomized") & (pl.col("n_t") == 50)).row(
         0, named=True)
     assert short["perplexity_per_word"] is None and "ran on 4" in short["note"]
-    assert table["seconds_per_truncation"].unique().to_list() == [0.5]
+    assert table["seconds_per_truncation"].drop_nulls().unique().to_list() == [0.5]
+    common = table.filter(pl.col("protocol") == "common").row(0, named=True)
+    assert common["perplexity_per_word"] == pytest.approx(4.0) and common["n_units"] == 4
 
 
 def test_limited_lists_and_rank_bounds_by_hand():

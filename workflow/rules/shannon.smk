@@ -32,7 +32,6 @@ rule shannon_bets:
     params:
         kind=shannon_kind,
         split=eval_split,
-        max_units=shannon_max_units,
         settings=shannon_settings(),
         load_from=shannon_load_from,
         special=shannon_special,

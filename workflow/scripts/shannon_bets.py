@@ -8,11 +8,13 @@ import math
 
 import polars as pl
 
+from fairppl.core.errors import InputError
 from fairppl.core.io import write_table
 from fairppl.corpus.readers import read_split
 from fairppl.marginal.runner import read_done, run_documents
 from fairppl.shannon.outcomes import build_outcomes
 from fairppl.shannon.table import list_lengths
+from fairppl.shannon.units import game_units
 
 
 def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
@@ -32,7 +34,7 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     import torch
 
     torch.set_num_threads(snakemake.threads)
-    return bettors.token_bettor(params.load_from, outcomes, params.special or None), {}
+    return bettors.TokenBettor.from_folder(params.load_from, outcomes, params.special or None), {}
 
 
 def main(snakemake):
@@ -44,7 +46,18 @@ def main(snakemake):
     outcomes = build_outcomes(train, settings["vocab_size"])
     lengths = list_lengths(settings["list_lengths"], outcomes.m)
     bettor, extra = make_bettor(params.kind, snakemake, outcomes, train, dev)
-    units = read_split(snakemake.input.units, wc.language, params.split, params.max_units)
+    units = game_units(read_split(snakemake.input.units, wc.language, params.split),
+                       params.kind, settings)
+    if hasattr(bettor, "fits"):
+        short = units.filter(pl.col("text").map_elements(bettor.fits, return_dtype=pl.Boolean))
+        left = sorted(set(units["unit_id"]) - set(short["unit_id"]))
+        if left:
+            logging.info("%d units left out, beyond the model's window: %s", len(left),
+                         ", ".join(left))
+        units = short
+        if not units.height:
+            raise InputError(f"no {wc.language} unit fits the model's window with the longest "
+                             f"vocabulary word: expected a lower shannon.max_unit_chars")
     ids, texts = units["unit_id"].to_list(), units["text"].to_list()
 
     from fairppl.shannon.bettors import truncation_rows

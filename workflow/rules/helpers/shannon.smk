@@ -35,8 +35,12 @@ def shannon_bettors(row):
         runs.append((f"kenlm-word-o{config['word_ngram']['order']}", words))
     if "bigram" in wanted:
         runs.append(("bigram-eq7", words))
+    pretrained_languages = block.get("pretrained_languages")
     for model, tok in token_lm_runs(row):
         kind = "transformer" if model == "transformer" else "pretrained"
+        if kind == "pretrained" and pretrained_languages is not None:
+            if row.language not in pretrained_languages:
+                continue
         if kind in wanted:
             runs.append((model, tok))
     return runs
@@ -116,18 +120,6 @@ def shannon_special(wildcards):
     return {}
 
 
-def shannon_max_units(wildcards):
-    """Units per language of a job: the word bettors', the Transformers' or the pretrained
-    LMs' setting."""
-    block = shannon_block()
-    kind = shannon_kind(wildcards)
-    if kind == "transformer":
-        return block["neural_max_units"]
-    if kind == "pretrained":
-        return block["pretrained_max_units"]
-    return block["max_units"]
-
-
 def shannon_model_constraint():
     """Wildcard constraint of a bettor's model id."""
     return "|".join(
@@ -138,5 +130,16 @@ def shannon_model_constraint():
 def shannon_settings():
     """The settings every job and the table share."""
     block = shannon_block()
-    keys = ("vocab_size", "list_lengths", "n_t", "n_draws", "seed", "bigram_alphas")
+    keys = (
+        "vocab_size",
+        "list_lengths",
+        "n_t",
+        "n_draws",
+        "seed",
+        "bigram_alphas",
+        "max_unit_chars",
+        "max_units",
+        "neural_max_units",
+        "pretrained_max_units",
+    )
     return {k: block[k] for k in keys if k in block}

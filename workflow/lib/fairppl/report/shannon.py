@@ -50,6 +50,7 @@ def summary_table(table: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
                             & pl.col("perplexity_per_word").is_not_null()).sort("n_t")
         limited = {r["l"]: r["perplexity_per_word"]
                    for r in part.filter(pl.col("protocol") == "limited").iter_rows(named=True)}
+        common = part.filter(pl.col("protocol") == "common")
         bounds = part.filter((pl.col("protocol") == "rank-bounds")
                              & (pl.col("l") == pl.col("m_outcomes")) & (pl.col("tail") == "uniform"))
         row = {
@@ -60,6 +61,8 @@ def summary_table(table: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
             "oov": full["oov_percent"],
             "gambling": full["perplexity_per_word"],
             "likelihood": full["likelihood_perplexity_per_word"],
+            "common units": common["n_units"][0] if common.height else None,
+            "gambling, common": (common["perplexity_per_word"][0] if common.height else None),
         }
         if drawn.height:
             last = drawn.row(-1, named=True)
@@ -87,6 +90,8 @@ HEADERS = {
     "oov": "correct outcome <unk> (percent)",
     "gambling": "exhaustive gambling perplexity (per word)",
     "likelihood": "likelihood perplexity, same words (per word)",
+    "common units": "units every bettor of the language bet on (count)",
+    "gambling, common": "exhaustive gambling perplexity on them (per word)",
     "randomized": "geometric mean [95% bounds] of 20 draws (per word)",
     "l=1": "list of the best bet + floor (per word)",
     "l=10": "10 best bets + floor (per word)",

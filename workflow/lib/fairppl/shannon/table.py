@@ -15,6 +15,9 @@ writes them, with ``m`` (the number of outcomes) and the list lengths in the col
   bettor's units gives an empty row saying so;
 * ``limited``: every truncation with lists of the l best bets and the floor for the rest (Table
   2 top), with the number of lists failing the consistency check;
+* ``common``: the exhaustive gambling and likelihood perplexities on the units that every
+  bettor of the language bet on (:mod:`.units` nests them), so the bettors compare on the same
+  words;
 * ``rank-bounds``: Shannon's lower and upper bounds from the ranks alone, cut at l, with a
   uniform and a Zipf tail (``tail``; Table 2 centre and bottom).
 
@@ -49,7 +52,7 @@ COLUMNS = {
     "language": "language id",
     "model": "bettor (model id)",
     "tokenizer": "its tokenizer (word-v<V>: over words)",
-    "protocol": "exhaustive, randomized, limited or rank-bounds",
+    "protocol": "exhaustive, randomized, limited, rank-bounds or common",
     "n_t": "truncations per estimate (count)",
     "l": "list length (outcomes; m = the full list)",
     "tail": "rank-bounds: the tail beyond l (uniform or zipf)",
@@ -163,9 +166,40 @@ def bettor_rows(frame: pl.DataFrame, settings: dict) -> list[dict]:
     return rows
 
 
+def common_rows(frames: Sequence[pl.DataFrame]) -> list[dict]:
+    """Per (corpus, language), the exhaustive gambling and likelihood perplexity of every bettor
+    on the units that every bettor of the language bet on (protocol ``common``: the same words
+    for every bettor, so their perplexities compare)."""
+    groups: dict[tuple, list[pl.DataFrame]] = {}
+    for frame in frames:
+        groups.setdefault((frame["corpus"][0], frame["language"][0]), []).append(frame)
+    rows = []
+    for (corpus, language), group in sorted(groups.items()):
+        shared = set.intersection(*(set(f["unit_id"]) for f in group))
+        for frame in group:
+            part = frame.filter(pl.col("unit_id").is_in(sorted(shared)))
+            keys = {k: frame[k][0] for k in KEYS}
+            if not part.height:
+                rows.append(_row(keys, "common", m_outcomes=int(frame["m"][0]), n_truncations=0,
+                                 n_units=0, note="no unit shared by every bettor of the "
+                                                 "language"))
+                continue
+            n = part.height
+            rows.append(_row(
+                keys, "common", n_t=n, l=int(frame["m"][0]),
+                perplexity_per_word=gambling_perplexity(part["log_bet"].to_numpy()),
+                likelihood_perplexity_per_word=gambling_perplexity(part["log_prob"].to_numpy()),
+                m_outcomes=int(frame["m"][0]), n_truncations=n, n_units=len(shared),
+                oov_percent=100.0 * part["outcome"].eq("<unk>").sum() / n,
+                note=f"the {len(shared)} units every bettor of the language bet on"))
+    return rows
+
+
 def shannon_table(frames: Iterable[pl.DataFrame], settings: dict) -> pl.DataFrame:
     """The results table of every bettor (module docstring), in the order of ``COLUMNS``."""
+    frames = list(frames)
     rows = [row for frame in frames for row in bettor_rows(frame, settings)]
+    rows += common_rows(frames)
     schema = {c: pl.Float64 for c in COLUMNS}
     schema.update({c: pl.Utf8 for c in ("corpus", "language", "model", "tokenizer", "protocol",
                                           "tail", "sampling", "note")})
