@@ -3,11 +3,13 @@
     fairppl campaign truncations --corpus C --language L [--split test] \\
         [--protocol exhaustive|randomized] [--n N] [--seed S] [--vocab-size V] --out DIR
     fairppl campaign score DIR BETS [--json] [--allow-invalid]
+    fairppl campaign bets --model MODEL DIR [--l L] --out BETS
 
 ``truncations`` runs from a project root after the study and writes a campaign folder (the
 truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
-site's file of bets or rankings line by line and scores it with the key, without any model. Exit
-status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
+site's file of bets or rankings line by line and scores it with the key, without any model;
+``bets`` makes a bets file from a model of the study, so the round trip (truncations, bets,
+score) reproduces that model's numbers. Exit status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
 flagged (with ``--allow-invalid``: when no valid record is left to score), 2 for an unusable campaign folder or corpus (a message naming the file and line).
 Each subcommand is a pair (``add_<name>``, its function) in ``SUBCOMMANDS``: adding one is
 adding a pair.
@@ -132,8 +134,88 @@ def add_score(csub) -> None:
     p.set_defaults(func=_score)
 
 
+def _bettor(args, campaign):
+    """The bettor of ``--model``: a KenLM word n-gram file, the eq. 7 bigram trained on the
+    campaign's vocabulary corpus, or a transformers folder."""
+    from pathlib import Path
+
+    from ..core.errors import InputError
+
+    outcomes = campaign.outcomes
+    if args.model == "bigram-eq7":
+        from ..corpus.readers import read_split
+        from ..shannon.bigram import BigramBettor, DiscountBigram
+
+        meta = campaign.settings
+        units = Path("results") / "corpus" / meta["vocabulary_corpus"] / "units.parquet"
+        train = read_split(str(units), meta["language"], "train")["text"].to_list()
+        if args.alpha is None:
+            dev = read_split(str(units), meta["language"], "dev")["text"].to_list()
+            alpha = DiscountBigram.select_alpha(train, dev, outcomes, ALPHAS)
+        else:
+            alpha = args.alpha
+        return BigramBettor(DiscountBigram.fit(train, outcomes, alpha)), f"alpha {alpha}"
+    path = Path(args.model)
+    if path.is_file():
+        from ..shannon.bettors import WordNgramBettor
+
+        return WordNgramBettor(path, outcomes), "KenLM word n-gram"
+    if path.is_dir():
+        from ..shannon.neural import TokenBettor
+
+        special = {k: v for k, v in (("bos", args.bos), ("eos", args.eos)) if v}
+        return TokenBettor.from_folder(path, outcomes, special or None), "transformers LM"
+    raise InputError("expected a KenLM word n-gram file (with its .json record), a transformers "
+                     "model folder or bigram-eq7", path=args.model)
+
+
+#: The bigram's candidate discounts when --alpha is not given (chosen on the dev split).
+ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _bets(args) -> int:
+    from ..core.errors import InputError
+    from ..shannon.bettors import campaign_bets
+    from ..shannon.campaign import TRUNCATIONS, _jsonl_records, read_campaign, write_bets
+
+    campaign = read_campaign(args.dir)
+    length = None if args.l == "all" else int(args.l)
+    if length is not None and length < 0:
+        raise InputError(f"--l {args.l}: expected a list length >= 0 or all")
+    bettor, what = _bettor(args, campaign)
+    path = campaign.folder / TRUNCATIONS
+    contexts = [(t["id"], t["context"]) for t in _jsonl_records(
+        path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
+    from tqdm import tqdm
+
+    records = campaign_bets(bettor, tqdm(contexts, desc="bets", unit="truncation",
+                                         disable=len(contexts) < 50), campaign.outcomes, length)
+    n = write_bets(args.out, records)
+    print(f"wrote {args.out}: {n} bets records ({what}; lists of "
+          f"{'all' if length is None else length} of m = {campaign.m} outcomes)")
+    return 0
+
+
+def add_bets(csub) -> None:
+    p = csub.add_parser("bets", help="bet on a campaign's truncations with a model of the study")
+    p.add_argument("--model", required=True,
+                   help="a KenLM word n-gram (results/ngram/<C>/<L>/word-v<V>.o<N>.kenlm, its "
+                        "vocabulary = the campaign's), a transformers folder (a study "
+                        "Transformer's results/neural/.../model or a pretrained LM's hf "
+                        "folder), or bigram-eq7 (trained here on the campaign's corpus)")
+    p.add_argument("dir", help="campaign folder (fairppl campaign truncations --out)")
+    p.add_argument("--l", default="all",
+                   help="list length: the l best bets per truncation (all: every outcome)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="bigram-eq7: the discount (default: chosen on the dev split)")
+    p.add_argument("--bos", default=None, help="transformers: start token (model sheet's bos)")
+    p.add_argument("--eos", default=None, help="transformers: end token (model sheet's eos)")
+    p.add_argument("--out", required=True, help="the bets file to write (JSON lines)")
+    p.set_defaults(func=_bets)
+
+
 #: The campaign subcommands: functions that add one to the campaign's subparsers.
-SUBCOMMANDS = [add_truncations, add_score]
+SUBCOMMANDS = [add_truncations, add_score, add_bets]
 
 
 def add_parser(sub) -> None:

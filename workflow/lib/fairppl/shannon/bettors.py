@@ -202,3 +202,22 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
         row.update(bettor.take_cost())
         rows.append(row)
     return rows
+
+
+def listed_bets(bets: np.ndarray, outcomes: Outcomes, length: int | None) -> dict[str, float]:
+    """The ``length`` best bets as ``{outcome: bet}`` (all m for ``None``), best first, ties in
+    the outcomes' order (the ranks of :func:`.gambling.summarize_bets`)."""
+    order = np.argsort(-np.asarray(bets, dtype=np.float64), kind="stable")
+    if length is not None:
+        order = order[:length]
+    return {outcomes.labels[i]: float(bets[i]) for i in order}
+
+
+def campaign_bets(bettor, contexts: Sequence[tuple[str, str]], outcomes: Outcomes,
+                  length: int | None):
+    """A bets record ``(id, {outcome: bet})`` per truncation ``(id, context)`` of a campaign
+    (the context: the words before the position, space-joined), with lists of the ``length``
+    best bets (``None``: all m), in order."""
+    for tid, context in contexts:
+        ctx = split_words(context) if context else []
+        yield tid, listed_bets(bettor.bets(ctx), outcomes, length)
