@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
+import numpy as np
 import polars as pl
 
 from ..core.errors import InputError
@@ -158,11 +159,19 @@ def bettor_rows(frame: pl.DataFrame, settings: dict) -> list[dict]:
             bad, limited = 0, log_bets
         rows.append(_row(keys, "limited", n_t=n, l=length, n_inconsistent=bad,
                          perplexity_per_word=gambling_perplexity(limited), **common))
+        head = q[:length]
+        rising = int(np.sum(np.diff(head) > 0))
         for tail in ("uniform", "zipf"):
-            lower, upper = bounds_as_perplexity(shannon_bounds_limited(q[:length], m, length,
+            lower, upper = bounds_as_perplexity(shannon_bounds_limited(head, m, length,
                                                                         tail=tail))
+            note = None
+            if rising:
+                note = (f"the rank frequencies rise {rising} times within the first {length} "
+                        f"ranks: Shannon's lower bound assumes an ideal predictor (q_r "
+                        f"non-increasing), so it is no bound here"
+                        + (" and exceeds the upper one" if lower > upper else ""))
             rows.append(_row(keys, "rank-bounds", n_t=n, l=length, tail=tail,
-                             low_per_word=lower, high_per_word=upper, **common))
+                             low_per_word=lower, high_per_word=upper, note=note, **common))
     return rows
 
 
