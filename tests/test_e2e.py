@@ -424,7 +424,7 @@ def test_morphology_tables_on_five_languages(tmp_path, resources_ready):
     cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
     cfg["corpora"]["udhr"]["enabled"] = False
     cfg["char_ngram"]["orders"] = [5]
-    for block in ("tokenizers", "word_ngram", "subword_ngram", "neural", "marginal"):
+    for block in ("tokenizers", "word_ngram", "subword_ngram", "neural", "marginal", "shannon"):
         cfg[block]["corpora"] = []
     cfg["lemmas"]["neural_languages"] = []
     cfg["morphology"]["apertium_languages"] = ["eng", "spa"]

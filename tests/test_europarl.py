@@ -258,6 +258,7 @@ def _europarl_workdir(tmp_path, base, shas):
                                   "placeholder_patterns": []}
     cfg["char_ngram"]["orders"] = [3]
     cfg["lemmas"]["corpora"] = []  # no lemmatized copy: the morphology tables say so
+    cfg["shannon"]["corpora"] = []  # the Bible is off: no Shannon game
     cfg["morphology"]["corpus"] = "europarl"
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:

@@ -9,7 +9,12 @@ import pytest
 import yaml
 
 from fairppl.core.errors import InputError
-from fairppl.config.settings import check_config, check_references, check_yaml_syntax
+from fairppl.config.settings import (
+    check_config,
+    check_references,
+    check_shannon,
+    check_yaml_syntax,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
@@ -42,6 +47,7 @@ def check(edit):
     edit(config)
     check_config(config, SCHEMA, SOURCE)
     check_references(config, ROWS, SOURCE)
+    check_shannon(config, SOURCE, ROWS, ["tiny-random"])
 
 
 @pytest.mark.parametrize(
@@ -102,6 +108,19 @@ def check(edit):
          "field 'neural.tokenizers': ['spm-unigram-999'] are not trained"),
         (lambda c: c["tokenizers"].update(corpora=["udhr"]),
          "field 'subword_ngram.corpora': ['bible'] get no tokenizers"),
+        # the Shannon game's block
+        (lambda c: c["shannon"].update(languages=["eng", "deu"]),
+         "field 'shannon.languages': ['deu'] have no row for the corpora ['bible']"),
+        (lambda c: c["word_ngram"].update(languages_without_spaces=["kor"]),
+         "field 'shannon.languages': ['kor'] are written without spaces"),
+        (lambda c: c["shannon"].update(vocab_size=200),
+         "field 'shannon.vocab_size': 200 is not one of word_ngram.vocab_sizes [100, 500, 'all']"),
+        (lambda c: c["shannon"].update(list_lengths=[1, 102]),
+         "field 'shannon.list_lengths': [102] are not below m = vocab_size + 2 = 102"),
+        (lambda c: c["shannon"].update(pretrained_models=["gpt-5"]),
+         "field 'shannon.pretrained_models': ['gpt-5'] are not models of the model sheet"),
+        (lambda c: c["corpora"]["bible"].update(enabled=False),
+         "field 'shannon.corpora': ['bible'] are not enabled corpora"),
     ],
 )
 def test_bad_config_is_refused(edit, expected):

@@ -53,6 +53,7 @@ def _workdir(tmp_path, url, sha256):
     }
     cfg["char_ngram"]["orders"] = [3]
     cfg["lemmas"]["corpora"] = []  # the Bible is off: no lemmatized copy
+    cfg["shannon"]["corpora"] = []  # nor its Shannon game
     cfg["morphology"]["corpus"] = "flores"
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:
@@ -80,7 +81,8 @@ def test_checksum_mismatch_fails_and_leaves_nothing(tmp_path, http_dir, resource
     sha = _archive(www / "flores200_dataset.tar.gz", str(resources_ready["FAIRPPL_UDHR_TGZ"]))
     wrong = ("0" if sha[0] != "0" else "1") + sha[1:]
     wd = _workdir(tmp_path, f"{base}/flores200_dataset.tar.gz", wrong)
-    proc = snakemake(wd)
+    # only the corpus: the rest of the study would run beside the download until it fails
+    proc = snakemake(wd, "results/corpus/flores/units.parquet")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert f"expected sha256 {wrong}, got {sha}" in out, out[-3000:]
@@ -94,7 +96,7 @@ def test_invalid_utf8_names_member_and_line(tmp_path, http_dir, resources_ready)
     sha = _archive(www / "flores200_dataset.tar.gz", str(resources_ready["FAIRPPL_UDHR_TGZ"]),
                    corrupt="fra_Latn")
     wd = _workdir(tmp_path, f"{base}/flores200_dataset.tar.gz", sha)
-    proc = snakemake(wd)
+    proc = snakemake(wd, "results/corpus/flores/units.parquet")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "flores200_dataset/devtest/fra_Latn.devtest, line 3: invalid UTF-8" in out, out[-3000:]

@@ -140,6 +140,7 @@ def test_a_list_the_data_contradict_fails_the_run(tmp_path, resources_ready):
     cfg_path = wd / "config" / "config.yaml"
     cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     cfg["word_ngram"]["languages_without_spaces"] = ["kor"]
+    cfg["shannon"]["languages"] = ["eng"]  # the game refuses a language without spaces
     cfg_path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     proc = snakemake(wd, "results/tables/word_sweep_decisions.csv")
     assert proc.returncode != 0

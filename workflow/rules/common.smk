@@ -56,9 +56,9 @@ try:
     check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
-    check_shannon(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
+    check_shannon(config, CONFIG_SOURCE, LANGUAGES, [row.model for row in MODELS])
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
     }

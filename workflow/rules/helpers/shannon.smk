@@ -36,10 +36,14 @@ def shannon_bettors(row):
     if "bigram" in wanted:
         runs.append(("bigram-eq7", words))
     pretrained_languages = block.get("pretrained_languages")
+    pretrained_models = block.get("pretrained_models")
     for model, tok in token_lm_runs(row):
         kind = "transformer" if model == "transformer" else "pretrained"
         if kind == "pretrained" and pretrained_languages is not None:
             if row.language not in pretrained_languages:
+                continue
+        if kind == "pretrained" and pretrained_models is not None:
+            if model not in pretrained_models:
                 continue
         if kind in wanted:
             runs.append((model, tok))
@@ -85,9 +89,8 @@ def shannon_bets_inputs(wildcards):
     kind = shannon_kind(wildcards)
     if kind == "kenlm-word":
         order = wildcards.model.removeprefix("kenlm-word-o")
-        inputs["model"] = trained_on(
-            "results/ngram/{corpus}/{language}/{tokenizer}.o" + order + ".kenlm"
-        )(wildcards)
+        pattern = "results/ngram/{corpus}/{language}/{tokenizer}.o{order}.kenlm"
+        inputs["model"] = trained_on(pattern.replace("{order}", order))(wildcards)
     elif kind == "transformer":
         inputs["model"] = trained_on(
             "results/neural/{corpus}/{language}/{tokenizer}/model"

@@ -222,12 +222,13 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
                              f"subword_ngram.corpora", path=source)
 
 
-def check_shannon(config: dict, source: str, languages: list = ()) -> None:
+def check_shannon(config: dict, source: str, languages: list = (), models: list = ()) -> None:
     """The `shannon` block, where the config gives one: its corpora are enabled, every id of its
     ``languages`` has a sheet row of one of them and is written with spaces between words (not in
     ``word_ngram.languages_without_spaces``: its words would be whole clauses), and with the
     ``kenlm-word`` bettor, ``vocab_size`` is one of ``word_ngram.vocab_sizes`` on corpora that
-    the word n-grams cover (that model bets on exactly the game's outcomes)."""
+    the word n-grams cover (that model bets on exactly the game's outcomes); its
+    ``pretrained_models`` are ids of the model sheet (``models``, when given)."""
     block = config.get("shannon")
     if not block or not block.get("corpora"):  # no game
         return
@@ -244,6 +245,11 @@ def check_shannon(config: dict, source: str, languages: list = ()) -> None:
         raise InputError(f"field 'shannon.languages': {unknown} have no row for the corpora "
                          f"{block['corpora']} in the language sheet; expected ids among "
                          f"{sorted(known)}", path=source)
+    betting = block.get("pretrained_models") or []
+    strangers = [m for m in betting if m not in models]
+    if models and strangers:
+        raise InputError(f"field 'shannon.pretrained_models': {strangers} are not models of the "
+                         f"model sheet; expected ids among {sorted(models)}", path=source)
     word = config.get("word_ngram", {})
     spaceless = [lang for lang in asked if lang in word.get("languages_without_spaces", [])]
     if spaceless:
