@@ -478,6 +478,12 @@ def _as_float(value) -> float:
         return math.inf
 
 
+def _unknown_problem(what: str, unknown: Sequence[str]) -> str:
+    """The message for outcomes a record names that vocabulary.txt does not hold."""
+    return (f"{what} {_shown(unknown)}, not in vocabulary.txt: expected outcomes of "
+            f"vocabulary.txt (words, {UNK_OUTCOME}, {END_OUTCOME})")
+
+
 def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
     if not isinstance(bets, dict):
         return [f'"bets" is {_kind_name(bets)}: expected an object mapping outcomes to '
@@ -488,8 +494,7 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
                         f"outcome once")
     unknown = [w for w in bets if w not in outcomes.index]
     if unknown:
-        problems.append(f"bets on {_shown(unknown)}, not in vocabulary.txt: expected outcomes "
-                        f"of vocabulary.txt (words, {UNK_OUTCOME}, {END_OUTCOME})")
+        problems.append(_unknown_problem("bets on", unknown))
     values_ok = True
     for word, value in bets.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -542,8 +547,7 @@ def _ranking_problems(ranking, outcomes: Outcomes) -> list[str]:
                         f"{' and more' if len(repeats) > 5 else ''}: expected distinct outcomes")
     unknown = [w for w in first if w not in outcomes.index]
     if unknown:
-        problems.append(f"the ranking names {_shown(unknown)}, not in vocabulary.txt: expected "
-                        f"outcomes of vocabulary.txt (words, {UNK_OUTCOME}, {END_OUTCOME})")
+        problems.append(_unknown_problem("the ranking names", unknown))
     return problems
 
 
