@@ -165,11 +165,10 @@ def bettor_rows(frame: pl.DataFrame, settings: dict) -> list[dict]:
             lower, upper = bounds_as_perplexity(shannon_bounds_limited(head, m, length,
                                                                         tail=tail))
             note = None
-            if rising:
-                note = (f"the rank frequencies rise {rising} times within the first {length} "
-                        f"ranks: Shannon's lower bound assumes an ideal predictor (q_r "
-                        f"non-increasing), so it is no bound here"
-                        + (" and exceeds the upper one" if lower > upper else ""))
+            if lower > upper:
+                note = (f"the lower end exceeds the upper one: Shannon's lower bound holds for "
+                        f"an ideal predictor's rank frequencies (non-increasing); these rise "
+                        f"{rising} times within the first {length} ranks, so it is no bound here")
             rows.append(_row(keys, "rank-bounds", n_t=n, l=length, tail=tail,
                              low_per_word=lower, high_per_word=upper, note=note, **common))
     return rows
