@@ -62,8 +62,13 @@ def shannon_figure(table: pl.DataFrame, ranks: pl.DataFrame, path: str,
                          marker=styles[label]["marker"], ms=4, capsize=3, label=label)
     axes[1].axhline(1.0, color="grey", lw=0.8, ls="--")
     axes[1].set_xscale("log")
+    axes[1].set_yscale("log")
+    if drawn.height:
+        ticks = sorted(set(drawn["n_t"].to_list()))
+        axes[1].set_xticks(ticks, [str(t) for t in ticks])
+        axes[1].minorticks_off()
     axes[1].set_xlabel("randomized truncations per draw n_t (distinct units)")
-    axes[1].set_ylabel("estimate / exhaustive perplexity (95% bounds)")
+    axes[1].set_ylabel("estimate / exhaustive perplexity (95% bounds, log)")
     axes[1].set_title(f"(b) randomized truncations, {names.get(language, language)}",
                       fontsize=10)
     if drawn.height:

@@ -150,6 +150,17 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                             "(results/tables/shannon.csv has every protocol, n_t and l)"))
     parts.append(figure(figures.get("shannon"), "Gambling perplexity against the list length, "
                         "randomized estimates against n_t, rank histogram"))
+    crossed = table.filter((pl.col("protocol") == "rank-bounds")
+                           & (pl.col("low_per_word") > pl.col("high_per_word")))
+    if crossed.height:
+        who = sorted({f"{names.get(r['language'], r['language'])} "
+                      f"{model_label(r['model'], r['tokenizer'])}"
+                      for r in crossed.iter_rows(named=True)})
+        parts.append(_p(
+            "Shannon's lower bound holds for an ideal predictor, whose rank frequencies never "
+            "rise; on a few verses they do, and the lower end can exceed the upper one. Where it "
+            f"does ({'; '.join(who)}), the bracket is no bound, only the two numbers (the rows' "
+            "note in shannon.csv says so).", "note"))
     bad = table.filter((pl.col("protocol") == "limited") & (pl.col("n_inconsistent") > 0))
     if bad.height:
         parts.append(_p(f"{int(bad['n_inconsistent'].sum())} submitted lists of our own bettors "
