@@ -175,7 +175,8 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             "5000 give 160.50; Shannon's rank bounds run from 48.87 to 188.05; randomized "
             "truncations with n_t = 1000 give 160.90 [130.52, 198.34]. Only the shape of the "
             "curves can be compared: our vocabulary is 20 times smaller, our corpus a "
-            "translation, our test set a few hundred verses.", "note"))
+            "translation, our test set 100 short verses (the word bettors; fewer for the "
+            "others).", "note"))
         if comparison is not None:
             parts.append(html_table(comparison, {
                 "l": "list length", "paper": "Le Monde bigram (per word)",
