@@ -216,7 +216,9 @@ def test_profile_has_the_papers_21_languages_and_plans_every_stage(tmp_path):
     for rule, jobs in (("download_corpus", 20), ("extract_europarl", 1), ("prepare_corpus", 1),
                        ("train_tokenizer", 42), ("train_neural", 42 + 21),
                        ("lemmatize_corpus", 1), ("mcc_published", 21), ("mcc_apertium", 7),
-                       ("difficulty_table", 1)):
+                       ("difficulty_table", 1),
+                       # 7 languages x 4 bettors over words, pieces, characters; 2 x 2 pretrained
+                       ("shannon_bets", 7 * 4 + 2 * 2), ("shannon_table", 1)):
         assert f"{rule} " in out and any(line.split()[:2] == [rule, str(jobs)]
                                          for line in out.splitlines()), (rule, out[-3000:])
 
