@@ -91,3 +91,19 @@ def test_inconsistent_lists_are_counted():
 
 def test_list_lengths_cap_at_m():
     assert list_lengths([1, 10, "all", 5000], 102) == [1, 10, 102]
+
+
+def test_common_rows_keep_the_units_every_bettor_bet_on():
+    # bettor a bets 1/4 on u0's truncations and 1/2 on u1's; bettor b bet only on u1 (1/8)
+    a = _frame([[0.25] * 4] * 2 + [[0.5, 0.5, 0.0, 0.0]] * 2, [0, 1, 0, 1],
+               ["u0", "u0", "u1", "u1"])
+    b = _frame([[0.125] * 8] * 3, [0, 1, 2], ["u1"] * 3).with_columns(model=pl.lit("other"))
+    table = shannon_table([a, b], SETTINGS)
+    common = {r["model"]: r for r in table.filter(pl.col("protocol") == "common").iter_rows(
+        named=True)}
+    assert common["toy"]["n_units"] == 1 and common["toy"]["n_truncations"] == 2
+    assert common["toy"]["perplexity_per_word"] == pytest.approx(2.0)
+    assert common["other"]["perplexity_per_word"] == pytest.approx(8.0)
+    full = table.filter((pl.col("model") == "toy") & (pl.col("protocol") == "exhaustive")
+                        & (pl.col("n_t") == 4)).row(0, named=True)
+    assert full["perplexity_per_word"] == pytest.approx((0.25 * 0.25 * 0.5 * 0.5) ** -0.25)
