@@ -178,3 +178,18 @@ def test_bad_input_raises(model):
         model.prob(START, "a")
     with pytest.raises(InputError, match="no unit"):
         model.perplexity([])
+
+
+def test_train_bettor_takes_the_given_alpha_or_the_dev_choice():
+    from fairppl.shannon.bigram import train_bettor
+    from fairppl.shannon.outcomes import build_outcomes
+
+    train = ["a b a c", "b a b", "a a c b"]
+    dev = ["a b c", "b a"]
+    outcomes = build_outcomes(train, 2)
+    bettor, alpha = train_bettor(train, dev, outcomes, [0.2, 0.5, 0.8])
+    assert alpha == DiscountBigram.select_alpha(train, dev, outcomes, [0.2, 0.5, 0.8])
+    assert bettor.model.alpha == alpha
+    fixed, given = train_bettor(train, [], outcomes, [0.2], alpha=0.3)
+    assert given == 0.3 and fixed.model.alpha == 0.3
+    assert abs(fixed.bets([]).sum() - 1) < 1e-12

@@ -107,3 +107,17 @@ def test_common_rows_keep_the_units_every_bettor_bet_on():
     full = table.filter((pl.col("model") == "toy") & (pl.col("protocol") == "exhaustive")
                         & (pl.col("n_t") == 4)).row(0, named=True)
     assert full["perplexity_per_word"] == pytest.approx((0.25 * 0.25 * 0.5 * 0.5) ** -0.25)
+
+
+def test_fitting_units_keeps_what_the_bettor_can_hold():
+    from fairppl.shannon.units import fitting_units
+
+    units = pl.DataFrame({"unit_id": ["u0", "u1", "u2"], "text": ["a b", "a b c d e", "c"]})
+
+    class Window:
+        def fits(self, text):
+            return len(text) <= 3
+
+    kept, left = fitting_units(units, Window())
+    assert kept["unit_id"].to_list() == ["u0", "u2"] and left == ["u1"]
+    assert fitting_units(units, object())[0].equals(units)

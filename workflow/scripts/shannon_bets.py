@@ -14,7 +14,7 @@ from fairppl.corpus.readers import read_split
 from fairppl.marginal.runner import read_done, run_documents
 from fairppl.shannon.outcomes import build_outcomes
 from fairppl.shannon.table import list_lengths
-from fairppl.shannon.units import game_units
+from fairppl.shannon.units import fitting_units, game_units
 
 
 def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
@@ -25,12 +25,11 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     if kind == "kenlm-word":
         return bettors.WordNgramBettor(snakemake.input.model, outcomes), {}
     if kind == "bigram":
-        from fairppl.shannon.bigram import BigramBettor, DiscountBigram
+        from fairppl.shannon.bigram import train_bettor
 
-        alpha = DiscountBigram.select_alpha(train_texts, dev_texts, outcomes,
-                                            params.settings["bigram_alphas"])
-        model = DiscountBigram.fit(train_texts, outcomes, alpha)
-        return BigramBettor(model), {"alpha": alpha}
+        bettor, alpha = train_bettor(train_texts, dev_texts, outcomes,
+                                     params.settings["bigram_alphas"])
+        return bettor, {"alpha": alpha}
     import torch
 
     torch.set_num_threads(snakemake.threads)
@@ -48,16 +47,13 @@ def main(snakemake):
     bettor, extra = make_bettor(params.kind, snakemake, outcomes, train, dev)
     units = game_units(read_split(snakemake.input.units, wc.language, params.split),
                        params.kind, settings)
-    if hasattr(bettor, "fits"):
-        short = units.filter(pl.col("text").map_elements(bettor.fits, return_dtype=pl.Boolean))
-        left = sorted(set(units["unit_id"]) - set(short["unit_id"]))
-        if left:
-            logging.info("%d units left out, beyond the model's window: %s", len(left),
-                         ", ".join(left))
-        units = short
-        if not units.height:
-            raise InputError(f"no {wc.language} unit fits the model's window with the longest "
-                             f"vocabulary word: expected a lower shannon.max_unit_chars")
+    units, left = fitting_units(units, bettor)
+    if left:
+        logging.info("%d units left out, beyond the model's window: %s", len(left),
+                     ", ".join(left))
+    if not units.height:
+        raise InputError(f"no {wc.language} unit fits the model's window with the longest "
+                         f"vocabulary word: expected a lower shannon.max_unit_chars")
     ids, texts = units["unit_id"].to_list(), units["text"].to_list()
 
     from fairppl.shannon.bettors import truncation_rows

@@ -144,17 +144,15 @@ def _bettor(args, campaign):
     outcomes = campaign.outcomes
     if args.model == "bigram-eq7":
         from ..corpus.readers import read_split
-        from ..shannon.bigram import BigramBettor, DiscountBigram
+        from ..shannon.bigram import train_bettor
 
         meta = campaign.settings
         units = Path("results") / "corpus" / meta["vocabulary_corpus"] / "units.parquet"
         train = read_split(str(units), meta["language"], "train")["text"].to_list()
-        if args.alpha is None:
-            dev = read_split(str(units), meta["language"], "dev")["text"].to_list()
-            alpha = DiscountBigram.select_alpha(train, dev, outcomes, ALPHAS)
-        else:
-            alpha = args.alpha
-        return BigramBettor(DiscountBigram.fit(train, outcomes, alpha)), f"alpha {alpha}"
+        dev = [] if args.alpha is not None else read_split(
+            str(units), meta["language"], "dev")["text"].to_list()
+        bettor, alpha = train_bettor(train, dev, outcomes, ALPHAS, args.alpha)
+        return bettor, f"alpha {alpha}"
     path = Path(args.model)
     if path.is_file():
         from ..shannon.bettors import WordNgramBettor

@@ -257,3 +257,12 @@ class BigramBettor:
         out = {"cost_passes": 0, "cost_positions": self._calls, "cost_seconds": self._seconds}
         self._seconds, self._calls = 0.0, 0
         return out
+
+
+def train_bettor(train_texts: Sequence[str], dev_texts: Sequence[str], outcomes: Outcomes,
+                 alphas: Sequence[float], alpha: float | None = None):
+    """The eq. 7 bigram as a bettor, trained on ``train_texts`` with ``alpha``, or with the
+    discount among ``alphas`` whose dev-split perplexity is lowest; returns (bettor, alpha)."""
+    if alpha is None:
+        alpha = DiscountBigram.select_alpha(train_texts, dev_texts, outcomes, alphas)
+    return BigramBettor(DiscountBigram.fit(train_texts, outcomes, alpha)), alpha

@@ -36,3 +36,14 @@ def game_units(split_units: pl.DataFrame, kind: str, settings: dict) -> pl.DataF
     for key in SIZE_KEYS[:LEVELS[kind]]:
         frame = frame[evenly_spaced(frame.height, settings.get(key))]
     return frame
+
+
+def fitting_units(units: pl.DataFrame, bettor) -> tuple[pl.DataFrame, list[str]]:
+    """The units a token bettor can bet on whole (its ``fits``: the model's window holds the
+    unit and the longest vocabulary word), and the ids of those left out; every unit for a
+    bettor without a window."""
+    if not hasattr(bettor, "fits"):
+        return units, []
+    keep = [bool(bettor.fits(text)) for text in units["text"]]
+    kept = units.filter(pl.Series(keep))
+    return kept, [u for u, k in zip(units["unit_id"], keep) if not k]
