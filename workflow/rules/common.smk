@@ -88,6 +88,21 @@ wildcard_constraints:
     model="|".join(sorted(RESOLVED)) or "no-models",
 
 
+def attempt_memory(rule_name, first_mb):
+    """The `mem_mb` resource of a rule's jobs: ``first_mb`` (or the config's
+    resources.memory_mb.<rule>) on the first attempt, times resources.memory_growth on each
+    retry, so a job that ends OUT_OF_MEMORY on a cluster is resubmitted asking for more.
+    """
+    block = config.get("resources", {})
+    first = block.get("memory_mb", {}).get(rule_name, first_mb)
+    growth = block.get("memory_growth", 2)
+
+    def memory(wildcards, attempt):
+        return int(round(first * growth ** (attempt - 1)))
+
+    return memory
+
+
 def resolved_spec(corpus):
     """The config block of ``corpus`` with `placeholder_patterns: default` spelled out."""
     spec = dict(config["corpora"][corpus])

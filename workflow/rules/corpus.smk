@@ -27,7 +27,7 @@ rule prepare_corpus:
         "../../envs/corpus.yaml"
     resources:
         runtime=30,  # minutes; the Bible's 31 translations (22 languages kept) took 38 s
-        mem_mb=4000,
+        mem_mb=attempt_memory("prepare_corpus", 4000),
     params:
         spec=corpus_spec,
         sources=corpus_sources,  # configured languages only: the units written
@@ -55,7 +55,7 @@ rule extract_europarl:
         # thread, shared 2-core machine); memory grows with the largest pair, time with the
         # total lines: a few GB and about 10 minutes expected, with a margin here.
         runtime=60,
-        mem_mb=16000,
+        mem_mb=attempt_memory("extract_europarl", 16000),
     params:
         pivot=europarl_pivot,
         languages=europarl_languages,  # the iso1 code of each archive, in input order

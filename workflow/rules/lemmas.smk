@@ -25,7 +25,7 @@ rule lemmatize_corpus:
     resources:
         # Minutes, with margin: the Bible's 17 covered languages took 35-80 s (2.4 GB).
         runtime=20,
-        mem_mb=4000,
+        mem_mb=attempt_memory("lemmatize_corpus", 4000),
     script:
         "../scripts/lemmatize_corpus.py"
 
@@ -55,7 +55,8 @@ rule forms_per_lemma:
         "../../envs/lemmas.yaml"
     resources:
         runtime=20,  # minutes; the 17 dictionaries took about 1 minute
-        mem_mb=3000,  # one dictionary at a time: 1.2 GB peak over the 17
+        # one dictionary at a time: 1.2 GB peak over the 17
+        mem_mb=attempt_memory("forms_per_lemma", 3000),
     params:
         languages=study_languages(),
     script:

@@ -26,7 +26,7 @@ rule marginal_ngram:
     resources:
         # Minutes, with margin: the six n-gram estimators on 50 German test verses took 8 s.
         runtime=30,
-        mem_mb=2000,
+        mem_mb=attempt_memory("marginal_ngram", 2000),
     params:
         split=eval_split,
         max_units=lookup(dpath="marginal/max_units", within=config),
@@ -54,7 +54,7 @@ rule marginal_lengths:
     resources:
         # Minutes, with margin: 4 estimators x 6 prefix lengths on 10 units took 13-24 s.
         runtime=30,
-        mem_mb=2000,
+        mem_mb=attempt_memory("marginal_lengths", 2000),
     params:
         split=eval_split,
         max_units=lookup(dpath="marginal/lengths/max_units", within=config),
@@ -84,7 +84,7 @@ rule marginal_caching:
     resources:
         # Minutes, with margin: 20 documents of 4 verses, K=32, took about 40 s per language.
         runtime=30,
-        mem_mb=4000,
+        mem_mb=attempt_memory("marginal_caching", 4000),
         gpu=1,
     params:
         split=eval_split,
@@ -116,7 +116,7 @@ rule marginal_samples_needed:
     resources:
         # Minutes, with margin: 50 verses took 3-8 s per language.
         runtime=30,
-        mem_mb=2000,
+        mem_mb=attempt_memory("marginal_samples_needed", 2000),
     params:
         split=eval_split,
         max_units=lookup(dpath="marginal/max_units", within=config),
@@ -167,7 +167,7 @@ rule marginal_lm:
         # 20 units (pretrained_max_units) take 1-8 min per job on a quiet core.
         runtime=120,
         gpu=1,
-        mem_mb=8000,
+        mem_mb=attempt_memory("marginal_lm", 8000),
     params:
         split=eval_split,
         max_units=marginal_lm_max_units,

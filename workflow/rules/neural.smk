@@ -25,7 +25,7 @@ rule train_neural:
         # cores; scale with neural.steps and the model size.
         runtime=60,
         gpu=1,
-        mem_mb=4000,
+        mem_mb=attempt_memory("train_neural", 4000),
     params:
         hyper=neural_hyperparameters(),
         workdir="results/neural/{corpus}/{language}/{tokenizer}",
@@ -51,7 +51,7 @@ rule score_neural:
     resources:
         runtime=30,  # minutes; a small Transformer scores 200 units in seconds
         gpu=1,
-        mem_mb=4000,
+        mem_mb=attempt_memory("score_neural", 4000),
     params:
         split=eval_split,
         scoring=config["scoring"],

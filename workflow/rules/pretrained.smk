@@ -36,7 +36,7 @@ rule cache_pretrained:
     threads: 2
     resources:
         runtime=30,  # minutes; dequantising a 270M-parameter GGUF takes about a minute
-        mem_mb=8000,
+        mem_mb=attempt_memory("cache_pretrained", 8000),
     params:
         gguf_file=model_gguf_file,
         special=model_special_tokens,
@@ -67,7 +67,7 @@ rule score_pretrained:
         # scoring.max_units: null (the whole test split) needs about 25 times that.
         runtime=120,
         gpu=1,
-        mem_mb=8000,
+        mem_mb=attempt_memory("score_pretrained", 8000),
     params:
         load_from=model_load_from,
         special=model_special_tokens,

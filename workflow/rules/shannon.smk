@@ -28,7 +28,7 @@ rule shannon_bets:
     resources:
         # Minutes, with margin (README, Benchmarks: seconds per truncation of each bettor).
         runtime=120,
-        mem_mb=8000,
+        mem_mb=attempt_memory("shannon_bets", 8000),
     params:
         kind=shannon_kind,
         split=eval_split,

@@ -37,4 +37,4 @@ def lmplz_memory(wildcards, attempt):
     """Memory (MB) of a train_ngram job, growing with each retry; lmplz's sort buffers get half
     (its -S), the rest is for Python and build_binary. On the Bible a character 5-gram trains in
     0.7 s with -S 500M and 1.2 s with -S 2000M (allocating the buffers is the cost)."""
-    return 1000 * attempt
+    return attempt_memory("train_ngram", 1000)(wildcards, attempt)
