@@ -1,0 +1,349 @@
+"""A real single-node SLURM cluster for the tests: Debian's slurm-wlm, munge, slurmdbd and a
+socket-only MariaDB for accounting (as users' clusters have), started as root without systemd.
+
+Everything but the configuration lives in one state folder (spool, logs, the database); the
+configuration goes to /etc/slurm (a job's own ``srun`` reads only the default path), refused where
+one exists already and removed at the end; and :meth:`Cluster.stop` stops exactly the daemons :meth:`Cluster.start`
+started, by the PIDs it recorded (never by name). Used by the ``slurm_cluster`` fixture of
+``tests/test_slurm.py``; also runnable by hand::
+
+    python tests/slurm_cluster.py start DIR   # prints the environment line to source
+    python tests/slurm_cluster.py stop DIR
+
+:func:`unavailable` says why a machine cannot run it (not root, no apt-get, no cgroup v1 memory
+controller, ports taken); the tests skip with that sentence instead of passing silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: Debian packages of the cluster (Debian 12: Slurm 22.05).
+PACKAGES = ("slurm-wlm", "munge", "slurmdbd", "mariadb-server")
+#: The daemons' TCP ports (slurmctld, slurmd, slurmdbd): Slurm's defaults.
+PORTS = (6817, 6818, 6819)
+#: MariaDB's default socket: slurmdbd's MySQL client connects to `localhost` through it.
+MYSQL_SOCKET = Path("/run/mysqld/mysqld.sock")
+MUNGE_SOCKET_DIR = Path("/run/munge")
+#: Where the configuration goes: the default path, because a job's own `srun` finds no other
+#: (slurmd does not pass a user's SLURM_CONF on to the job step).
+SLURM_ETC = Path("/etc/slurm")
+CONFIG_FILES = ("slurm.conf", "cgroup.conf", "slurmdbd.conf")
+PARTITION = "fairppl"
+CLUSTER_NAME = "fairppl"
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+def unavailable() -> str | None:
+    """Why this machine cannot run the test cluster, or None when it can."""
+    if os.name != "posix" or os.geteuid() != 0:
+        return "the SLURM tests start slurmctld, slurmd, slurmdbd and MariaDB as root; not root here"
+    if not Path("/sys/fs/cgroup/memory").is_dir():
+        return "no cgroup v1 memory controller at /sys/fs/cgroup/memory (SLURM's memory limits)"
+    missing = [p for p in PACKAGES if not _installed(p)]
+    if missing and shutil.which("apt-get") is None:
+        return f"the Debian packages {', '.join(missing)} are missing and there is no apt-get"
+    taken = [p for p in PORTS if _port_taken(p)]
+    if taken:
+        return f"ports {taken} are taken: a SLURM cluster already runs on this machine"
+    existing = [str(SLURM_ETC / f) for f in CONFIG_FILES if (SLURM_ETC / f).exists()]
+    if existing:
+        return f"{', '.join(existing)} exist: this machine has a SLURM configuration of its own"
+    if MYSQL_SOCKET.exists():
+        return f"{MYSQL_SOCKET} exists: a MariaDB/MySQL server already runs on this machine"
+    return None
+
+
+def _installed(package: str) -> bool:
+    proc = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package],
+                          capture_output=True, text=True)
+    return proc.returncode == 0 and proc.stdout.strip() == "install ok installed"
+
+
+def install_packages(log) -> float:
+    """apt-get install the cluster's packages that are missing; returns the seconds it took."""
+    missing = [p for p in PACKAGES if not _installed(p)]
+    t0 = time.monotonic()
+    if missing:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing]
+        proc = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:  # a stale package index: update once, then retry
+            subprocess.run(["apt-get", "update", "-q"], env=env, stdout=log,
+                           stderr=subprocess.STDOUT)
+            subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, check=True)
+    return time.monotonic() - t0
+
+
+def _real_memory_mb() -> int:
+    """What `slurmd -C` reports for this node (MB)."""
+    out = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout
+    for field in out.split():
+        if field.startswith("RealMemory="):
+            return int(field.split("=", 1)[1])
+    raise RuntimeError(f"`slurmd -C` printed no RealMemory: {out!r}")
+
+
+class Cluster:
+    """One node, one partition (:data:`PARTITION`), accounting through slurmdbd + MariaDB.
+
+    ``memory_mb``: the node's memory as SLURM sees it (default: what `slurmd -C` reports minus
+    2 GB); ``cpus``: the node's CPUs (default: ``os.cpu_count()``)."""
+
+    def __init__(self, root: str | Path, cpus: int | None = None, memory_mb: int | None = None):
+        self.root = Path(root).resolve()
+        self.cpus = cpus or os.cpu_count() or 1
+        self.memory_mb = memory_mb
+        self.host = socket.gethostname().split(".")[0]
+        self.pids: dict[str, int] = {}
+        self.made_dirs: list[Path] = []
+        self.written: list[Path] = []
+
+    # -- files ----------------------------------------------------------------------------
+    @property
+    def conf(self) -> Path:
+        return SLURM_ETC / "slurm.conf"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of every SLURM client (sbatch, squeue, sacct, snakemake)."""
+        return dict(os.environ, SLURM_CONF=str(self.conf))
+
+    def _write_configs(self) -> None:
+        etc = SLURM_ETC
+        etc.mkdir(parents=True, exist_ok=True)
+        self.written = [etc / f for f in CONFIG_FILES]
+        for sub in ("state", "spool", "log", "mysql"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        memory = self.memory_mb or max(1024, _real_memory_mb() - 2048)
+        self.memory_mb = memory
+        r = self.root
+        (etc / "slurm.conf").write_text(f"""\
+# Written by tests/slurm_cluster.py: one node, accounting through slurmdbd.
+ClusterName={CLUSTER_NAME}
+SlurmctldHost={self.host}(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation={r}/state
+SlurmdSpoolDir={r}/spool
+SlurmctldPidFile={r}/state/slurmctld.pid
+SlurmdPidFile={r}/spool/slurmd.pid
+SlurmctldLogFile={r}/log/slurmctld.log
+SlurmdLogFile={r}/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ReturnToService=2
+MpiDefault=none
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup
+JobAcctGatherType=jobacct_gather/cgroup
+JobAcctGatherFrequency=1
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+JobCompType=jobcomp/none
+AccountingStoreFlags=job_comment
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=500
+EnforcePartLimits=ALL
+MinJobAge=600
+KillWait=5
+SchedulerParameters=sched_interval=2
+SchedulerTimeSlice=5
+MessageTimeout=20
+NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={memory} State=UNKNOWN
+PartitionName={PARTITION} Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
+""", encoding="utf-8")
+        (etc / "cgroup.conf").write_text("""\
+CgroupPlugin=cgroup/v1
+ConstrainCores=no
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=yes
+AllowedSwapSpace=0
+""", encoding="utf-8")
+        dbd = etc / "slurmdbd.conf"
+        dbd.write_text(f"""\
+AuthType=auth/munge
+DbdHost=localhost
+DbdAddr=127.0.0.1
+SlurmUser=root
+PidFile={r}/state/slurmdbd.pid
+LogFile={r}/log/slurmdbd.log
+DebugLevel=info
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=fairppl_slurm_acct
+""", encoding="utf-8")
+        dbd.chmod(0o600)  # slurmdbd refuses a readable one
+
+    # -- daemons --------------------------------------------------------------------------
+    def _spawn(self, name: str, cmd: list[str], env: dict | None = None) -> None:
+        log = open(self.root / "log" / f"{name}.out", "ab")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                env=env or self.env, start_new_session=True)
+        self.pids[name] = proc.pid
+        (self.root / "pids").mkdir(exist_ok=True)
+        (self.root / "pids" / name).write_text(str(proc.pid))
+
+    def _mkdir_run(self, path: Path, owner: str | None = None) -> None:
+        if not path.exists():
+            path.mkdir(parents=True)
+            self.made_dirs.append(path)
+        if owner:
+            shutil.chown(path, owner, owner)
+
+    def _wait(self, what: str, check, seconds: float = 60.0) -> None:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            if check():
+                return
+            for name, pid in self.pids.items():
+                if not _alive(pid):
+                    raise RuntimeError(f"{name} (pid {pid}) died while waiting for {what}; "
+                                       f"see {self.root / 'log'}")
+            time.sleep(0.5)
+        raise RuntimeError(f"timed out after {seconds:.0f} s waiting for {what}; "
+                           f"see {self.root / 'log'}")
+
+    def _run(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run(list(cmd), capture_output=True, text=True, env=self.env, check=check)
+
+    def start(self) -> "Cluster":
+        """Start munged, MariaDB, slurmdbd, slurmctld and slurmd; return when the node is idle
+        and accounting answers. On any failure the daemons started so far are stopped."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> "Cluster":
+        self._write_configs()
+        # munge: its key ships with the package; the socket folder does not survive a reboot
+        self._mkdir_run(MUNGE_SOCKET_DIR, "munge")
+        self._spawn("munged", ["setpriv", "--reuid=munge", "--regid=munge", "--init-groups",
+                                      "munged", "--foreground"])
+        self._wait("munge", lambda: subprocess.run(
+            ["sh", "-c", "munge -n | unmunge"], capture_output=True).returncode == 0)
+        # MariaDB, socket only, its data in the state folder
+        self._mkdir_run(MYSQL_SOCKET.parent, "mysql")
+        data = self.root / "mysql"
+        shutil.chown(data, "mysql", "mysql")
+        subprocess.run(["mariadb-install-db", f"--datadir={data}", "--user=mysql",
+                        "--auth-root-authentication-method=socket", "--skip-test-db"],
+                       capture_output=True, check=True)
+        self._spawn("mariadbd", ["mariadbd", f"--datadir={data}", "--user=mysql",
+                                 "--skip-networking", f"--socket={MYSQL_SOCKET}",
+                                 f"--pid-file={data / 'mariadbd.pid'}"])
+        self._wait("MariaDB", lambda: subprocess.run(
+            ["mariadb", f"--socket={MYSQL_SOCKET}", "-e", "select 1"],
+            capture_output=True).returncode == 0)
+        self._spawn("slurmdbd", ["slurmdbd", "-D"])
+        self._wait("slurmdbd", lambda: self._run("sacctmgr", "-n", "list", "cluster",
+                                                 check=False).returncode == 0)
+        self._run("sacctmgr", "-i", "add", "cluster", CLUSTER_NAME, check=False)
+        self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
+        self._wait("slurmctld", lambda: self._run("scontrol", "ping", check=False)
+                   .stdout.count("UP") > 0)
+        self._spawn("slurmd", ["slurmd", "-D"])
+        self._wait("the node to be idle", lambda: "idle" in self._run(
+            "sinfo", "-h", "-o", "%t", check=False).stdout)
+        self._wait("accounting", lambda: self._run("sacct", "-n", "-X", "-S", "now-1hour",
+                                                  check=False).returncode == 0)
+        return self
+
+    def stop(self) -> None:
+        """Stop the daemons this object started, by PID (the last started first)."""
+        for name in reversed(list(self.pids)):
+            pid = self.pids[name]
+            if _alive(pid):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        for name, pid in self.pids.items():
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self.pids.clear()
+        for path in reversed(self.made_dirs):
+            shutil.rmtree(path, ignore_errors=True)
+        self.made_dirs.clear()
+        for path in self.written:
+            path.unlink(missing_ok=True)
+        self.written.clear()
+
+    # -- queries --------------------------------------------------------------------------
+    def sacct(self, *fields: str, since: str = "now-1day") -> list[dict]:
+        """Accounting records (one per job and step) with the given fields."""
+        out = self._run("sacct", "-a", "-P", "-n", "-S", since,
+                        "--format", ",".join(fields)).stdout
+        return [dict(zip(fields, line.split("|"))) for line in out.splitlines() if line]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("start", "stop"):
+        print(__doc__)
+        return 2
+    root = Path(argv[1])
+    if argv[0] == "start":
+        why = unavailable()
+        if why:
+            print(f"cannot start: {why}", file=sys.stderr)
+            return 1
+        with open(root.mkdir(parents=True, exist_ok=True) or root / "install.log", "ab") as log:
+            install_packages(log)
+        cluster = Cluster(root).start()
+        print(f"export SLURM_CONF={cluster.conf}")
+        print(f"# daemons: {cluster.pids} (stop: python tests/slurm_cluster.py stop {root})")
+        return 0
+    for pidfile in sorted((root / "pids").glob("*")):
+        pid = int(pidfile.read_text())
+        try:
+            os.kill(pid, signal.SIGTERM)
+            print(f"stopped {pidfile.name} ({pid})")
+        except ProcessLookupError:
+            pass
+        pidfile.unlink()
+    for name in CONFIG_FILES:
+        (SLURM_ETC / name).unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
