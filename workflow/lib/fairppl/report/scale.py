@@ -444,3 +444,28 @@ def jobs_per_language(frame: pl.DataFrame) -> pl.DataFrame:
             .with_columns((pl.col("jobs") / pl.col("languages")).alias("jobs_per_language"),
                           (pl.col("s_total") / pl.col("languages")).alias("s_per_language"))
             .sort("rule"))
+
+
+def per_unit(frame: pl.DataFrame, rule: str, column: str) -> pl.DataFrame:
+    """Per language and model of ``rule``'s jobs in the run's main corpus rows: ``column``
+    (``tokens`` or ``positions``) per unit, summed over the jobs of that language and model."""
+    jobs = frame.filter((pl.col("rule") == rule) & pl.col(column).is_not_null())
+    return (jobs.group_by("corpus", "language", "model", "tokenizer")
+            .agg((pl.col(column).sum() / pl.col("units").sum()).alias(f"{column}_per_unit"),
+                 pl.col("units").sum().alias("units"))
+            .sort("corpus", "model", "tokenizer", "language"))
+
+
+def gpu_hours(flops: float, peak_flops: float, utilisation: float) -> float:
+    """Hours of one accelerator to run ``flops`` floating-point operations at ``utilisation``
+    (0-1] of its ``peak_flops`` (operations per second)."""
+    if not 0 < utilisation <= 1:
+        raise ValueError(f"utilisation must be in (0, 1], got {utilisation}")
+    return flops / (peak_flops * utilisation) / 3600.0
+
+
+def forward_flops(params: float, positions: float) -> float:
+    """Forward-pass operations of a decoder LM: 2 per parameter per position (one multiply and
+    one add; the attention over contexts of ~100 tokens is left out: for a 7B model with 32
+    layers of width 4096 it adds 4 * 32 * 100 * 4096 = 5e7 per position, 0.4% of 2 * 7e9)."""
+    return 2.0 * params * positions
