@@ -10,7 +10,7 @@ Reads ``<run>/benchmarks/`` (Snakemake's per-job files), the jobs' outputs under
   jobs and the range of the sizes and seconds (wall seconds, not ``cpu_time``: Snakemake's
   ``cpu_time`` under-reports multi-threaded jobs), then the same for peak memory (MB);
 * for the families whose size is parameters x positions, the effective floating-point rate of
-  the run's CPU thread, 2 / b (2 operations per parameter per position);
+  the run's CPU thread, 2 / b (2 operations per parameter per position; 6 / b for training);
 * jobs and wall seconds per language and rule; tokens per unit (scoring) and LM positions per unit
   (LM-guided marginal) per language and model;
 * the projection to ``--languages`` languages with a ``--params``-parameter model on an
@@ -117,10 +117,12 @@ def main() -> None:
     print(memory.select("family", "n", pl.col("a").round(1), "b", pl.col("r2").round(3),
                         "y_min", "y_max"))
 
-    print("\nEffective rate of one CPU thread, 2 / b (operations per second)")
+    print("\nEffective rate, k / b: k = 2 operations per parameter per position of a forward "
+          "pass, 6 for training (forward and backward)")
     for fit in fits.filter(pl.col("size").str.starts_with("param")).iter_rows(named=True):
+        k = 6 if fit["family"] == "Transformer training" else 2
         print(f"  {fit['family']:28s} b = {fit['b']:.4g} s per parameter-position: "
-              f"{2 / fit['b'] / 1e9:.1f} GFLOP/s")
+              f"{k / fit['b'] / 1e9:.1f} GFLOP/s")
 
     print("\nJobs and wall seconds per language")
     print(scale.jobs_per_language(frame))
