@@ -153,10 +153,12 @@ def main() -> None:
         cpu_marg = mar["b"] * args.params * args.languages * args.marginal_units * pos / 3600
         peak = args.peak_tflops * 1e12
         print(f"  {label}: {tok:.1f} tokens/unit, {pos:.0f} LM positions/unit")
+        gpu_score = scale.gpu_hours(flops_score, peak, args.utilisation)
+        gpu_marg = scale.gpu_hours(flops_marg, peak, args.utilisation)
         print(f"    scoring  {flops_score:.3g} FLOP; one CPU thread at the fitted rate "
-              f"{cpu_score:.3g} h; accelerator {scale.gpu_hours(flops_score, peak, args.utilisation):.3g} h")
+              f"{cpu_score:.3g} h; accelerator {gpu_score:.3g} h")
         print(f"    marginal {flops_marg:.3g} FLOP; one CPU thread at the fitted rate "
-              f"{cpu_marg:.3g} h; accelerator {scale.gpu_hours(flops_marg, peak, args.utilisation):.3g} h")
+              f"{cpu_marg:.3g} h; accelerator {gpu_marg:.3g} h")
 
     print("\nStorage of the run")
     results = run / "results"

@@ -40,9 +40,18 @@ def write_safetensors(path, shapes: dict[str, list[int]]):
     path.write_bytes(len(raw).to_bytes(8, "little") + raw + bytes(offset))
 
 
-def test_a_real_benchmark_file_and_its_path():
-    # One line as the fresh-clone study wrote it for a pretrained model's LM-guided marginal.
+def test_a_real_benchmark_file_and_its_path(tmp_path):
+    # The file as the fresh-clone study wrote it for a pretrained model's LM-guided marginal.
     path = "marginal_lm/bible/zho.gemma3-270m.native.tsv"
+    (tmp_path / path).parent.mkdir(parents=True)
+    (tmp_path / path).write_text(
+        HEADER + "\n187.92\t0:03:07\t2584.68\t4166.04\t1309.67\t1938.23\t0.79\t0.30\t82.41"
+        "\t155.36\n", encoding="utf-8")
+    assert scale.read_benchmark(tmp_path / path) == [
+        {"s": 187.92, "max_rss_mb": 2584.68, "cpu_time": 155.36}]
+    row = scale.read_benchmarks(tmp_path).row(0, named=True)
+    assert (row["rule"], row["model"], row["s"], row["max_rss_mb"]) == \
+        ("marginal_lm", "gemma3-270m", 187.92, 2584.68)
     assert scale.parse_benchmark_path(path) == {
         "rule": "marginal_lm", "job": "marginal_lm/bible/zho.gemma3-270m.native",
         "corpus": "bible", "language": "zho", "model": "gemma3-270m", "tokenizer": "native",
@@ -159,7 +168,8 @@ def synthetic_study(tmp_path):
     """Benchmark files and outputs of two families whose wall seconds are exact lines:
     n-gram training, s = 1.5 + 2.5e-7 * KenLM bytes; pretrained scoring,
     s = 12 + 4e-11 * parameters * tokens scored, for two models and three languages."""
-    bench, results, resources = tmp_path / "benchmarks", tmp_path / "results", tmp_path / "resources"
+    bench, results = tmp_path / "benchmarks", tmp_path / "results"
+    resources = tmp_path / "resources"
     for i, (language, stream, order) in enumerate([("eng", "char", 5), ("eng", "word-v1000", 3),
                                                    ("hin", "char", 5), ("hin", "spm-bpe-4000", 5)]):
         folder = results / "ngram" / "bible" / language
@@ -190,6 +200,12 @@ def synthetic_study(tmp_path):
 def test_fits_recover_known_coefficients_from_synthetic_runs(tmp_path):
     bench, results, resources, params = synthetic_study(tmp_path)
     frame = scale.job_sizes(scale.read_benchmarks(bench), results, resources, CONFIG)
+    assert frame.columns[0] == "family"
+    assert dict(zip(frame["rule"], frame["family"])) == {"train_ngram": "n-gram training",
+                                                         "score_pretrained": "pretrained scoring"}
+    assert scale.family_of("shannon_bets", "word") == "Shannon bets, word bettors"
+    assert scale.family_of("shannon_bets", "token-lm") == "Shannon bets, token LMs"
+    assert scale.family_of("prepare_corpus") is None
     pretrained = frame.filter(pl.col("rule") == "score_pretrained").sort("job")
     assert sorted(set(pretrained["params"].to_list())) == sorted(params.values())
     assert pretrained.filter(pl.col("language") == "hin")["tokens"].to_list() == [21 + 31 + 14] * 2
@@ -206,7 +222,8 @@ def test_fits_recover_known_coefficients_from_synthetic_runs(tmp_path):
     assert scored["a"] == pytest.approx(12.0, rel=1e-9)
     assert scored["b"] == pytest.approx(4e-11, rel=1e-9)
     assert scored["r2"] == pytest.approx(1.0, abs=1e-12)
-    memory = {r["family"]: r for r in scale.fit_families(frame, y="max_rss_mb").iter_rows(named=True)}
+    memory = {r["family"]: r
+              for r in scale.fit_families(frame, y="max_rss_mb").iter_rows(named=True)}
     assert memory["n-gram training"]["y_max"] == 153.0
     assert memory["pretrained scoring"]["a"] == pytest.approx(900.0, rel=1e-12)
     assert memory["pretrained scoring"]["b"] == pytest.approx(0.0, abs=1e-15)  # 900 MB each

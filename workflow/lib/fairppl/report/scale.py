@@ -301,8 +301,9 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
         scored(base / f"{model}.native.parquet")
         out["params"] = params(model, "native")
     elif rule == "marginal_lm":
-        frame = read_parquet(results / "marginal" / corpus / language / f"{model}.{tokenizer}.parquet",
-                             ["unit_id", "estimator", "n_chars", "n_tokens", "positions", "K"])
+        table = results / "marginal" / corpus / language / f"{model}.{tokenizer}.parquet"
+        frame = read_parquet(table, ["unit_id", "estimator", "n_chars", "n_tokens", "positions",
+                                     "K"])
         units = frame.unique("unit_id")
         guided = frame.filter(pl.col("estimator") == "lm-guided")
         out.update(units=units.height, chars=int(units["n_chars"].sum()),
@@ -333,8 +334,8 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
         out.update(units=units.height, chars=int(units["n_chars"].sum()),
                    tokens=int(units["n_tokens"].sum()), params=params("transformer", tokenizer))
     elif rule == "shannon_bets":
-        frame = read_parquet(results / "shannon" / corpus / language / f"{model}.{tokenizer}.parquet",
-                             ["unit_id", "cost_positions"])
+        table = results / "shannon" / corpus / language / f"{model}.{tokenizer}.parquet"
+        frame = read_parquet(table, ["unit_id", "cost_positions"])
         out.update(units=frame.height, positions=int(frame["cost_positions"].sum()),
                    params=params(model, tokenizer))
     elif rule == "mcc_apertium":
@@ -352,18 +353,18 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
 
 def job_sizes(frame: pl.DataFrame, results: str | Path, resources: str | Path,
               config: dict) -> pl.DataFrame:
-    """``frame`` (from :func:`read_benchmarks`) with the size columns of :data:`SIZES`, read from
-    each job's outputs: ``units`` (units scored, trained on, bet on: truncations for the Shannon
-    game), ``chars`` and ``tokens`` (of the units scored), ``train_chars`` and ``train_tokens``
-    (training text; for a Transformer the tokens seen in training), ``params`` (token LM
-    parameters), ``positions`` (LM positions evaluated), ``K`` (samples per unit of the marginal
-    estimators), ``forms`` (word forms the analyser listed), ``model_bytes`` (the KenLM binary
-    an n-gram job writes or reads, bytes), ``param_tokens`` and
-    ``param_positions`` (their products with ``params``), and ``bettor`` (``token-lm`` or
-    ``word`` for a Shannon job). ``config`` is the run's config (``corpora``, ``lemmas``): it
-    says which corpus trained the Transformers an evaluation-only corpus is scored with. A size
-    a rule does not have is None; a job whose output is missing raises InputError naming the
-    file."""
+    """``frame`` (from :func:`read_benchmarks`) with, first, ``family`` (:func:`family_of`) and
+    the size columns of :data:`SIZES`, read from each job's outputs: ``units`` (units scored,
+    trained on, bet on: truncations for the Shannon game), ``chars`` and ``tokens`` (of the
+    units scored), ``train_chars`` and ``train_tokens`` (training text; for a Transformer the
+    tokens seen in training), ``params`` (token LM parameters), ``positions`` (LM positions
+    evaluated), ``K`` (samples per unit of the marginal estimators), ``forms`` (word forms the
+    analyser listed), ``model_bytes`` (the KenLM binary an n-gram job writes or reads, bytes),
+    ``param_tokens`` and ``param_positions`` (their products with ``params``), and ``bettor``
+    (``token-lm`` or ``word`` for a Shannon job). ``config`` is the run's config (``corpora``,
+    ``lemmas``): it says which corpus trained the models an evaluation-only corpus is scored
+    with. A size a rule does not have is None; a job whose output is missing raises InputError
+    naming the file."""
     results, resources = Path(results), Path(resources)
     cache: dict = {}
     rows = []
@@ -373,16 +374,27 @@ def job_sizes(frame: pl.DataFrame, results: str | Path, resources: str | Path,
         row["bettor"] = None
         if row["rule"] == "shannon_bets":
             row["bettor"] = "token-lm" if sizes.get("params") is not None else "word"
+        row["family"] = family_of(row["rule"], row["bettor"])
         rows.append(row)
-    schema = dict(frame.schema)
+    schema = {"family": pl.String, **dict(frame.schema)}
     schema.update({name: pl.Float64 for name in SIZES})
     schema["bettor"] = pl.String
     return pl.DataFrame(rows, schema=schema)
 
 
+def family_of(rule: str, bettor: str | None = None, families=FAMILIES) -> str | None:
+    """The name of the family a job of ``rule`` (a Shannon job: of that ``bettor`` kind) belongs
+    to; None for a rule no family fits (one-off jobs: corpus preparation, installs, builds)."""
+    for family in families:
+        if rule in family.rules and (family.kind is None or family.kind == bettor):
+            return family.name
+    return None
+
+
 def fit_line(x, y) -> tuple[float, float, float]:
     """Least-squares ``y = a + b x``: ``(a, b, r2)``. At least two points with distinct ``x``;
-    ``r2`` is 1 - SS_res / SS_tot (1.0 when all ``y`` are equal: the line is then flat through them)."""
+    ``r2`` is 1 - SS_res / SS_tot (1.0 when all ``y`` are equal: the line is flat through
+    them)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
@@ -400,7 +412,8 @@ def fit_line(x, y) -> tuple[float, float, float]:
 
 def family_points(frame: pl.DataFrame, family: Family) -> pl.DataFrame:
     """The jobs of ``frame`` (with :func:`job_sizes`' columns) that a family's line is fitted
-    on: its rules (and bettor kind) with a size; columns rule, job, language, x and s, max_rss_mb."""
+    on: its rules (and bettor kind) with a size; columns rule, job, language, x (the size), s and
+    max_rss_mb."""
     jobs = frame.filter(pl.col("rule").is_in(list(family.rules)))
     if family.kind is not None:
         jobs = jobs.filter(pl.col("bettor") == family.kind)
