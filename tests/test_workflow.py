@@ -58,8 +58,7 @@ def test_dry_run_test_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages that have Bible models: Russian
-    # has none in the test config, so the UDHR's Russian gets no trained model).
+    # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages, scored with the Bible's models).
     # The lemmatized Bible adds orders {5, 7} for eng and tur (simplemma has no Korean).
     assert counts["score_char_ngram"] == 2 * (3 + 2) + 2 * 2
     # One job per n-gram model, trained on the Bible only: 6 character models, 3 languages x 3
