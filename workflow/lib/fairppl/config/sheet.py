@@ -15,6 +15,7 @@ import yaml
 
 from ..core.errors import InputError
 from .iso639 import check_iso639_3
+from .settings import schema_expectation
 
 _BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
@@ -85,7 +86,8 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
         if errors:
             err = errors[0]
             field = err.path[0] if err.path else "(row)"
-            raise InputError(f"field '{field}': {err.message}", path=path, line=lineno)
+            raise InputError(f"field '{field}': {err.message}; {schema_expectation(err)}",
+                             path=path, line=lineno)
         for key in unique:
             value = tuple(record[k] for k in key)
             if value in seen[key]:
@@ -223,5 +225,6 @@ def check_models(models: list[ModelRow], languages: list[Language], config: dict
                    if lang != "all" and not any((c, lang) in known for c in model.corpora)]
         if missing:
             raise InputError(f"model '{model.model}': languages {missing} have no row for any of "
-                             f"its corpora {list(model.corpora)} in the language sheet",
+                             f"its corpora {list(model.corpora)} in the language sheet; expected "
+                             f"language ids of those corpora's rows, or `all`",
                              path=path, line=model.line)
