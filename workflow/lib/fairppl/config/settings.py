@@ -73,6 +73,8 @@ _BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusive
 def schema_expectation(err: jsonschema.ValidationError) -> str:
     """What the schema expected where ``err`` failed, in words: the field's description when the
     schema gives one, else the allowed values, type or bound."""
+    if err.validator == "required":
+        return f"expected the keys {err.validator_value}"
     description = " ".join(str(err.schema.get("description", "")).split())
     if description:
         return f"expected: {description}"
