@@ -18,20 +18,26 @@ from functools import lru_cache
 from ..core.errors import InputError
 
 
+def _pycountry():
+    try:
+        import pycountry
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("the ISO 639-3 code table comes from the pinned dependency "
+                                  "pycountry (pyproject.toml): install it (make setup, or pip "
+                                  "install -e .)") from None
+    return pycountry
+
+
 @lru_cache(maxsize=1)
 def iso639_3_table() -> dict[str, str]:
     """Every ISO 639-3 code in force and its reference name (``{"eng": "English", ...}``)."""
-    import pycountry
-
-    return {lang.alpha_3: lang.name for lang in pycountry.languages}
+    return {lang.alpha_3: lang.name for lang in _pycountry().languages}
 
 
 @lru_cache(maxsize=1)
 def _bibliographic() -> dict[str, str]:
     """ISO 639-2/B code -> ISO 639-3 code (``ger`` -> ``deu``): the 20 codes that differ."""
-    import pycountry
-
-    return {lang.bibliographic: lang.alpha_3 for lang in pycountry.languages
+    return {lang.bibliographic: lang.alpha_3 for lang in _pycountry().languages
             if getattr(lang, "bibliographic", None)}
 
 
