@@ -145,7 +145,8 @@ def test_language_listed_twice_is_reported(tmp_path):
         handle.write("bible\ttur\ttur\tTurkish\tLatn\t2\tfalse\n")
     proc = snakemake(wd, "--dry-run")
     assert proc.returncode != 0
-    assert "config/languages.tsv, line 8: corpus/language bible/tur is listed twice " \
+    line = len(sheet.read_text(encoding="utf-8").splitlines())
+    assert f"config/languages.tsv, line {line}: corpus/language bible/tur is listed twice " \
            "(first on line 3)" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 
