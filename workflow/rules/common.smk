@@ -23,6 +23,7 @@ from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.config.design import (
     check_derived_corpora,
     check_evaluation_corpora,
+    check_evaluation_languages,
     derived_corpora,
     evaluation_split,
     train_corpus,
@@ -58,6 +59,9 @@ try:
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
+    check_evaluation_languages(
+        config, LANGUAGES, MODELS, config["languages"], config["models"]
+    )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, [row.model for row in MODELS])
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
