@@ -28,6 +28,7 @@ from fairppl.config.design import (
     train_corpus,
 )
 from fairppl.core.errors import InputError
+from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import (
     check_config,
@@ -65,6 +66,17 @@ try:
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
+
+# Sealed intermediates (fairppl.core.integrity): the files whose bytes changed since their job
+# wrote them are removed, and rule `all` rebuilds them and the sealed files that were deleted
+# (Snakemake alone would not: an intermediate whose consumers' outputs exist is not needed).
+# Only in the main process (a job's own Snakemake, locally or on a cluster node, parses this file
+# too) and only while no other Snakemake holds this directory's lock (it may be writing).
+INTEGRITY_REBUILD = []
+if workflow.is_main_process and not any(Path(".snakemake", "locks").glob("*.lock")):
+    _scan, INTEGRITY_REBUILD, _lines = repair("results")
+    if _scan.checked or INTEGRITY_REBUILD:
+        print("\n".join(_lines), file=sys.stderr)
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
@@ -158,3 +170,20 @@ def token_lm_runs(row):
         runs += [("transformer", tok) for tok in neural_tokenizers(train, row.language)]
     runs += [(model, "native") for model in pretrained_models(row.corpus, row.language)]
     return runs
+
+
+def integrity_rebuild(wildcards):
+    """Input function of rule `all`: the intermediates the start-up check removed as corrupt
+    or found deleted that a rule of this configuration produces; the digest records of the
+    others (outputs of settings no longer configured) are dropped."""
+    producible = []
+    for path in INTEGRITY_REBUILD:
+        if any(r.is_producer(str(path)) for r in workflow.rules if r.name != "all"):
+            producible.append(str(path))
+        else:
+            forget(path)
+            print(
+                f"{path}: no rule of this configuration makes it; forgotten",
+                file=sys.stderr,
+            )
+    return producible

@@ -97,14 +97,15 @@ def _resume(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: st
     run.resumed_from = run.step
 
 
-def _differences(saved: Mapping, now: Mapping, prefix: str = "") -> list[str]:
+def _differences(saved: Mapping, now: Mapping, prefix: str = "",
+                 saved_as: str = "in the checkpoint") -> list[str]:
     diffs = []
     for key in sorted(set(saved) | set(now)):
         if key in _NOT_COMPARED and not prefix:
             continue
         a, b = saved.get(key, "<absent>"), now.get(key, "<absent>")
         if a != b:
-            diffs.append(f"{prefix}{key}: {a!r} in the checkpoint, {b!r} now")
+            diffs.append(f"{prefix}{key}: {a!r} {saved_as}, {b!r} now")
     return diffs
 
 
