@@ -361,3 +361,26 @@ def test_scoring_refuses_a_model_trained_with_other_settings(tmp_path):
         {"finished": False, "steps": 5, "config": cfg.to_dict()}))
     with pytest.raises(InputError, match=r"trained steps: 5 \(finished: False\), 8 configured"):
         check_trained(bare, hyper)
+
+
+def test_finished_run_is_saved_again_without_training_unless_settings_differ(tmp_path):
+    """After a finished run, ``final.pt`` keeps its weights: a second call (Snakemake discarded
+    the outputs of a job it did not see finish) restores them without a training step and saves
+    the same weights; a call with other settings discards it and trains from scratch."""
+    units = toy_units()
+    cfg = tiny_cfg(steps=10)
+    first = train(units, 20, SPEC, cfg, tmp_path, progress=False)
+    weights = final_state(tmp_path)
+    assert (tmp_path / "final.pt").exists() and not (tmp_path / "checkpoint.pt").exists()
+    shutil.rmtree(tmp_path / "model")
+    (tmp_path / "train_stats.json").unlink()
+    again = train(units, 20, SPEC, cfg, tmp_path, progress=False)
+    assert again["resumed_from"] == 10 and again["steps"] == 10
+    assert again["final_loss"] == first["final_loss"]
+    restored = final_state(tmp_path)
+    assert all(torch.equal(weights[k], restored[k]) for k in weights)
+    longer = train(units, 20, SPEC, tiny_cfg(steps=14), tmp_path, progress=False)
+    assert longer["resumed_from"] is None and longer["steps"] == 14
+    fresh = train(units, 20, SPEC, tiny_cfg(steps=14), tmp_path / "fresh", progress=False)
+    assert longer["final_loss"] == fresh["final_loss"]
+    assert json.loads((tmp_path / "model" / "fairppl_training.json").read_text())["steps"] == 14

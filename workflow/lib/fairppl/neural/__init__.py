@@ -51,10 +51,14 @@ Outputs of a finished run (``train``)
     sealed, see ``fairppl.core.integrity``), ``out_dir/train_log.tsv`` (step, loss, lr, dev_loss), ``out_dir/train_stats.json``, each
     written to a temporary name and renamed into place, the stats last. Then
     ``checkpoint.pt`` is **deleted** (it holds the optimizer state, about twice the model's size,
-    and is useless once the model is final): a call after a finished run trains again from
-    scratch, reproducing the same model. A Snakemake rule should therefore declare
-    ``out_dir/model`` and the stats file as outputs, never ``directory(out_dir)`` (Snakemake would
-    delete the checkpoint with a failed job's outputs).
+    and is useless once the model is final) and ``out_dir/final.pt`` keeps the finished weights,
+    loss log and identity (about the model's size). A later call with the same configuration,
+    vocabulary and data restores it and saves the same model again without training (what a
+    rerun does when Snakemake was interrupted before recording the job's outputs and discards
+    them); with other settings it deletes ``final.pt`` and trains from scratch: a finished model
+    of other settings never stands in for the configured one. A Snakemake rule should therefore
+    declare ``out_dir/model`` and the stats file as outputs, never ``directory(out_dir)``
+    (Snakemake would delete the checkpoint with a failed job's outputs).
 
 Device
     ``device="auto"`` is CUDA when ``torch.cuda.is_available()``, else CPU (a rule may declare a
