@@ -170,20 +170,3 @@ def token_lm_runs(row):
         runs += [("transformer", tok) for tok in neural_tokenizers(train, row.language)]
     runs += [(model, "native") for model in pretrained_models(row.corpus, row.language)]
     return runs
-
-
-def integrity_rebuild(wildcards):
-    """Input function of rule `all`: the intermediates the start-up check removed as corrupt
-    or found deleted that a rule of this configuration produces; the digest records of the
-    others (outputs of settings no longer configured) are dropped."""
-    producible = []
-    for path in INTEGRITY_REBUILD:
-        if any(r.is_producer(str(path)) for r in workflow.rules if r.name != "all"):
-            producible.append(str(path))
-        else:
-            forget(path)
-            print(
-                f"{path}: no rule of this configuration makes it; forgotten",
-                file=sys.stderr,
-            )
-    return producible
