@@ -140,3 +140,108 @@ def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path
     log = (wd / "logs/marginal_ngram/bible/eng.spm-unigram-3000.o3.log").read_text()
     assert f"{total} of {total} runs computed in this attempt, 0 found" in log
     assert resumed.equals(pl.read_parquet(wd / target))
+
+
+def _job_pids(session: int, script: str) -> list[int]:
+    """Processes of Snakemake's session ``session`` running the workflow script ``script``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            if os.getsid(int(entry.name)) != session:
+                continue
+        except (OSError, ProcessLookupError):
+            continue
+        if any(arg.endswith(script.encode()) for arg in cmdline):
+            pids.append(int(entry.name))
+    return pids
+
+
+NEURAL = "results/neural/bible/eng/char"
+NEURAL_SCORES = "results/scores/bible/eng/transformer.char.parquet"
+
+
+def _recorded_steps(wd: Path) -> int:
+    return json.loads((wd / NEURAL / "model" / "fairppl_training.json").read_text())["steps"]
+
+
+def test_config_change_then_killed_training_job_never_keeps_the_old_model(study, tmp_path):
+    """The Transformers' steps raised (120 -> 160) and the retraining job SIGKILLed alone: the
+    reruns (plain, then with make study's flags) retrain it and score the 160-step model; the
+    study's 120-step numbers are not kept."""
+    _, before = study
+    wd = _copy(study, tmp_path)
+    assert _recorded_steps(wd) == 120
+    _set_config(wd, "neural", steps=160)
+    child = _start(wd, NEURAL_SCORES)
+    try:
+        _wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
+        pids = _job_pids(child.pid, "train_neural.py")
+        assert pids, "no train_neural process found"
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        child.wait(timeout=300)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    assert child.returncode != 0
+    assert not (wd / NEURAL / "model").exists()  # no model of either setting is left to score
+
+    proc = snakemake(wd, NEURAL_SCORES)
+    assert_ok(proc)
+    out = proc.stdout + proc.stderr
+    assert "Nothing to be done" not in out
+    assert _recorded_steps(wd) == 160
+    stats = json.loads((wd / NEURAL / "train_stats.json").read_text())
+    assert stats["steps"] == 160 and stats["resumed_from"] is not None  # from the checkpoint
+    proc = snakemake(wd, "--rerun-incomplete", "results/tables/bpu.parquet")
+    assert_ok(proc)
+    after = pl.read_parquet(wd / "results/tables/bpu.parquet")
+    key = dict(corpus="bible", language="eng", model="transformer", tokenizer="char")
+    old, new = before.filter(**key), after.filter(**key)
+    assert new.height == 1 and new["bpec"][0] != old["bpec"][0]
+    # the other models' rows are untouched
+    others = ~((pl.col("model") == "transformer") & (pl.col("tokenizer") == "char")
+               & (pl.col("language") == "eng"))
+    cols = ["corpus", "language", "model", "tokenizer", "bpec"]
+    assert after.filter(others).select(cols).sort(cols).equals(
+        before.filter(others).select(cols).sort(cols))
+
+
+def test_interrupted_snakemake_reruns_a_finished_training_job_without_training(study, tmp_path):
+    """SIGINT to Snakemake alone while a training job runs: the job finishes, Snakemake does
+    not record it; the rerun (--rerun-incomplete) saves the kept finished model again, with
+    no training step, bit for bit the same weights."""
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    wd = _copy(study, tmp_path)
+    _set_config(wd, "neural", steps=160)
+    target = f"{NEURAL}/model"
+    child = _start(wd, target)
+    try:
+        _wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
+        os.kill(child.pid, signal.SIGINT)
+        child.wait(timeout=300)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    deadline = time.monotonic() + 300
+    while _job_pids(child.pid, "train_neural.py"):
+        assert time.monotonic() < deadline, "the training job did not end"
+        time.sleep(0.1)
+    assert _recorded_steps(wd) == 160  # the job finished ...
+    proc = snakemake(wd, target)
+    assert proc.returncode != 0  # ... but Snakemake did not record it
+    assert "incomplete" in (proc.stdout + proc.stderr).lower()
+    weights = safetensors_torch.load_file(str(wd / target / "model.safetensors"))
+
+    proc = snakemake(wd, "--rerun-incomplete", target)
+    assert_ok(proc)
+    stats = json.loads((wd / NEURAL / "train_stats.json").read_text())
+    assert stats["steps"] == 160 and stats["resumed_from"] == 160  # no training step
+    again = safetensors_torch.load_file(str(wd / target / "model.safetensors"))
+    assert again.keys() == weights.keys()
+    assert all(bool((again[k] == weights[k]).all()) for k in weights)
