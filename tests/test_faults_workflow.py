@@ -106,7 +106,7 @@ def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path
     """The subword n-gram's estimators (marginal_ngram) SIGKILLed with Snakemake after some
     units: the rerun computes only the rest and the table equals an uninterrupted run's."""
     wd = _copy(study, tmp_path)
-    _set_config(wd, "marginal", max_units=30)  # enough units for the kill to land mid-run
+    _set_config(wd, "marginal", max_units=12)  # enough units for the kill to land mid-run
     target = "results/marginal/bible/eng/kenlm-subword-o3.spm-unigram-3000.parquet"
     part = wd / "results/marginal/bible/eng/.kenlm-subword-o3.spm-unigram-3000.part.jsonl"
 
@@ -139,7 +139,13 @@ def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path
     assert_ok(snakemake(wd, "--forcerun", "marginal_ngram", target))
     log = (wd / "logs/marginal_ngram/bible/eng.spm-unigram-3000.o3.log").read_text()
     assert f"{total} of {total} runs computed in this attempt, 0 found" in log
-    assert resumed.equals(pl.read_parquet(wd / target))
+    clean = pl.read_parquet(wd / target)
+    # Every column but the cost records: the seconds, and the LM calls and positions of the first
+    # unit computed after the kill (its estimators share a cache that the kill emptied).
+    cost = {"seconds", "lm_calls", "positions"}
+    differ = [c for c in clean.columns
+              if c not in cost and not resumed[c].equals(clean[c], null_equal=True)]
+    assert differ == []
 
 
 def _job_pids(session: int, script: str) -> list[int]:
