@@ -29,6 +29,7 @@ from fairppl.config.design import (
     train_corpus,
 )
 from fairppl.core.errors import InputError
+from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import (
     check_config,
@@ -69,6 +70,17 @@ try:
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
+
+# Sealed intermediates (fairppl.core.integrity): the files whose bytes changed since their job
+# wrote them are removed, and rule `all` rebuilds them and the sealed files that were deleted
+# (Snakemake alone would not: an intermediate whose consumers' outputs exist is not needed).
+# Only in the main process (a job's own Snakemake, locally or on a cluster node, parses this file
+# too) and only while no other Snakemake holds this directory's lock (it may be writing).
+INTEGRITY_REBUILD = []
+if workflow.is_main_process and not any(Path(".snakemake", "locks").glob("*.lock")):
+    _scan, INTEGRITY_REBUILD, _lines = repair("results")
+    if _scan.checked or INTEGRITY_REBUILD:
+        print("\n".join(_lines), file=sys.stderr)
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
