@@ -33,6 +33,8 @@ rule all:
     default_target: True
     input:
         study_outputs(),
+        # corrupt or deleted intermediates found at start-up (workflow/rules/common.smk)
+        integrity_rebuild,
 
 
 # The marginal-likelihood stage alone (`snakemake marginal`); `all` includes it through the report.

@@ -368,6 +368,15 @@ def test_write_stream_records_what_was_trained_on(tmp_path):
         "requested": None, "min_count": 2, "actual": 1, "words": ["b"]}
     assert (tmp_path / "a.txt").read_text(encoding="utf-8").splitlines() == [
         "<oov> <oov>", "<oov> b b", ""]
+    # A size that keeps every train type trains no <unk>: refused, never capped (4 types here).
+    for size in (4, 1000000):
+        with pytest.raises(InputError) as err:
+            write_stream(f"word-v{size}", texts, tmp_path / "w.txt", where="bible/eng")
+        assert str(err.value) == (
+            f"field 'word_ngram.vocab_sizes': {size} is not below the 4 word types of the train "
+            f"split of bible/eng, so no train word is left out and <unk> is never trained; "
+            f"expected a size below 4 that leaves some train types out (or `all`)")
+    assert write_stream("word-v3", texts, tmp_path / "w.txt")["actual"] == 3
     with pytest.raises(InputError, match="unknown n-gram stream 'bytes'"):
         write_stream("bytes", texts, tmp_path / "x.txt")
     with pytest.raises(InputError, match="needs its SentencePiece model"):

@@ -30,8 +30,8 @@ def test_table_has_every_corpus_language_model(study):
     _, bpu = study
     keys = set(bpu.select("corpus", "language", "model", "tokenizer").iter_rows())
     # The UDHR is evaluation-only (models_from: bible): its eng and kor are scored by the Bible's
-    # models of the same language (no word models: closed vocabulary, Bible only); its rus has no
-    # Bible model and only the pretrained stand-in would score it, which lists eng, tur, kor.
+    # models of the same language (no word models: closed vocabulary, Bible only). A UDHR
+    # language with no Bible row and no pretrained model listing it is refused at start-up.
     expected = set()
     for corpus, langs in {"bible": ("eng", "tur", "kor"), "udhr": ("eng", "kor")}.items():
         for lang in langs:

@@ -198,7 +198,8 @@ def test_failing_build_binary_leaves_no_part_file(tmp_path):
     _fake_program(tmp_path / "build_binary", COPY_BINARY)
     train_model(text, out / "m.kenlm", order=3, lmplz=lmplz, build_binary=build_binary,
                 tmpdir=tmpdir)
-    assert [p.name for p in out.iterdir()] == ["m.kenlm"]
+    # the model and its digest record (sealed, fairppl.core.integrity), nothing else
+    assert sorted(p.name for p in out.iterdir()) == [".m.kenlm.sha256", "m.kenlm"]
     assert list(tmpdir.iterdir()) == []
 
 

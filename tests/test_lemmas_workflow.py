@@ -123,15 +123,15 @@ def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall", "lemmas")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # bible-lemmas: eng and tur (kor not covered); udhr-lemmas: eng (rus is covered but has no
-    # Bible model in the test config); orders 5 and 7; the Transformer for eng only (kor is not
-    # covered), trained once on bible-lemmas and scoring both copies
+    # bible-lemmas: eng and tur (kor not covered); udhr-lemmas: eng (the test config's UDHR has
+    # eng and kor); orders 5 and 7; the Transformer for eng only (kor is not covered), trained
+    # once on bible-lemmas and scoring both copies
     assert counts["lemmatize_corpus"] == 2
     assert counts["train_ngram"] == 2 * 2 and counts["score_char_ngram"] == 3 * 2
     assert counts["train_neural"] == 1 and counts["score_neural"] == 2
     assert "results/scores/udhr-lemmas/eng/transformer.char.parquet" in proc.stdout
     assert "results/ngram/udhr-lemmas/" not in proc.stdout
-    assert "results/scores/udhr-lemmas/rus/" not in proc.stdout
+    assert "results/scores/udhr-lemmas/kor/" not in proc.stdout
 
 
 @pytest.mark.parametrize("edit, expected", [

@@ -5,6 +5,7 @@ slower)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -325,3 +326,61 @@ def test_save_lm_round_trip(tmp_path):
     with pytest.raises(InputError, match="embeddings"):
         save_lm(small, tok, tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
+
+
+def test_scoring_refuses_a_model_trained_with_other_settings(tmp_path):
+    """A finished model records its settings; ``check_trained`` (run before scoring) refuses it
+    when the config asks for others, names the differences, and accepts the same settings."""
+    from fairppl.core.integrity import recorded, verify
+    from fairppl.neural import RECORD_NAME, check_trained
+
+    units = toy_units()
+    cfg = tiny_cfg(steps=8)
+    hyper = {k: v for k, v in cfg.to_dict().items() if k != "checkpoint_every"}
+    train(units, 20, SPEC, cfg, tmp_path, progress=False)
+    folder = tmp_path / "model"
+    record = check_trained(folder, {**hyper, "checkpoint_every": 3})  # not compared
+    assert record["steps"] == 8 and record["finished"] and record["config"] == cfg.to_dict()
+    assert json.loads((folder / RECORD_NAME).read_text())["data_sha256"] == record["data_sha256"]
+    assert recorded(folder)["files"] >= 3  # sealed with the record inside
+    verify(folder)
+    with pytest.raises(InputError) as err:
+        check_trained(folder, {**hyper, "steps": 40})
+    message = str(err.value)
+    assert str(folder) in message
+    assert "trained steps: 8 (finished: True), 40 configured" in message
+    assert "steps: 8 recorded, 40 now" in message
+    with pytest.raises(InputError, match=r"lr: 0\.003 recorded, 0\.001 now"):
+        check_trained(folder, {**hyper, "lr": 1e-3})
+    # an unfinished run's stats never stand in for a model
+    bare = tmp_path / "bare" / "model"
+    save_lm(build_model(cfg, 20, 1, 2, 3), char_tokenizer(["ab"]), bare)
+    with pytest.raises(InputError, match="no training record"):
+        check_trained(bare, hyper)
+    (bare.parent / "train_stats.json").write_text(json.dumps(
+        {"finished": False, "steps": 5, "config": cfg.to_dict()}))
+    with pytest.raises(InputError, match=r"trained steps: 5 \(finished: False\), 8 configured"):
+        check_trained(bare, hyper)
+
+
+def test_finished_run_is_saved_again_without_training_unless_settings_differ(tmp_path):
+    """After a finished run, ``final.pt`` keeps its weights: a second call (Snakemake discarded
+    the outputs of a job it did not see finish) restores them without a training step and saves
+    the same weights; a call with other settings discards it and trains from scratch."""
+    units = toy_units()
+    cfg = tiny_cfg(steps=10)
+    first = train(units, 20, SPEC, cfg, tmp_path, progress=False)
+    weights = final_state(tmp_path)
+    assert (tmp_path / "final.pt").exists() and not (tmp_path / "checkpoint.pt").exists()
+    shutil.rmtree(tmp_path / "model")
+    (tmp_path / "train_stats.json").unlink()
+    again = train(units, 20, SPEC, cfg, tmp_path, progress=False)
+    assert again["resumed_from"] == 10 and again["steps"] == 10
+    assert again["final_loss"] == first["final_loss"]
+    restored = final_state(tmp_path)
+    assert all(torch.equal(weights[k], restored[k]) for k in weights)
+    longer = train(units, 20, SPEC, tiny_cfg(steps=14), tmp_path, progress=False)
+    assert longer["resumed_from"] is None and longer["steps"] == 14
+    fresh = train(units, 20, SPEC, tiny_cfg(steps=14), tmp_path / "fresh", progress=False)
+    assert longer["final_loss"] == fresh["final_loss"]
+    assert json.loads((tmp_path / "model" / "fairppl_training.json").read_text())["steps"] == 14

@@ -72,7 +72,8 @@ def test_prepare_corpus_writes_aligned_split_units_and_drop_counts(tmp_path, cap
             "corpus ships (eng_Latn, fra_Latn); 11 kept") in caplog.messages
     assert "toy/fra_Latn: 1 placeholder units (unknown)" in caplog.messages
     assert "aligned units per split: {'dev': 2, 'test': 2, 'train': 7}" in caplog.messages
-    assert sorted(p.name for p in units_out.parent.iterdir()) == ["dropped.tsv", "units.parquet"]
+    assert sorted(p.name for p in units_out.parent.iterdir()) == [
+        ".units.parquet.sha256", "dropped.tsv", "units.parquet"]  # the table sealed
 
 
 def test_no_placeholder_patterns_keeps_the_dash(tmp_path):

@@ -68,12 +68,30 @@ def test_path_source_must_exist_and_hold_a_config(tmp_path):
     missing = tmp_path / "nowhere"
     with pytest.raises(InputError, match=f"model 'mine'.*{missing}.*does not exist"):
         resolve_model({"model": "mine", "source": "path", "spec": str(missing)})
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="model 'mine'.*has no config.json"):
-        resolve_model({"model": "mine", "source": "path", "spec": str(tmp_path / "empty")})
-    (tmp_path / "empty" / "config.json").write_text("{}")
-    resolved = resolve_model({"model": "mine", "source": "path", "spec": str(tmp_path / "empty")})
-    assert resolved.load_from == str(tmp_path / "empty") and not resolved.needs_install
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    row = {"model": "mine", "source": "path", "spec": str(folder), "line": 4}
+    weights = "weights (model.safetensors, pytorch_model.bin or a shard index *.index.json)"
+    tokenizer = "a tokenizer (tokenizer.json, tokenizer.model or vocab files)"
+    with pytest.raises(InputError) as err:
+        resolve_model(row, sheet="config/models.tsv")
+    assert str(err.value) == (f"config/models.tsv, line 4: model 'mine': model folder "
+                              f"'{folder}' lacks config.json; {weights}; {tokenizer}: expected a "
+                              f"folder where save_pretrained wrote the model and its tokenizer")
+    # A folder holding only config.json used to fail later with a misleading tokenizer error.
+    (folder / "config.json").write_text("{}")
+    with pytest.raises(InputError, match=rf"line 4: model 'mine': model folder '{folder}' lacks "
+                                         rf"weights \(.*\); a tokenizer \(.*\): expected"):
+        resolve_model(row, sheet="config/models.tsv")
+    (folder / "model-00001-of-00002.safetensors").write_bytes(b"")
+    (folder / "model.safetensors.index.json").write_text("{}")
+    with pytest.raises(InputError, match=r"lacks a tokenizer \(tokenizer.json"):
+        resolve_model(row, sheet="config/models.tsv")
+    for name in ("vocab.json", "tokenizer.model", "tokenizer.json"):
+        (folder / name).write_text("{}")
+        resolved = resolve_model(row, sheet="config/models.tsv")
+        assert resolved.load_from == str(folder) and not resolved.needs_install
+        (folder / name).unlink()
 
 
 def test_hf_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
@@ -92,9 +110,77 @@ def test_hf_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
     (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
     resolved = resolve_model({"model": "gpt2-small", "source": "hf", "spec": "gpt2"})
     assert resolved.load_from == "gpt2" and not resolved.needs_install
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # online: the hub may fetch it at load time
-    assert resolve_model({"model": "x", "source": "hf", "spec": "owner/other"}).load_from == \
-        "owner/other"
+
+
+def test_hf_id_online_is_probed_on_the_hub(tmp_path, monkeypatch, http_dir):
+    """With HF_HUB_OFFLINE unset the hub is asked at start-up (here a local server standing in
+    for it through HF_ENDPOINT: no real network call): a model it serves passes, one it has not
+    is refused naming the sheet row and the id."""
+    import huggingface_hub.constants
+
+    served, base = http_dir
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", base)
+    (served / "api" / "models" / "owner").mkdir(parents=True)
+    (served / "api" / "models" / "owner" / "other").write_text("{}")
+    row = {"model": "x", "source": "hf", "spec": "owner/other", "line": 5}
+    assert resolve_model(row, sheet="config/models.tsv").load_from == "owner/other"
+    with pytest.raises(InputError) as err:
+        resolve_model({**row, "spec": "owner/made-up"}, sheet="config/models.tsv")
+    assert str(err.value) == (f"config/models.tsv, line 5: model 'x': hub id 'owner/made-up': "
+                              f"{base} has no such model (HTTP 404): expected the id of a model "
+                              f"on the hub ('<owner>/<name>'), or HF_TOKEN for a private one")
+
+
+def test_hf_id_without_network_fails_at_start_up_in_one_sentence(tmp_path, monkeypatch):
+    """No network and HF_HUB_OFFLINE unset: a made-up hub id fails at once (the probe is bounded
+    by HUB_PROBE_TIMEOUT_S), not ~50 s later in a job with a traceback. The hub stands in as a
+    closed local port (refused at once) and as a port that accepts but never answers (the
+    timeout); nothing leaves the machine."""
+    import socket
+
+    import huggingface_hub.constants
+    from fairppl.lm import pretrained
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(pretrained, "HUB_PROBE_TIMEOUT_S", 0.3)
+    row = {"model": "made-up", "source": "hf", "spec": "nobody/made-up-lm", "line": 2}
+    fix = ("expected network access to the hub, or download it where the hub is reachable and "
+           "set HF_HUB_OFFLINE=1 to use the cached copy")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    with pytest.raises(InputError) as err:
+        resolve_model(row, sheet="config/models.tsv")
+    message = str(err.value)
+    assert message.startswith("config/models.tsv, line 2: model 'made-up': hub id "
+                              "'nobody/made-up-lm' cannot be checked on the Hugging Face hub "
+                              f"(http://127.0.0.1:{port} unreachable: "), message
+    assert message.endswith(f") and HF_HUB_OFFLINE is unset: {fix}") and "\n" not in message
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)  # connections are accepted by the kernel, never answered
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        assert pretrained.probe_hub("nobody/made-up-lm") == (
+            False, f"{endpoint} gave no answer within 0.3 s")
+        with pytest.raises(InputError, match=rf"\({endpoint} gave no answer within 0.3 s\) and "
+                                             rf"HF_HUB_OFFLINE is unset: {fix}$"):
+            resolve_model(row, sheet="config/models.tsv")
+    # A cached copy: the fix is HF_HUB_OFFLINE=1 alone.
+    repo = tmp_path / "models--nobody--made-up-lm"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    with pytest.raises(InputError, match=r"expected network access to the hub, or set "
+                                         r"HF_HUB_OFFLINE=1 to use the copy in the local cache$"):
+        resolve_model(row, sheet="config/models.tsv")
 
 
 def _tiny_tokenizer_folder(folder: Path) -> Path:
@@ -108,6 +194,7 @@ def _tiny_tokenizer_folder(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(folder)
     (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"")  # start-up checks the names only
     return folder
 
 

@@ -126,3 +126,56 @@ def test_model_languages_need_a_row_in_one_of_its_corpora(tmp_path):
     unknown = ModelRow("m", "path", "/m", ["bible", "wiki"], ["eng"], "", line=4)
     with pytest.raises(InputError, match=r"line 4: model 'm': unknown corpus 'wiki'"):
         check_models([unknown], languages, config, "models.tsv")
+
+
+def test_iso639_3_codes_are_real(tmp_path):
+    """Only the pattern [a-z]{3} was checked, so `zzq` passed: the column is now checked against
+    the ISO 639-3 table (individual languages and macrolanguages alike), with close real codes
+    from the row's name; the language id stays free (Bible `ara` is ISO `arb`)."""
+    sheet = write(tmp_path, [GOOD[0], "bible\tswa\tzzq\tSwahili\tLatn\th\tfalse\n"])
+    with pytest.raises(InputError) as err:
+        read_language_sheet(sheet, SCHEMA)
+    assert str(err.value) == (
+        f"{sheet}, line 3: field 'iso639_3': 'zzq' is not an ISO 639-3 code: expected a code of "
+        "the ISO 639-3 code table (SIL); close real codes: ccl (Cutchi-Swahili), swa (Swahili "
+        "(macrolanguage)), swc (Congo Swahili), swh (Swahili (individual language))")
+    rows = read_language_sheet(write(tmp_path, [GOOD[0], "bible\tara\tarb\tArabic\tArab\ty\tfalse\n",
+                                                "bible\tzho\tzho\tChinese\tHans\tc\tfalse\n"]),
+                               SCHEMA)
+    assert [(r.language, r.iso639_3) for r in rows] == [("eng", "eng"), ("ara", "arb"),
+                                                        ("zho", "zho")]
+    # no name to go by: codes spelt alike
+    sheet = write(tmp_path, [GOOD[0], "bible\tx\tzzq\tXq\tLatn\th\tfalse\n"])
+    with pytest.raises(InputError, match=r"line 3: field 'iso639_3': 'zzq' .* close real codes: "
+                                         r"zzj \(Zuojiang Zhuang\), zza \(Zaza\)"):
+        read_language_sheet(sheet, SCHEMA)
+
+
+@pytest.mark.parametrize("sheet", ["config/languages.tsv", "config/europarl/languages.tsv",
+                                   "tests/config/languages.tsv"])
+def test_shipped_sheets_have_real_codes(sheet):
+    rows = read_language_sheet(str(ROOT / sheet), SCHEMA)
+    assert rows and all(len(r.iso639_3) == 3 for r in rows)
+
+
+def test_the_study_model_names_are_refused_as_model_ids():
+    """Every model name the rules and scripts write in the tables' `model` column (found in their
+    code, orders filled in) is refused as a model sheet id, naming the sheet and line; other ids
+    pass."""
+    import re
+
+    from fairppl.config.sheet import check_model_id
+
+    code = "\n".join(p.read_text(encoding="utf-8") for folder in ("scripts", "rules", "lib")
+                     for p in sorted((ROOT / "workflow" / folder).rglob("*"))
+                     if p.suffix in (".py", ".smk"))
+    names = set(re.findall(r'f?"(kenlm-[a-z]+-o\{[^}]*\}|transformer|bigram-eq7)"', code))
+    filled = {re.sub(r"\{[^}]*\}", "3", name) for name in names}
+    assert filled == {"transformer", "bigram-eq7", "kenlm-char-o3", "kenlm-word-o3",
+                      "kenlm-subword-o3"}
+    for name in filled:
+        with pytest.raises(InputError, match=rf"^models.tsv, line 4: field 'model': '{name}' is a "
+                                             rf"name of the study's own models"):
+            check_model_id(name, "models.tsv", 4)
+    for fine in ("smollm2-135m", "gemma3-270m", "tiny-random", "transformers-xl", "bigram"):
+        check_model_id(fine, "models.tsv", 4)

@@ -83,7 +83,9 @@ def test_train_record_files_and_specials(tmp_path, model_type):
     assert record == {"model_type": model_type, "vocab_size_requested": 400, "vocab_size": 400,
                       "reduced": False, "n_train_units": len(units),
                       "n_train_chars": sum(len(u) for u in units)}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.model", "tok.vocab"]  # no temp
+    # no temporary file; the model sealed (its digest recorded, fairppl.core.integrity)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".tok.model.sha256", "tok.model",
+                                                          "tok.vocab"]
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "tok.model"))
     assert sp.get_piece_size() == 400
     assert [sp.id_to_piece(i) for i in range(4)] == ["<unk>", "<s>", "</s>", "<pad>"]

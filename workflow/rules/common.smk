@@ -23,11 +23,13 @@ from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.config.design import (
     check_derived_corpora,
     check_evaluation_corpora,
+    check_evaluation_languages,
     derived_corpora,
     evaluation_split,
     train_corpus,
 )
 from fairppl.core.errors import InputError
+from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import (
     check_config,
@@ -58,6 +60,9 @@ try:
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])
+    check_evaluation_languages(
+        config, LANGUAGES, MODELS, config["languages"], config["models"]
+    )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, [row.model for row in MODELS])
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
@@ -65,6 +70,17 @@ try:
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 validate(config, str(SCHEMAS / "config.schema.yaml"))  # fills in the schema's defaults
+
+# Sealed intermediates (fairppl.core.integrity): the files whose bytes changed since their job
+# wrote them are removed, and rule `all` rebuilds them and the sealed files that were deleted
+# (Snakemake alone would not: an intermediate whose consumers' outputs exist is not needed).
+# Only in the main process (a job's own Snakemake, locally or on a cluster node, parses this file
+# too) and only while no other Snakemake holds this directory's lock (it may be writing).
+INTEGRITY_REBUILD = []
+if workflow.is_main_process and not any(Path(".snakemake", "locks").glob("*.lock")):
+    _scan, INTEGRITY_REBUILD, _lines = repair("results")
+    if _scan.checked or INTEGRITY_REBUILD:
+        print("\n".join(_lines), file=sys.stderr)
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]

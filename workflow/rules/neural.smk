@@ -56,5 +56,8 @@ rule score_neural:
         split=eval_split,
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.transformer.{tokenizer}.parts",
+        # the model must have been trained with these (checked before scoring); a change of
+        # the config's settings also reruns the job
+        hyper=neural_hyperparameters(),
     script:
         "../scripts/score_lm.py"

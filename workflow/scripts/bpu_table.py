@@ -15,7 +15,8 @@ from fairppl.stats.bootstrap import (
     paired_model_differences,
     with_intervals,
 )
-from fairppl.core.io import write_table
+from fairppl.core.integrity import verify
+from fairppl.core.io import read_parquet, write_table
 from fairppl.stats.metrics import (
     OPTIONAL_KEYS,
     OPTIONAL_VALUES,
@@ -28,7 +29,9 @@ from fairppl.stats.metrics import (
 
 
 def read_scores(path):
-    """The canonical columns of one per-unit table, and the optional keys and values it has."""
+    """The canonical columns of one per-unit table, and the optional keys and values it has
+    (refused if its bytes changed since its job wrote it)."""
+    verify(path)
     names = pl.read_parquet_schema(path)
     return pl.read_parquet(path, columns=list(SCORE_COLUMNS) + [
         c for c in OPTIONAL_KEYS + OPTIONAL_VALUES if c in names])
@@ -38,7 +41,7 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     settings = BootstrapSettings(**snakemake.params.bootstrap)
     scores = pl.concat([read_scores(p) for p in snakemake.input.scores], how="diagonal_relaxed")
-    units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
+    units = pl.concat([read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
     english = english_char_counts(units)
     common_scores = on_common_units(scores)
     table = with_unit_set(bits_per_utterance(scores, units), common=False)

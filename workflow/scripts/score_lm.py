@@ -6,12 +6,16 @@ import logging
 import torch
 
 from fairppl.lm.score_split import score_split_with_lm
+from fairppl.neural import check_trained
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     torch.set_num_threads(snakemake.threads)
     wc = snakemake.wildcards
+    if snakemake.params.get("hyper") is not None:
+        # a trained Transformer: refuse a model trained with other settings than the config's
+        check_trained(snakemake.input.model, snakemake.params.hyper)
     score_split_with_lm(
         snakemake.input.units,
         corpus=wc.corpus,

@@ -22,7 +22,8 @@ def main(snakemake):
     texts = read_split(snakemake.input.units, wc.language, "train")["text"].to_list()
     with private_workdir(snakemake.resources.tmpdir) as work:
         text = work / "train.txt"
-        fields = write_stream(wc.stream, texts, text, snakemake.input.get("tokenizer"))
+        fields = write_stream(wc.stream, texts, text, snakemake.input.get("tokenizer"),
+                              where=f"{wc.corpus}/{wc.language}")
         logging.info("stream %s: %d train units, %d tokens", wc.stream, len(texts), fields["n_tokens"])
         with open(snakemake.log[0], "a") as log:
             train_model(text, snakemake.output.model, order=int(wc.order),

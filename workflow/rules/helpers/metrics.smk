@@ -131,3 +131,20 @@ def shannon_report_inputs(wildcards):
     if inputs:
         inputs["shannon_published"] = PUBLISHED_SHANNON
     return inputs
+
+
+def integrity_rebuild(wildcards):
+    """Input function of the `all` rule, the intermediates the start-up check removed as corrupt
+    or found deleted that a rule of this configuration produces; the digest records of the
+    others (outputs of settings no longer configured) are dropped."""
+    producible = []
+    for path in INTEGRITY_REBUILD:
+        if any(r.is_producer(str(path)) for r in workflow.rules if r.name != "all"):
+            producible.append(str(path))
+        else:
+            forget(path)
+            print(
+                f"{path}: no rule of this configuration makes it; forgotten",
+                file=sys.stderr,
+            )
+    return producible

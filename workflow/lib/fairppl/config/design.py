@@ -123,3 +123,29 @@ def check_evaluation_corpora(config: dict, source: str = "config") -> None:
                 raise InputError(f"{block}.corpora lists {name!r}, an evaluation-only corpus "
                                  f"(models_from: {source_corpus}): expected only corpora that "
                                  f"train models", path=source)
+
+
+def check_evaluation_languages(config: dict, languages: list, models: list, path: str,
+                               models_path: str = "the model sheet") -> None:
+    """Refuse a language sheet row (``path``, its ``line``) of an enabled evaluation-only corpus
+    that no model would score: the corpus of ``models_from`` has no row of its language (so none
+    of the study's models is trained for it) and no row of the model sheet (``models``: rows with
+    ``corpora`` and ``languages``, ``all`` for every language) lists that corpus and language.
+    Without this check such a row was prepared and then silently left out of every table."""
+    trained = {(row.corpus, row.language) for row in languages}
+    for row in languages:
+        spec = config["corpora"].get(row.corpus, {})
+        source = spec.get("models_from")
+        if not source or not spec.get("enabled", True) or (source, row.language) in trained:
+            continue
+        if any(row.corpus in m.corpora and (row.language in m.languages or "all" in m.languages)
+               for m in models):
+            continue
+        raise InputError(f"language {row.language!r} of the evaluation-only corpus "
+                         f"{row.corpus!r} has no model to score it: corpus {row.corpus!r} takes "
+                         f"its models from {source!r} (corpora.{row.corpus}.models_from), which "
+                         f"has no {row.language!r} row, and no row of {models_path} lists "
+                         f"{row.corpus} and {row.language}; expected a {source!r} row for "
+                         f"{row.language!r} (its models are then trained), a model sheet row "
+                         f"scoring it, or no {row.corpus!r} row for {row.language!r}",
+                         path=path, line=row.line)

@@ -67,6 +67,26 @@ def _dotted(path) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
+_BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+
+
+def schema_expectation(err: jsonschema.ValidationError) -> str:
+    """What the schema expected where ``err`` failed, in words: the field's description when the
+    schema gives one, else the allowed values, type or bound."""
+    if err.validator == "required":
+        return f"expected the keys {err.validator_value}"
+    description = " ".join(str(err.schema.get("description", "")).split())
+    if description:
+        return f"expected: {description}"
+    if err.validator == "enum":
+        return f"expected one of {err.validator_value}"
+    if err.validator == "type":
+        return f"expected a value of type {err.validator_value}"
+    if err.validator in _BOUNDS:
+        return f"expected a value {_BOUNDS[err.validator]} {err.validator_value}"
+    return f"expected a value that satisfies the schema's {err.validator!r}"
+
+
 def _schema_message(err: jsonschema.ValidationError) -> str:
     block = _dotted(err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
@@ -76,7 +96,7 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         key = f"{block}.{unknown[0]}" if block else unknown[0]
         return (f"field '{key}': unknown key(s) {unknown} in {where} (misspelt?); expected keys "
                 f"among {allowed}")
-    return f"field '{block or '(top level)'}': {err.message}"
+    return f"field '{block or '(top level)'}': {err.message}; {schema_expectation(err)}"
 
 
 def check_schema(config: dict, schema_path: str, source: str) -> dict:

@@ -14,6 +14,8 @@ import jsonschema
 import yaml
 
 from ..core.errors import InputError
+from .iso639 import check_iso639_3
+from .settings import schema_expectation
 
 _BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
@@ -84,7 +86,8 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
         if errors:
             err = errors[0]
             field = err.path[0] if err.path else "(row)"
-            raise InputError(f"field '{field}': {err.message}", path=path, line=lineno)
+            raise InputError(f"field '{field}': {err.message}; {schema_expectation(err)}",
+                             path=path, line=lineno)
         for key in unique:
             value = tuple(record[k] for k in key)
             if value in seen[key]:
@@ -99,11 +102,14 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
 
 
 def read_language_sheet(path: str, schema_path: str) -> list[Language]:
-    """Read and validate the language sheet: each row's fields, no (corpus, language) twice and
-    no (corpus, source_id) twice (the same text under two names)."""
+    """Read and validate the language sheet: each row's fields, no (corpus, language) twice, no
+    (corpus, source_id) twice (the same text under two names), and every ``iso639_3`` a code of
+    the ISO 639-3 table (the ``language`` id is free: it names paths and tables)."""
     rows = read_tsv_sheet(path, schema_path, "language sheet", "languages",
                           unique=[("corpus", "language"), ("corpus", "source_id")])
-    return [Language(**row) for row in rows]
+    languages = [Language(**row) for row in rows]
+    check_iso639_3(languages, path)
+    return languages
 
 
 @dataclass(frozen=True)
@@ -183,13 +189,34 @@ def _check_europarl(corpus: str, spec: dict, rows: list[Language], reference: La
                          f"can be verified")
 
 
+#: Model ids the study's own tables use (the ``model`` column of the score tables, the Shannon
+#: game's and the marginal stage's): a sheet model of the same name would mix its rows with theirs.
+STUDY_MODEL_IDS = ("transformer", "bigram-eq7")
+#: Prefixes of the study's built model ids: kenlm-char-o<order>, kenlm-word-o<order>,
+#: kenlm-subword-o<order>.
+STUDY_MODEL_PREFIXES = ("kenlm-",)
+
+
+def check_model_id(model: str, path: str, line: int | None = None) -> None:
+    """Refuse a model sheet id that is one of the study's own model names, or starts like them."""
+    clash = model in STUDY_MODEL_IDS or model.startswith(STUDY_MODEL_PREFIXES)
+    if clash:
+        raise InputError(f"field 'model': {model!r} is a name of the study's own models "
+                         f"({', '.join(STUDY_MODEL_IDS)}, "
+                         f"{', '.join(p + '*' for p in STUDY_MODEL_PREFIXES)}), whose rows it "
+                         f"would mix with its own in every table; expected another model id",
+                         path=path, line=line)
+
+
 def check_models(models: list[ModelRow], languages: list[Language], config: dict,
                  path: str) -> None:
-    """Cross-check the model sheet with the config and the language sheet: every corpus a model
-    names exists, and every language it names has a row in at least one of its corpora (a model
-    is scored on each (corpus, language) pair the language sheet has)."""
+    """Cross-check the model sheet with the config and the language sheet: no model id is one of
+    the study's own model names (:func:`check_model_id`), every corpus a model names exists, and
+    every language it names has a row in at least one of its corpora (a model is scored on each
+    (corpus, language) pair the language sheet has)."""
     known = {(row.corpus, row.language) for row in languages}
     for model in models:
+        check_model_id(model.model, path, model.line)
         for corpus in model.corpora:
             if corpus not in config["corpora"]:
                 raise InputError(f"model '{model.model}': unknown corpus '{corpus}'; expected one "
@@ -198,5 +225,6 @@ def check_models(models: list[ModelRow], languages: list[Language], config: dict
                    if lang != "all" and not any((c, lang) in known for c in model.corpora)]
         if missing:
             raise InputError(f"model '{model.model}': languages {missing} have no row for any of "
-                             f"its corpora {list(model.corpora)} in the language sheet",
+                             f"its corpora {list(model.corpora)} in the language sheet; expected "
+                             f"language ids of those corpora's rows, or `all`",
                              path=path, line=model.line)

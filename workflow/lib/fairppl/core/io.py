@@ -4,6 +4,10 @@ Every writer writes to a temporary file in the destination's folder and renames 
 a killed job leaves either the old file, or none, never a truncated one. A Parquet file can still
 arrive broken from elsewhere (a copy cut short, a full disk on another machine): ``read_parquet``
 names it instead of failing with a decoder's message.
+
+Sealing (``fairppl.core.integrity``): ``atomic_path(..., seal=True)``, ``atomic_dir(...,
+seal=True)`` and ``write_table``'s Parquet output record the finished file's digest beside it;
+``read_parquet`` checks it, so a table damaged after it was written is refused, not read.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ from typing import Iterator
 import polars as pl
 
 from .errors import InputError
+from .integrity import seal as _seal
+from .integrity import verify
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds."""
+def atomic_path(path: str | os.PathLike, *, seal: bool = False) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+    ``seal``: then record its digest (``fairppl.core.integrity.seal``), for an intermediate that
+    other jobs read."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
@@ -34,6 +42,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     try:
         yield tmp_path
         os.replace(tmp_path, path)
+        if seal:
+            _seal(path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -55,9 +65,10 @@ def write_lines(path: str | os.PathLike, lines) -> None:
 
 def write_table(df: pl.DataFrame, parquet: str | os.PathLike | None = None,
                 csv: str | os.PathLike | None = None, tsv: str | os.PathLike | None = None) -> None:
-    """Write a polars table as Parquet, CSV and/or TSV, each atomically."""
+    """Write a polars table as Parquet (sealed: its digest recorded), CSV and/or TSV, each
+    atomically."""
     if parquet is not None:
-        with atomic_path(parquet) as tmp:
+        with atomic_path(parquet, seal=True) as tmp:
             df.write_parquet(tmp)
     if csv is not None:
         with atomic_path(csv) as tmp:
@@ -69,11 +80,13 @@ def write_table(df: pl.DataFrame, parquet: str | os.PathLike | None = None,
 
 def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> pl.DataFrame:
     """Read a Parquet table (optionally only ``columns``). A missing, truncated or otherwise
-    unreadable file raises InputError naming the file and what was expected; a missing column
-    names the columns the file has."""
+    unreadable file raises InputError naming the file and what was expected; a sealed file whose
+    bytes changed since it was written raises ``CorruptFileError``; a missing column names the
+    columns the file has."""
     path = Path(path)
     if not path.exists():
         raise InputError("no such file: expected a Parquet table", path=str(path))
+    verify(path)
     try:
         frame = pl.read_parquet(path)
     except Exception as err:  # polars raises several error types for a damaged file
@@ -91,7 +104,7 @@ def read_parquet(path: str | os.PathLike, columns: list[str] | None = None) -> p
 
 
 @contextlib.contextmanager
-def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_dir(path: str | os.PathLike, *, seal: bool = False) -> Iterator[Path]:
     """Yield a new, empty temporary folder beside ``path``; if the block succeeds, swap it into
     place as ``path``, else remove it.
 
@@ -102,7 +115,8 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     deleted: a reader finds the old folder or the new one (or, between the two renames, none),
     never a mix of the two. A kill between the renames leaves no ``path`` but the ``.old`` and
     ``.part`` siblings, which a caller may sweep on its next run. An exception in the block
-    leaves ``path`` untouched and no sibling behind.
+    leaves ``path`` untouched and no sibling behind. ``seal``: record the finished folder's
+    digest (``fairppl.core.integrity.seal``).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,6 +133,8 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, path)
+        if seal:
+            _seal(path)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -38,6 +38,7 @@ import polars as pl
 
 from .align import Texts, align_units  # noqa: F401 (align_units: also importable from here)
 from ..core.errors import InputError
+from ..core.integrity import verify
 from ..core.text import decode_utf8
 # The URL corpus type's download and archive reader live apart; importable from here too.
 from .url import download_url, open_tar, read_tar_lines, read_tar_lines_all  # noqa: F401
@@ -333,7 +334,9 @@ def read_split(units_path: str, language: str, split: str, max_units: int | None
     (``position``). ``split`` is "train", "dev", "test", or "all" (every unit: an evaluation-only
     corpus). ``max_units`` keeps N units spread evenly over the split (:func:`evenly_spaced`), so
     a subset covers the whole corpus (every book of the Bible, not only Genesis) and is the same
-    in every language. Raises InputError if there are none."""
+    in every language. Raises InputError if there are none, ``CorruptFileError`` if the table
+    changed since it was written (``fairppl.core.integrity``)."""
+    verify(units_path)
     scan = pl.scan_parquet(units_path).filter(pl.col("language") == language)
     if split != "all":
         scan = scan.filter(pl.col("split") == split)

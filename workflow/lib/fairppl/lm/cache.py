@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import InputError
+from ..core.integrity import verify
 from ..core.io import atomic_dir
 from .special_tokens import check_special_tokens
 
@@ -124,10 +125,13 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
 
 def load_lm(folder: str | os.PathLike, device=None):
     """Load ``(model, tokenizer)`` from a transformers folder (or a cached hub id) in float32,
-    in eval mode, on ``device`` (default: CUDA if available, else CPU)."""
+    in eval mode, on ``device`` (default: CUDA if available, else CPU). A sealed folder (a
+    trained Transformer) whose files changed since it was written raises ``CorruptFileError``
+    (``fairppl.core.integrity``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    verify(folder)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(str(folder))

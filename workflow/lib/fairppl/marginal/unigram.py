@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import InputError
+from ..core.integrity import verify
 from ..tokenizers.spm_model import (BYTE, NORMAL, UNKNOWN, UNUSED, USER_DEFINED,
                                     parse_spm_model)
 from .lattice import (Lattice, count_paths, enumerate_paths, forward, path_arcs, sample,
@@ -72,6 +73,7 @@ class UnigramModel:
 
     @classmethod
     def from_file(cls, model_file) -> "UnigramModel":
+        verify(model_file)  # a sealed model whose bytes changed is refused
         return cls.from_bytes(Path(model_file).read_bytes(), str(model_file))
 
     @classmethod

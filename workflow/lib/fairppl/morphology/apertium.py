@@ -183,8 +183,8 @@ def map_tags(tags: list[str], *, where: str = "") -> list[frozenset]:
         if tag in DROPPED:
             continue
         if tag not in FEATURES:
-            raise InputError(f"{where}Apertium tag <{tag}> has no mapping (add it to "
-                             "fairppl.morphology.apertium by its category)")
+            raise InputError(f"{where}Apertium tag <{tag}> has no mapping: expected a tag that "
+                             "fairppl.morphology.apertium maps (add it there by its category)")
         choices.append(FEATURES[tag])
     bundles = []
     for combination in itertools.product(*choices):

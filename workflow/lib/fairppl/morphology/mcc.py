@@ -69,14 +69,15 @@ def part_of_speech(features: Iterable[str], *, path: str | None = None,
     found = {POS_OF_FEATURE[f] for f in features if f in POS_OF_FEATURE}
     other = {f for f in features if f in OTHER_POS_FEATURES}
     if len(found) > 1:
-        raise InputError(f"two parts of speech in one bundle: {sorted(features)}", path=path,
+        raise InputError(f"two parts of speech in one bundle: {sorted(features)}: expected "
+                         f"one part of speech per feature bundle", path=path,
                          line=line)
     if found:
         return found.pop()
     if other:
         return None
-    raise InputError(f"no part-of-speech feature (V, N, ADJ, ...) in {';'.join(features)!r}",
-                     path=path, line=line)
+    raise InputError(f"no part-of-speech feature (V, N, ADJ, ...) in {';'.join(features)!r}: "
+                     f"expected one part of speech per feature bundle", path=path, line=line)
 
 
 def inflectional_bundle(features: Iterable[str], pos: str) -> frozenset:
@@ -94,8 +95,8 @@ def parse_features(text: str, *, path: str | None = None, line: int | None = Non
     parts = text.split(";")
     for part in parts:
         if not part or part != part.strip() or " " in part:
-            raise InputError(f"malformed feature bundle {text!r} (features are separated by ';', "
-                             "none empty, no spaces)", path=path, line=line)
+            raise InputError(f"malformed feature bundle {text!r}: expected features separated "
+                             "by ';', none empty, no spaces", path=path, line=line)
     return frozenset(parts)
 
 
@@ -122,7 +123,8 @@ def read_unimorph(path: str | os.PathLike) -> tuple[list[Row], int]:
                                  f"{len(fields)}: {text!r}", path=path, line=number)
             lemma, form, bundle = fields
             if not lemma.strip() or not form.strip():
-                raise InputError(f"empty lemma or form: {text!r}", path=path, line=number)
+                raise InputError(f"empty lemma or form: {text!r}: expected both non-empty",
+                                 path=path, line=number)
             features = parse_features(bundle.strip(), path=path, line=number)
             pos = part_of_speech(features, path=path, line=number)
             if pos is None:

@@ -47,9 +47,10 @@ def read_published_mcc(path: str | os.PathLike) -> dict[str, int]:
             raise InputError(f"expected a two-letter and a three-letter language code, got "
                              f"{two!r} and {three!r}", path=path, line=number)
         if three in values:
-            raise InputError(f"language {three!r} appears twice", path=path, line=number)
+            raise InputError(f"language {three!r} appears twice: expected each language once",
+                             path=path, line=number)
         if not re.fullmatch(r"[0-9]+", mcc) or int(mcc) < 1:
-            raise InputError(f"MCC must be a positive integer, got {mcc!r}", path=path,
+            raise InputError(f"MCC {mcc!r}: expected a positive integer", path=path,
                              line=number)
         values[three] = int(mcc)
     if not header_seen:

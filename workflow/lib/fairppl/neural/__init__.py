@@ -46,14 +46,19 @@ Determinism and resumption
     ``checkpoint_every`` and ``eval_every`` do not change the trajectory and are not compared.
 
 Outputs of a finished run (``train``)
-    ``out_dir/model/`` (``save_pretrained``, safetensors; with the tokenizer when one is given),
-    ``out_dir/train_log.tsv`` (step, loss, lr, dev_loss), ``out_dir/train_stats.json``, each
+    ``out_dir/model/`` (``save_pretrained``, safetensors; with the tokenizer when one is given,
+    and ``fairppl_training.json``: the settings, vocabulary and data digest it was trained with;
+    sealed, see ``fairppl.core.integrity``), ``out_dir/train_log.tsv`` (step, loss, lr, dev_loss), ``out_dir/train_stats.json``, each
     written to a temporary name and renamed into place, the stats last. Then
     ``checkpoint.pt`` is **deleted** (it holds the optimizer state, about twice the model's size,
-    and is useless once the model is final): a call after a finished run trains again from
-    scratch, reproducing the same model. A Snakemake rule should therefore declare
-    ``out_dir/model`` and the stats file as outputs, never ``directory(out_dir)`` (Snakemake would
-    delete the checkpoint with a failed job's outputs).
+    and is useless once the model is final) and ``out_dir/final.pt`` keeps the finished weights,
+    loss log and identity (about the model's size). A later call with the same configuration,
+    vocabulary and data restores it and saves the same model again without training (what a
+    rerun does when Snakemake was interrupted before recording the job's outputs and discards
+    them); with other settings it deletes ``final.pt`` and trains from scratch: a finished model
+    of other settings never stands in for the configured one. A Snakemake rule should therefore
+    declare ``out_dir/model`` and the stats file as outputs, never ``directory(out_dir)``
+    (Snakemake would delete the checkpoint with a failed job's outputs).
 
 Device
     ``device="auto"`` is CUDA when ``torch.cuda.is_available()``, else CPU (a rule may declare a
@@ -80,11 +85,11 @@ from .loss import mean_nll
 from .model import build_model, n_parameters, special_ids_of
 from .optim import lr_factor
 from .runtime import resolve_device
-from .save import LOG_NAME, MODEL_DIR, STATS_NAME, save_lm
+from .save import LOG_NAME, MODEL_DIR, RECORD_NAME, STATS_NAME, check_trained, save_lm
 from .training import train
 
 __all__ = [
-    "CHECKPOINT_NAME", "LOG_NAME", "MODEL_DIR", "STATS_NAME", "NeuralConfig", "build_model",
-    "lr_factor", "mean_nll", "n_parameters", "pack_sequences", "resolve_device", "save_lm",
-    "special_ids_of", "train",
+    "CHECKPOINT_NAME", "LOG_NAME", "MODEL_DIR", "RECORD_NAME", "STATS_NAME", "NeuralConfig",
+    "build_model", "check_trained", "lr_factor", "mean_nll", "n_parameters", "pack_sequences",
+    "resolve_device", "save_lm", "special_ids_of", "train",
 ]

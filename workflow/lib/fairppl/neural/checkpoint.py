@@ -24,6 +24,9 @@ from ..core.io import atomic_path
 
 CHECKPOINT_NAME = "checkpoint.pt"
 _CHECKPOINT_FORMAT = "fairppl-neural-checkpoint-1"
+#: The finished run's weights, loss log and identity (no optimizer state), kept after training.
+FINAL_NAME = "final.pt"
+_FINAL_FORMAT = "fairppl-neural-final-1"
 
 #: Config fields that do not change the training trajectory (not compared on resume).
 _NOT_COMPARED = frozenset({"checkpoint_every", "eval_every"})
@@ -97,14 +100,54 @@ def _resume(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: st
     run.resumed_from = run.step
 
 
-def _differences(saved: Mapping, now: Mapping, prefix: str = "") -> list[str]:
+def _save_final_state(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: str,
+                      seconds: float) -> None:
+    """Keep a finished run's weights, loss log and identity in ``path`` (about the model's size:
+    no optimizer state), so that a rerun of the job whose outputs were discarded (Snakemake
+    interrupted before it recorded them) saves the same model again instead of retraining."""
+    _write_checkpoint(path, {
+        "format": _FINAL_FORMAT, "config": config, "vocab": vocab, "data_sha256": digest,
+        "step": run.step, "model": run.model.state_dict(),
+        "log": [list(row) for row in run.log], "seconds": seconds,
+    })
+
+
+def _restore_final(path: Path, run: _RunState, *, config: dict, vocab: dict,
+                   digest: str) -> str | None:
+    """Load the finished run kept at ``path`` into ``run`` when it was trained with this
+    configuration (``_NOT_COMPARED`` aside), vocabulary and data; returns None then. A finished
+    run of other settings (or an unreadable file) is deleted, never used; returns why."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(state, dict) or state.get("format") != _FINAL_FORMAT:
+            raise ValueError(f"not {_FINAL_FORMAT}")
+    except Exception as err:  # noqa: BLE001 - any unusable file is the same: train again
+        path.unlink()
+        return f"unreadable ({type(err).__name__})"
+    diffs = _differences(state["config"], config, saved_as="recorded")
+    diffs += _differences(state["vocab"], vocab, prefix="vocab ", saved_as="recorded")
+    if state["data_sha256"] != digest:
+        diffs.append("training data: the packed token ids differ")
+    if diffs:
+        path.unlink()
+        return "; ".join(diffs)
+    run.model.load_state_dict(state["model"])
+    run.step = int(state["step"])
+    run.log = [tuple(row) for row in state["log"]]
+    run.seconds_before = float(state["seconds"])
+    run.resumed_from = run.step
+    return None
+
+
+def _differences(saved: Mapping, now: Mapping, prefix: str = "",
+                 saved_as: str = "in the checkpoint") -> list[str]:
     diffs = []
     for key in sorted(set(saved) | set(now)):
         if key in _NOT_COMPARED and not prefix:
             continue
         a, b = saved.get(key, "<absent>"), now.get(key, "<absent>")
         if a != b:
-            diffs.append(f"{prefix}{key}: {a!r} in the checkpoint, {b!r} now")
+            diffs.append(f"{prefix}{key}: {a!r} {saved_as}, {b!r} now")
     return diffs
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Mapping
 
 from ..core.errors import InputError
 from ..core.io import atomic_dir, atomic_path
@@ -18,6 +19,8 @@ from .model import _sync_generation_config
 MODEL_DIR = "model"
 LOG_NAME = "train_log.tsv"
 STATS_NAME = "train_stats.json"
+#: Inside the model folder: the settings the finished model was trained with (``check_trained``).
+RECORD_NAME = "fairppl_training.json"
 
 
 def _write_log(path: Path, log: list) -> None:
@@ -32,14 +35,16 @@ def _write_log(path: Path, log: list) -> None:
 
 def _save_final(out_dir: Path, model, tokenizer, log: list, record: dict) -> None:
     """Write a finished run's outputs into ``out_dir``: ``model/`` (on the CPU, with the
-    tokenizer when one is given), ``train_log.tsv``, then ``train_stats.json`` (``record``)
-    last, so that the stats file stands for a complete set."""
+    tokenizer when one is given, and ``record`` as ``fairppl_training.json``; sealed: its digest
+    recorded), ``train_log.tsv``, then ``train_stats.json`` (``record``) last, so that the stats
+    file stands for a complete set."""
     model.eval()
-    with atomic_dir(out_dir / MODEL_DIR) as tmp:
+    with atomic_dir(out_dir / MODEL_DIR, seal=True) as tmp:
         if tokenizer is not None:
             _save_into(model.to("cpu"), tokenizer, tmp)
         else:
             model.to("cpu").save_pretrained(tmp, safe_serialization=True)
+        (tmp / RECORD_NAME).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     _write_log(out_dir / LOG_NAME, log)
     with atomic_path(out_dir / STATS_NAME) as tmp:
         tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -76,6 +81,45 @@ def save_lm(model, tokenizer, folder: str | os.PathLike) -> Path:
     are set from the tokenizer; a tokenizer whose ids differ from the ids the model was built
     with, or with more tokens than the model has embeddings, is an ``InputError``."""
     folder = Path(folder)
-    with atomic_dir(folder) as tmp:
+    with atomic_dir(folder, seal=True) as tmp:
         _save_into(model, tokenizer, tmp)
     return folder
+
+
+def check_trained(folder: str | os.PathLike, hyper: Mapping) -> dict:
+    """Refuse a trained model folder whose recorded settings are not ``hyper`` (the config's
+    ``NeuralConfig`` fields; the defaults fill the rest); returns the record.
+
+    The record is ``fairppl_training.json`` in the folder (written by ``train`` with the finished
+    model), else ``train_stats.json`` beside it. A model that is unfinished, trained with other
+    settings, or without a record is an ``InputError`` naming the folder and the differences:
+    such a model must never stand in for the configured one."""
+    from .checkpoint import _differences
+    from .config import NeuralConfig
+
+    folder = Path(folder)
+    for source in (folder / RECORD_NAME, folder.parent / STATS_NAME):
+        if source.is_file():
+            break
+    else:
+        raise InputError(f"no training record ({RECORD_NAME} in the folder or {STATS_NAME} "
+                         f"beside it): not a model finished by fairppl.neural.train; delete "
+                         f"the folder and run the workflow again to train it", path=str(folder))
+    try:
+        record = json.loads(source.read_text(encoding="utf-8"))
+        saved = record["config"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise InputError(f"unreadable training record ({type(err).__name__}: {err})",
+                         path=str(source)) from None
+    wanted = NeuralConfig.from_dict(hyper)
+    diffs = _differences(saved, wanted.to_dict(), saved_as="recorded")
+    if not record.get("finished", False) or int(record.get("steps", -1)) != wanted.steps:
+        diffs.insert(0, f"trained steps: {record.get('steps')!r} (finished: "
+                        f"{record.get('finished')!r}), {wanted.steps} configured")
+    if diffs:
+        raise InputError("the model was trained with other settings than the config's, "
+                         "refusing to score it in their place. Differences: "
+                         + "; ".join(diffs)
+                         + ". Delete the model folder and run the workflow again to retrain it",
+                         path=str(folder))
+    return record

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import random
 import shutil
@@ -16,7 +17,15 @@ from typing import Callable, Mapping, Sequence
 import torch
 
 from ..core.errors import InputError
-from .checkpoint import CHECKPOINT_NAME, _resume, _RunState, _save_checkpoint
+from .checkpoint import (
+    CHECKPOINT_NAME,
+    FINAL_NAME,
+    _restore_final,
+    _resume,
+    _RunState,
+    _save_checkpoint,
+    _save_final_state,
+)
 from .config import NeuralConfig
 from .data import _check_ids, _data_digest, _pack, _pack_whole_units, _Packed
 from .loss import _batch_loss, mean_nll
@@ -25,6 +34,8 @@ from .optim import _make_optimizer
 from .runtime import _deterministic, _num_threads, resolve_device
 from .save import LOG_NAME, MODEL_DIR, STATS_NAME, _save_final, _write_log
 
+_log = logging.getLogger(__name__)
+
 
 def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapping[str, int],
           cfg: NeuralConfig, out_dir: str | os.PathLike, *,
@@ -32,7 +43,8 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
           device: str | torch.device = "auto", threads: int | None = None,
           progress: bool = True, stop_after: int | None = None) -> dict:
     """Train a ``build_model`` LM on ``token_ids`` (the train units, token ids without specials),
-    resuming from ``out_dir/checkpoint.pt`` when it exists (see the package doc).
+    resuming from ``out_dir/checkpoint.pt`` when it exists, or saving the finished run kept in
+    ``out_dir/final.pt`` again when it was trained with the same settings (see the package doc).
 
     ``special_ids`` maps ``"bos"``, ``"eos"``, ``"pad"`` to ids (``special_ids_of(tokenizer)``).
     ``dev_token_ids``: optional held-out units; their mean NLL per token is logged every
@@ -75,9 +87,16 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
     identity = {"config": cfg.to_dict(), "vocab": {"vocab_size": vocab_size, **special},
                 "digest": _data_digest(packed)}
 
+    final_path = out_dir / FINAL_NAME
     with _deterministic(dev), _num_threads(threads):
         run = _start(cfg, vocab_size, special, dev)
-        if ckpt_path.exists():
+        restored = False
+        if final_path.exists():
+            why = _restore_final(final_path, run, **identity)
+            restored = why is None
+            if not restored:
+                _log.info("%s: a finished run of other settings, discarded: %s", final_path, why)
+        if not restored and ckpt_path.exists():
             _resume(ckpt_path, run, device=dev, **identity)
 
         def checkpoint(seconds: float) -> None:
@@ -106,6 +125,8 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
         _save_final(out_dir, run.model, tokenizer, run.log,
                     {**stats, "config": identity["config"], "vocab": identity["vocab"],
                      "data_sha256": identity["digest"]})
+        if not restored:
+            _save_final_state(final_path, run, seconds=stats["seconds"], **identity)
         # The optimizer state is about twice the model and useless once the model is final.
         with contextlib.suppress(FileNotFoundError):
             ckpt_path.unlink()
@@ -201,7 +222,7 @@ def _step(run: _RunState, cfg: NeuralConfig, packed: _Packed,
 
 def _clean_stale(out_dir: Path) -> None:
     """Remove temporary files and folders left by a killed run (never the checkpoint)."""
-    for name in (CHECKPOINT_NAME, MODEL_DIR, LOG_NAME, STATS_NAME):
+    for name in (CHECKPOINT_NAME, FINAL_NAME, MODEL_DIR, LOG_NAME, STATS_NAME):
         for stale in glob.glob(str(out_dir / f".{glob.escape(name)}.*")):
             if stale.endswith((".part", ".old")):
                 if os.path.isdir(stale):

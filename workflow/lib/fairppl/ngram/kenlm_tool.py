@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from ..core.errors import InputError
+from ..core.integrity import verify
 from ..core.io import atomic_path
 
 #: log2(10): a log10-probability times -LOG2_10 is a code length in bits.
@@ -142,7 +143,7 @@ def train_model(text: str | os.PathLike, model: str | os.PathLike, *, order: int
                 tmpdir: str | os.PathLike, memory: str = "20%",
                 discount_fallback: bool | Sequence[float] = True, log=None) -> None:
     """Train an order-``order`` model on ``text`` (lmplz) and write KenLM's binary form to
-    ``model`` (build_binary).
+    ``model`` (build_binary), sealed (its digest recorded beside it, checked by ``load_model``).
 
     The ARPA file and lmplz's temporary files live in a ``private_workdir`` under ``tmpdir``,
     removed afterwards whatever happens; ``model`` appears only if both programs succeed (nothing,
@@ -155,7 +156,7 @@ def train_model(text: str | os.PathLike, model: str | os.PathLike, *, order: int
         arpa = work / "model.arpa"
         _run(lmplz_command(lmplz, order, text, arpa, work, memory=memory,
                            discount_fallback=discount_fallback), log)
-        with atomic_path(model) as tmp:
+        with atomic_path(model, seal=True) as tmp:
             _run(build_binary_command(build_binary, arpa, tmp), log)
 
 
@@ -164,9 +165,12 @@ def train_model(text: str | os.PathLike, model: str | os.PathLike, *, order: int
 
 
 def load_model(model_path: str | os.PathLike):
-    """Load an ARPA or KenLM binary file with the Python module (quietly)."""
+    """Load an ARPA or KenLM binary file with the Python module (quietly); a model whose bytes
+    changed since ``train_model`` wrote it raises ``CorruptFileError`` (see
+    ``fairppl.core.integrity``)."""
     import kenlm
 
+    verify(model_path)
     config = kenlm.Config()
     config.show_progress = False
     return kenlm.Model(str(model_path), config)

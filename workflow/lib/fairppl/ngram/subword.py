@@ -16,13 +16,16 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..core.errors import InputError
+from ..core.integrity import verify
 from .kenlm_tool import KENLM_RESERVED, load_model, score_tokens
 
 
 def load_sentencepiece(model_file: str | os.PathLike):
-    """A ``sentencepiece.SentencePieceProcessor`` for ``model_file``."""
+    """A ``sentencepiece.SentencePieceProcessor`` for ``model_file`` (its digest checked when
+    it was sealed: ``fairppl.core.integrity``)."""
     import sentencepiece as spm
 
+    verify(model_file)
     return spm.SentencePieceProcessor(model_file=str(model_file))
 
 

@@ -13,6 +13,7 @@ import math
 import polars as pl
 from scipy.stats import spearmanr
 
+from ..core.integrity import verify
 from ..ngram.word import build_vocabulary, words
 
 #: Numeric properties per language, with their units.
@@ -103,6 +104,7 @@ def pieces_per_word(model_file, texts) -> float:
     (the same word rule as the other features)."""
     import sentencepiece as spm
 
+    verify(model_file)  # a sealed model whose bytes changed is refused
     processor = spm.SentencePieceProcessor(model_file=str(model_file))
     texts = list(texts)
     n_pieces = sum(len(ids) for ids in processor.encode(texts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import InputError
+from ..core.integrity import verify
 from .hf import _wrap
 from .spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, _on_grid, parse_spm_model
 from .training import MODEL_TYPES
@@ -66,6 +67,7 @@ def to_hf_tokenizer(model_file: str):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers
 
     path = str(model_file)
+    verify(path)
     try:
         raw = Path(path).read_bytes()
         spec = parse_spm_model(raw)

@@ -142,7 +142,7 @@ def train_sentencepiece(texts: list[str], model_type: str, vocab_size: int, out_
     out_prefix = str(out_prefix)
     with atomic_path(out_prefix + ".vocab") as tmp:
         tmp.write_text(_vocab_text(model), encoding="utf-8")
-    with atomic_path(out_prefix + ".model") as tmp:
+    with atomic_path(out_prefix + ".model", seal=True) as tmp:
         tmp.write_bytes(model)
     return {
         "model_type": model_type,
