@@ -118,8 +118,9 @@ def slurm_study(cluster, study):
 
 def _tables(wd: Path) -> dict[str, bytes]:
     folder = wd / "results" / "tables"
+    # the hidden digest records (`.<name>.sha256`) follow their tables' bytes
     return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.name.startswith(".")}
 
 
 #: Wall-clock columns: measurements of the run itself, the only columns two runs may differ in.
