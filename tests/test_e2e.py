@@ -391,8 +391,9 @@ def test_adding_a_language_is_one_sheet_row(study, tmp_path):
     [
         ("bible\tdeu\tdeu\tGerman\tLatn\tQ\tfalse\n",
          "unknown Bible translation code(s) deu: 'Q': expected one of"),
-        ("udhr\tdeu\tdeu\tGerman\tLatn\tdeu_2000\tfalse\n",
-         "unknown UDHR declaration code 'deu_2000' (language deu)"),
+        # tur: a Bible language, so its UDHR row has models to score it (refused otherwise)
+        ("udhr\ttur\ttur\tTurkish\tLatn\ttur_2000\tfalse\n",
+         "unknown UDHR declaration code 'tur_2000' (language tur)"),
     ],
 )
 def test_unknown_source_code_is_reported(tmp_path, resources_ready, row, expected):
