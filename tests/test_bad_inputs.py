@@ -154,6 +154,17 @@ def _(tmp):
     return message, None, "field 'word_ngram.vocab_sizes'"
 
 
+@case("shannon-vocab-too-large")
+def _(tmp):
+    from fairppl.shannon.outcomes import build_outcomes
+
+    texts = ["in the beginning", "the end", "in the end"]  # 4 word types
+    message = raised(build_outcomes, texts, 4, where="bible/eng")
+    assert "4 is not below the 4 word types of the train split of bible/eng" in message
+    assert build_outcomes(texts, 3).m == 3 + 2  # three words, <unk> and </s>
+    return message, None, "field 'shannon.vocab_size'"
+
+
 # ------------------------------------------------------------------ the language sheet
 
 

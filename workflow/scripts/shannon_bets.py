@@ -42,7 +42,8 @@ def main(snakemake):
     settings = params.settings
     train = read_split(snakemake.input.train_units, wc.language, "train")["text"].to_list()
     dev = read_split(snakemake.input.train_units, wc.language, "dev")["text"].to_list()
-    outcomes = build_outcomes(train, settings["vocab_size"])
+    outcomes = build_outcomes(train, settings["vocab_size"],
+                              where=f"{wc.corpus}/{wc.language}")
     lengths = list_lengths(settings["list_lengths"], outcomes.m)
     bettor, extra = make_bettor(params.kind, snakemake, outcomes, train, dev)
     units = game_units(read_split(snakemake.input.units, wc.language, params.split),

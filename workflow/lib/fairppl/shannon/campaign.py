@@ -283,8 +283,10 @@ def build_campaign(root: str | os.PathLike, corpus: str, language: str, out: str
     root = Path(root)
     cfg_path = Path(config_path) if Path(config_path).is_absolute() else root / config_path
     config = _load_config(cfg_path)
+    setting = "--vocab-size"
     if vocab_size is None:
         vocab_size = _config_vocab_size(config, cfg_path)
+        setting = "shannon.vocab_size"
     elif isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
         raise InputError(f"--vocab-size {vocab_size!r}: expected an integer >= 1")
     source = vocabulary_corpus(config, corpus)
@@ -295,7 +297,8 @@ def build_campaign(root: str | os.PathLike, corpus: str, language: str, out: str
     train_frame = frame if source == corpus else read_parquet(train_path, columns=cols)
     train = _units(train_frame, str(train_path), language, "train")
     try:
-        outcomes = build_outcomes((text for _, text in train), vocab_size)
+        outcomes = build_outcomes((text for _, text in train), vocab_size,
+                                  setting=setting, where=f"{source}/{language}")
     except InputError as err:
         raise InputError(str(err), path=str(train_path)) from None
     units = _units(frame, str(units_path), language, None if split == "all" else split)

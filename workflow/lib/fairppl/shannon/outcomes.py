@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ..core.errors import InputError
-from ..ngram.word import RESERVED_WORDS, build_vocabulary, words
+from ..ngram.word import RESERVED_WORDS, build_vocabulary, require_unk_training, words
 
 #: The outcome of every word outside the vocabulary, as written in campaign files.
 UNK_OUTCOME = "<unk>"
@@ -61,10 +61,15 @@ class Outcomes:
         return i if i is not None and i < self.unk else self.unk
 
 
-def build_outcomes(train_texts: Iterable[str], size: int | None) -> Outcomes:
+def build_outcomes(train_texts: Iterable[str], size: int | None,
+                   setting: str = "shannon.vocab_size", where: str = "this language") -> Outcomes:
     """The outcomes of a language from its normalised train units (``size`` most frequent word
-    types; ``None`` = every type)."""
-    return Outcomes(build_vocabulary(train_texts, size).words)
+    types; ``None`` = every type). A ``size`` that keeps every train type is refused, naming
+    ``setting`` and ``where`` (a corpus/language): no train word would be left to teach the
+    bettors `<unk>`, and m would silently be smaller than asked."""
+    vocab = build_vocabulary(train_texts, size)
+    require_unk_training(vocab, setting, where)
+    return Outcomes(vocab.words)
 
 
 def unit_outcomes(text: str, outcomes: Outcomes) -> list[str]:
