@@ -133,6 +133,11 @@ def test_language_features_hand_counts():
     assert feats["deu"]["chars_per_english_char"] == pytest.approx((11 + 2) / (5 + 3))
     assert feats["deu"]["oov_rate"] == pytest.approx(1 / 2)  # vocabulary {xx}: 'zz' is OOV
     assert feats["eng"]["train_chars"] == 8 and feats["deu"]["train_chars"] == 13
+    assert feats["eng"]["oov_vocab_words"] == 1
+    # a vocabulary size above the train types: every type, and the table says how many
+    wide = {r["language"]: r for r in language_features(units, vocab_size=100).iter_rows(named=True)}
+    assert (wide["eng"]["oov_vocab_words"], wide["deu"]["oov_vocab_words"]) == (3, 2)
+    assert wide["eng"]["oov_rate"] == pytest.approx(1 / 2)  # 'd' unseen in train
     # eng train words a,b,a,b,c: p = (2/5, 2/5, 1/5); deu xx,yy,xx,xx,yy: p = (3/5, 2/5).
     assert feats["eng"]["word_unigram_entropy"] == pytest.approx(
         -(2 * 0.4 * math.log2(0.4) + 0.2 * math.log2(0.2)))

@@ -15,7 +15,8 @@ from pathlib import Path
 import polars as pl
 
 from ..stats.bootstrap import BootstrapSettings
-from ..stats.correlates import feature_description, feature_names
+from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION,
+                                 feature_description, feature_names)
 from ..stats.metrics import BPU_COLUMNS, describe_units
 from .rankings import (
     answer_sentences,
@@ -275,6 +276,7 @@ def correlates_section(inp: ReportInputs) -> str | None:
                 "words) and their rank correlation with BPEC across languages.", "note"),
              html_table(feats, {**{f: feature_description(f) for f in feature_names(feats.columns)},
                                 **UNITS, "language": "language id",
+                                OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION,
                                 "bpec": f"BPEC of {ref_name} (bits/char of English)"},
                         caption=f"{main}: per language, hardest first")]
     if inp.correlations is not None and inp.correlations.height:

@@ -27,6 +27,13 @@ FEATURES = {
     "word_unigram_entropy": "entropy of the train split's word unigram distribution (bits/word)",
 }
 
+#: The vocabulary behind ``oov_rate`` (not a feature): ``vocab_size`` words, or every train type
+#: of a language whose train split has fewer, recorded per language so that the changed setting
+#: is shown instead of silently mixing "the 5000 most frequent" with "all" across languages.
+OOV_VOCABULARY = "oov_vocab_words"
+OOV_VOCABULARY_DESCRIPTION = ("words of the OOV rate's vocabulary (report.correlates_vocab_size, "
+                              "or every train type where there are fewer) (count)")
+
 #: Prefix of the per-tokenizer features: ``tokens_per_word.<tokenizer id>`` is the tokenizer's
 #: pieces per whitespace word on the train split.
 TOKENS_PER_WORD = "tokens_per_word."
@@ -84,6 +91,7 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
             "chars_per_english_char": (ratio["n"].sum() / ratio["eng_chars"].sum()
                                        if ratio.height else None),
             "oov_rate": n_oov / len(test_words) if test_words else None,
+            OOV_VOCABULARY: vocab.actual,
             "word_unigram_entropy": entropy,
         }
         for tok in tokenizer_ids:
@@ -94,7 +102,8 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
     schema = {"corpus": pl.String, "language": pl.String, "train_chars": pl.Int64,
               "train_words": pl.Int64, "train_word_types": pl.Int64,
               "type_token_ratio": pl.Float64, "chars_per_english_char": pl.Float64,
-              "oov_rate": pl.Float64, "word_unigram_entropy": pl.Float64}
+              "oov_rate": pl.Float64, OOV_VOCABULARY: pl.Int64,
+              "word_unigram_entropy": pl.Float64}
     schema.update({TOKENS_PER_WORD + tok: pl.Float64 for tok in tokenizer_ids})
     return pl.DataFrame(rows, schema=schema)
 
