@@ -18,12 +18,11 @@ APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev 
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
 
-.PHONY: study test test-heavy bench setup system-packages resources lint clean help
+.PHONY: study test bench setup system-packages resources lint clean help
 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
-	@echo "make test-heavy  the long fault and cluster tests (SLURM run of the test config)"
 	@echo "make bench   benchmark the scoring path and the LM-guided marginal (vs a bare forward)"
 
 study: setup
@@ -34,11 +33,6 @@ study: setup
 
 test: setup resources
 	$(VENV)/bin/pytest
-
-# The long fault and cluster tests (marker `heavy`, about 10 minutes on 2 cores): the test config
-# through a real SLURM cluster compared with the local run, scancel mid-training, a killed estimator.
-test-heavy: setup resources
-	$(VENV)/bin/pytest -m heavy
 
 # Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses);
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched

@@ -10,7 +10,10 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -77,6 +80,27 @@ def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.Compl
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def start_snakemake(workdir: Path, *targets: str) -> subprocess.Popen:
+    """Snakemake on ``targets`` in ``workdir``, in the background and in its own session (one
+    killpg reaches it and its jobs); stderr is piped for :func:`wait_for`'s messages."""
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
+           "--cores", "2", *targets]
+    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)
+
+
+def wait_for(child: subprocess.Popen, ready, what: str, timeout: float = 300,
+             poll: float = 0.01) -> None:
+    """Wait until ``ready()``; fail with Snakemake's stderr if it ends first."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert child.poll() is None, f"snakemake ended before {what}:\n" + \
+            child.stderr.read().decode()[-4000:]
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(poll)
+
+
 def assert_ok(proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 0, f"snakemake failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
 
@@ -130,15 +154,85 @@ def tiny_random_lm(folder):
 
 
 @pytest.fixture(scope="session")
-def study(tmp_path_factory, resources_ready):
+def tiny_model(tmp_path_factory) -> Path:
+    """The test config's stand-in pretrained model (one folder for every run of the session, so
+    that their sheets are identical)."""
+    return tiny_random_lm(tmp_path_factory.mktemp("tiny") / "tiny-random")
+
+
+def workdir_of_test_config(path: Path, tiny: Path) -> Path:
+    """A working directory of the test config with the tiny model added to its model sheet."""
+    wd = make_workdir(path, ROOT / "tests" / "config")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(f"tiny-random\tpath\t{tiny}\tbible,udhr\teng,tur,kor\ttiny random Llama\n")
+    return wd
+
+
+@pytest.fixture(scope="session")
+def study(tmp_path_factory, resources_ready, tiny_model):
     """The finished test study (rule `all` on tests/config, once per session, shared by every
     module that asserts on its outputs): its working directory and bits-per-utterance table."""
-    base = tmp_path_factory.mktemp("e2e")
-    wd = make_workdir(base / "wd", ROOT / "tests" / "config")
-    model = tiny_random_lm(base / "tiny-random")
-    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
-        sheet.write(f"tiny-random\tpath\t{model}\tbible,udhr\teng,tur,kor\ttiny random Llama\n")
+    wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd", tiny_model)
     assert_ok(snakemake(wd))
     import polars as pl
 
     return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")
+
+
+#: CPU slots of the test cluster's node (tests/slurm_cluster.py), whatever the machine has.
+CLUSTER_CPUS = 8
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A one-node SLURM cluster with accounting (tests/slurm_cluster.py) for the session; skips
+    with the reason where this machine cannot run one. A cluster left by a killed earlier
+    session is swept first."""
+    import slurm_cluster
+
+    swept = slurm_cluster.sweep_stale()
+    if swept:
+        warnings.warn(swept)
+    why = slurm_cluster.unavailable()
+    if why:
+        pytest.skip(f"no SLURM cluster here: {why}")
+    # the daemons run as munge and mysql users: the folder must be traversable (pytest's is not)
+    base = Path(tempfile.mkdtemp(prefix="fairppl-slurm-"))
+    base.chmod(0o755)
+    with open(base / "install.log", "ab") as log:
+        slurm_cluster.install_packages(log)
+    # 8 CPU slots on the machine's cores: most of the test config's SLURM jobs are a Snakemake
+    # starting up for a few seconds of work, and one group job holding the 2 real cores for
+    # minutes would otherwise queue every other job behind it.
+    started = slurm_cluster.Cluster(base / "cluster", cpus=CLUSTER_CPUS).start()
+    try:
+        yield started
+    finally:
+        started.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def slurm_study_started(request, tmp_path_factory):
+    """The test config through the SLURM cluster, started in the background when the session
+    begins (tests/slurm_study.py) where a selected test needs it (`slurm_study`); None where
+    none does or the machine cannot run a cluster (those tests then skip with the reason)."""
+    if not any("slurm_study" in item.fixturenames for item in request.session.items):
+        yield None
+        return
+    try:
+        started = request.getfixturevalue("cluster")
+        request.getfixturevalue("resources_ready")
+    except pytest.skip.Exception:
+        yield None
+        return
+    from slurm_study import BackgroundStudy
+
+    tiny = request.getfixturevalue("tiny_model")
+    base = Path(tempfile.mkdtemp(prefix="slurm-study-"))
+    run = BackgroundStudy(started, workdir_of_test_config(base / "wd", tiny)).start()
+    try:
+        yield run
+    finally:
+        run.stop()
+        shutil.rmtree(base, ignore_errors=True)

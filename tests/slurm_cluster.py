@@ -3,7 +3,8 @@ socket-only MariaDB for accounting (as users' clusters have), started as root wi
 
 Everything but the configuration lives in one state folder (spool, logs, the database); the
 configuration goes to /etc/slurm (a job's own ``srun`` reads only the default path), refused where
-one exists already and removed at the end; and :meth:`Cluster.stop` stops exactly the daemons :meth:`Cluster.start`
+a site's own exists already and removed at the end (a marker file tells a test cluster's, and
+:func:`sweep_stale` clears one that a killed run left behind); and :meth:`Cluster.stop` stops exactly the daemons :meth:`Cluster.start`
 started, by the PIDs it recorded (never by name). Used by the ``slurm_cluster`` fixture of
 ``tests/test_slurm.py``; also runnable by hand::
 
@@ -36,6 +37,12 @@ MUNGE_SOCKET_DIR = Path("/run/munge")
 #: (slurmd does not pass a user's SLURM_CONF on to the job step).
 SLURM_ETC = Path("/etc/slurm")
 CONFIG_FILES = ("slurm.conf", "cgroup.conf", "slurmdbd.conf")
+#: Written beside the configuration: the state folder of the cluster that owns it, so that a test
+#: run killed before its clean-up (SIGKILL, a CI timeout) is swept by the next one
+#: (:func:`sweep_stale`) instead of leaving daemons running and the SLURM tests skipped for good.
+MARKER = SLURM_ETC / "fairppl-test-cluster"
+#: The daemons a test cluster starts (their process names, as /proc/PID/comm shows them).
+DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 PARTITION = "fairppl"
 CLUSTER_NAME = "fairppl"
 
@@ -104,7 +111,8 @@ class Cluster:
     """One node, one partition (:data:`PARTITION`), accounting through slurmdbd + MariaDB.
 
     ``memory_mb``: the node's memory as SLURM sees it (default: what `slurmd -C` reports minus
-    2 GB); ``cpus``: the node's CPUs (default: ``os.cpu_count()``)."""
+    2 GB); ``cpus``: the node's CPUs (default: ``os.cpu_count()``; more than the machine has
+    oversubscribes its cores, for jobs that mostly wait or start up)."""
 
     def __init__(self, root: str | Path, cpus: int | None = None, memory_mb: int | None = None):
         self.root = Path(root).resolve()
@@ -128,11 +136,15 @@ class Cluster:
     def _write_configs(self) -> None:
         etc = SLURM_ETC
         etc.mkdir(parents=True, exist_ok=True)
-        self.written = [etc / f for f in CONFIG_FILES]
+        self.written = [etc / f for f in CONFIG_FILES] + [MARKER]
+        MARKER.write_text(f"{self.root}\n", encoding="utf-8")
         for sub in ("state", "spool", "log", "mysql"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         memory = self.memory_mb or max(1024, _real_memory_mb() - 2048)
         self.memory_mb = memory
+        # more CPU slots than cores: slurmd must take the configured count, not the hardware's
+        overrides = ("SlurmdParameters=config_overrides\n"
+                     if self.cpus > (os.cpu_count() or 1) else "")
         r = self.root
         (etc / "slurm.conf").write_text(f"""\
 # Written by tests/slurm_cluster.py: one node, accounting through slurmdbd.
@@ -168,7 +180,7 @@ KillWait=5
 SchedulerParameters=sched_interval=2
 SchedulerTimeSlice=5
 MessageTimeout=20
-NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={memory} State=UNKNOWN
+{overrides}NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={memory} State=UNKNOWN
 PartitionName={PARTITION} Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """, encoding="utf-8")
         (etc / "cgroup.conf").write_text("""\
@@ -196,9 +208,9 @@ StorageLoc=fairppl_slurm_acct
 
     # -- daemons --------------------------------------------------------------------------
     def _spawn(self, name: str, cmd: list[str], env: dict | None = None) -> None:
-        log = open(self.root / "log" / f"{name}.out", "ab")
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                env=env or self.env, start_new_session=True)
+        with open(self.root / "log" / f"{name}.out", "ab") as log:  # the daemon keeps its copy
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                    env=env or self.env, start_new_session=True)
         self.pids[name] = proc.pid
         (self.root / "pids").mkdir(exist_ok=True)
         (self.root / "pids" / name).write_text(str(proc.pid))
@@ -207,6 +219,8 @@ StorageLoc=fairppl_slurm_acct
         if not path.exists():
             path.mkdir(parents=True)
             self.made_dirs.append(path)
+            with open(self.root / "made_dirs", "a", encoding="utf-8") as record:
+                record.write(f"{path}\n")
         if owner:
             shutil.chown(path, owner, owner)
 
@@ -302,6 +316,50 @@ StorageLoc=fairppl_slurm_acct
         return [dict(zip(fields, line.split("|"))) for line in out.splitlines() if line]
 
 
+def sweep_stale() -> str | None:
+    """Stop what a killed earlier test cluster left behind, from the state folder its marker
+    names: its daemons by their recorded PIDs (only where /proc still shows that daemon under the
+    PID), the /run folders it made, its configuration files. Returns what was swept, or None when
+    there was no marker (a configuration without one is a site's own, and is never touched)."""
+    if not MARKER.is_file():
+        return None
+    root = Path(MARKER.read_text(encoding="utf-8").strip())
+    stopped = []
+    for name in reversed(DAEMONS):  # slurmd first, munged last
+        pidfile = root / "pids" / name
+        if not pidfile.is_file():
+            continue
+        pid = int(pidfile.read_text())
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        if comm != name[:15]:
+            continue  # the PID was reused by another process
+        if name == "slurmd":  # the jobs it still runs, before their daemon goes
+            subprocess.run(["scancel", "--full", "--user", "root"], capture_output=True,
+                           env=dict(os.environ, SLURM_CONF=str(SLURM_ETC / "slurm.conf")))
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        stopped.append(f"{name} ({pid})")
+    made = root / "made_dirs"
+    if made.is_file():
+        for line in reversed(made.read_text(encoding="utf-8").splitlines()):
+            shutil.rmtree(line, ignore_errors=True)
+    for name in CONFIG_FILES:
+        (SLURM_ETC / name).unlink(missing_ok=True)
+    MARKER.unlink()
+    shutil.rmtree(root, ignore_errors=True)
+    if root.parent.name.startswith("fairppl-slurm-"):  # the fixture's folder around it
+        shutil.rmtree(root.parent, ignore_errors=True)
+    return (f"swept a test cluster left by a killed run ({root}): stopped "
+            f"{', '.join(stopped) or 'no daemon still running'}")
+
+
 def _alive(pid: int) -> bool:
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -332,16 +390,10 @@ def main(argv: list[str]) -> int:
         print(f"export SLURM_CONF={cluster.conf}")
         print(f"# daemons: {cluster.pids} (stop: python tests/slurm_cluster.py stop {root})")
         return 0
-    for pidfile in sorted((root / "pids").glob("*")):
-        pid = int(pidfile.read_text())
-        try:
-            os.kill(pid, signal.SIGTERM)
-            print(f"stopped {pidfile.name} ({pid})")
-        except ProcessLookupError:
-            pass
-        pidfile.unlink()
-    for name in CONFIG_FILES:
-        (SLURM_ETC / name).unlink(missing_ok=True)
+    if not MARKER.is_file() or Path(MARKER.read_text(encoding="utf-8").strip()) != root.resolve():
+        print(f"no test cluster of {root} is configured in {SLURM_ETC}", file=sys.stderr)
+        return 1
+    print(sweep_stale())
     return 0
 
 

@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import ROOT, SNAKEMAKE, VENV_BIN, assert_ok, snakemake
+from conftest import assert_ok, snakemake, start_snakemake, wait_for
 from test_integrity import zero_block
 
 pytestmark = pytest.mark.e2e
@@ -51,24 +50,6 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _start(wd: Path, *targets: str) -> subprocess.Popen:
-    """Snakemake on ``targets`` in its own session (one killpg reaches it and its jobs)."""
-    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
-           "--cores", "2", *targets]
-    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                            start_new_session=True)
-
-
-def _wait_for(child: subprocess.Popen, ready, what: str, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        assert child.poll() is None, f"snakemake ended before {what}:\n" + \
-            child.stderr.read().decode()[-4000:]
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.01)
-
-
 def test_corrupt_and_deleted_intermediates_are_rebuilt(study, tmp_path):
     """4 KiB zeroed inside Turkish's character 5-gram (size and mtime kept) and English's
     character 5-gram scores deleted: the loader refuses the model, the next plain `snakemake`
@@ -90,7 +71,7 @@ def test_corrupt_and_deleted_intermediates_are_rebuilt(study, tmp_path):
     proc = snakemake(wd)
     assert_ok(proc)
     out = proc.stdout + proc.stderr
-    assert f"results/ngram/bible/tur/char.o5.kenlm: the file changed after it was written" in out
+    assert "results/ngram/bible/tur/char.o5.kenlm: the file changed after it was written" in out
     assert "results/scores/bible/eng/kenlm-char-o5.char.parquet: missing" in out
     assert "1 corrupt, 1 missing" in out
     assert _sha256(model) == model_digest  # rebuilt, not consumed
@@ -102,7 +83,6 @@ def test_corrupt_and_deleted_intermediates_are_rebuilt(study, tmp_path):
             (study[0] / "results/tables" / name).read_bytes(), name
 
 
-@pytest.mark.heavy
 def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path):
     """The subword n-gram's estimators (marginal_ngram) SIGKILLed with Snakemake after some
     units: the rerun computes only the rest and the table equals an uninterrupted run's."""
@@ -114,9 +94,9 @@ def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path
     def lines() -> int:
         return part.read_bytes().count(b"\n") if part.exists() else 0
 
-    child = _start(wd, target)
+    child = start_snakemake(wd, target)
     try:
-        _wait_for(child, lambda: lines() >= 3, "finished unit in the partial file")
+        wait_for(child, lambda: lines() >= 3, "finished unit in the partial file")
         os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     finally:
@@ -181,9 +161,9 @@ def test_config_change_then_killed_training_job_never_keeps_the_old_model(study,
     wd = _copy(study, tmp_path)
     assert _recorded_steps(wd) == 120
     _set_config(wd, "neural", steps=160)
-    child = _start(wd, NEURAL_SCORES)
+    child = start_snakemake(wd, NEURAL_SCORES)
     try:
-        _wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
+        wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
         pids = _job_pids(child.pid, "train_neural.py")
         assert pids, "no train_neural process found"
         for pid in pids:
@@ -218,9 +198,9 @@ def test_interrupted_snakemake_reruns_a_finished_training_job_without_training(s
     wd = _copy(study, tmp_path)
     _set_config(wd, "neural", steps=160)
     target = f"{NEURAL}/model"
-    child = _start(wd, target)
+    child = start_snakemake(wd, target)
     try:
-        _wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
+        wait_for(child, lambda: (wd / NEURAL / "checkpoint.pt").exists(), "checkpoint")
         os.kill(child.pid, signal.SIGINT)
         child.wait(timeout=300)
     finally:
