@@ -18,11 +18,12 @@ APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev 
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
 
-.PHONY: study test bench setup system-packages resources lint clean help
+.PHONY: study test test-heavy bench setup system-packages resources lint clean help
 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
+	@echo "make test-heavy  the SLURM run of the test config and the killed estimator (about 12 min)"
 	@echo "make bench   benchmark the scoring path and the LM-guided marginal (vs a bare forward)"
 
 study: setup
@@ -33,6 +34,12 @@ study: setup
 
 test: setup resources
 	$(VENV)/bin/pytest
+
+# The tests marked `heavy`, beyond the 20 minutes of `make test` on 2 cores: the whole test config
+# through the tests' SLURM cluster (started beside the local run of the same config, a training
+# job cancelled with scancel on the way) and a killed marginal estimator job. About 12 minutes.
+test-heavy: setup resources
+	$(VENV)/bin/pytest -m heavy
 
 # Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses);
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched

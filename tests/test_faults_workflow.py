@@ -83,6 +83,7 @@ def test_corrupt_and_deleted_intermediates_are_rebuilt(study, tmp_path):
             (study[0] / "results/tables" / name).read_bytes(), name
 
 
+@pytest.mark.heavy
 def test_killed_marginal_estimator_job_resumes_to_the_same_table(study, tmp_path):
     """The subword n-gram's estimators (marginal_ngram) SIGKILLed with Snakemake after some
     units: the rerun computes only the rest and the table equals an uninterrupted run's."""

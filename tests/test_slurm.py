@@ -8,6 +8,9 @@ tests/slurm_cluster.py), under the shipped workflow profile and the tests' site 
   weights;
 * a job over its memory ends OUT_OF_MEMORY and comes back as a new SLURM job asking for more.
 
+The test config's run is marked `heavy` (`make test-heavy`): beside the rest of the suite it costs
+the two cores about ten minutes, beyond the 20 minutes of `make test`.
+
 Skipped, with the reason in pytest's summary, where the machine cannot run a cluster (not root,
 no apt-get, no cgroup v1 memory controller, a SLURM or MariaDB already running)."""
 
@@ -108,6 +111,7 @@ def _without_timing(path: Path) -> pl.DataFrame:
     return frame.drop([c for c in frame.columns if c in TIMING_COLUMNS])
 
 
+@pytest.mark.heavy
 def test_every_table_equals_the_local_run(slurm_study):
     """Every file of results/tables is byte-identical to the local run's, except the tables with
     a wall-clock column, which are identical without it (and differ in nothing else): the
@@ -148,6 +152,7 @@ def _rules_of_the_run(log: str) -> tuple[set, set, set]:
             set(re.findall(r"^ {4}rule (\w+):", log, flags=re.M)))
 
 
+@pytest.mark.heavy
 def test_every_job_went_through_slurm(slurm_study, cluster):
     """Every job that is not a local rule has a SLURM job id in Snakemake's log, and `sacct`
     knows every one of those ids with a final state: COMPLETED, but for the one cancelled."""
@@ -170,6 +175,7 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     assert all(records[s.slurm_id]["Comment"].startswith("rule_") for s in submitted)
 
 
+@pytest.mark.heavy
 def test_cancelled_training_job_resumed_from_its_checkpoint(slurm_study, cluster):
     """`scancel` of a train_neural job mid-training: the profile's retry submitted a new SLURM
     job, which resumed from the checkpoint and ended with the uninterrupted local run's weights
