@@ -213,7 +213,7 @@ def cluster():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def slurm_study_started(request, tmp_path_factory):
+def slurm_study_started(request):
     """The test config through the SLURM cluster, started in the background when the session
     begins (tests/slurm_study.py) where a selected test needs it (`slurm_study`); None where
     none does or the machine cannot run a cluster (those tests then skip with the reason)."""
