@@ -87,6 +87,12 @@ def test_inconsistent_lists_are_counted():
     table = shannon_table([frame], SETTINGS)
     lim = {r["l"]: r for r in table.filter(pl.col("protocol") == "limited").iter_rows(named=True)}
     assert lim[1]["n_inconsistent"] == 0 and lim[2]["n_inconsistent"] == 2
+    # the report names them, and says when rounding alone makes a list fail
+    from fairppl.report.shannon import shannon_body
+
+    body = shannon_body({"table": table}, {"eng": "English"}, {}, lambda path, alt: "")
+    assert "2 lists of our own bettors fail the consistency check (English " in body
+    assert " at l = 2; shannon.csv, n_inconsistent)" in body and "float64 rounding" in body
 
 
 def test_list_lengths_cap_at_m():

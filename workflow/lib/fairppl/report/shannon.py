@@ -163,9 +163,14 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             "note in shannon.csv says so).", "note"))
     bad = table.filter((pl.col("protocol") == "limited") & (pl.col("n_inconsistent") > 0))
     if bad.height:
-        parts.append(_p(f"{int(bad['n_inconsistent'].sum())} submitted lists of our own bettors "
-                        "fail the consistency check (listed in shannon.csv, n_inconsistent).",
-                        "note"))
+        where = sorted({f"{names.get(r['language'], r['language'])} "
+                        f"{model_label(r['model'], r['tokenizer'])} at l = {r['l']}"
+                        for r in bad.iter_rows(named=True)})
+        parts.append(_p(f"{int(bad['n_inconsistent'].sum())} lists of our own bettors fail the "
+                        f"consistency check ({'; '.join(where)}; shannon.csv, n_inconsistent). "
+                        "A list fails it by float64 rounding alone when its unlisted outcomes "
+                        "hold less than about 1e-16 in all: the listed bets then sum to exactly "
+                        "1, leaving 1 - A_l = 0.", "note"))
     published = tables.get("published")
     if published is not None:
         comparison = published_comparison(table, published)
