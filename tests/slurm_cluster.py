@@ -11,6 +11,9 @@ started, by the PIDs it recorded (never by name). Used by the ``slurm_cluster`` 
     python tests/slurm_cluster.py start DIR   # prints the environment line to source
     python tests/slurm_cluster.py stop DIR
 
+(a cluster started by hand has no running owner once `start` returns: the next test session
+sweeps it as stale.)
+
 :func:`unavailable` says why a machine cannot run it (not root, no apt-get, no cgroup v1 memory
 controller, ports taken); the tests skip with that sentence instead of passing silently.
 """
@@ -69,6 +72,10 @@ def unavailable() -> str | None:
     taken = [p for p in PORTS if _port_taken(p)]
     if taken:
         return f"ports {taken} are taken: a SLURM cluster already runs on this machine"
+    if MARKER.is_file():
+        owner = MARKER.read_text(encoding="utf-8").split()[1:]
+        return (f"the test cluster of another running session (pid {' '.join(owner) or '?'}) "
+                f"holds {SLURM_ETC}")
     existing = [str(SLURM_ETC / f) for f in CONFIG_FILES if (SLURM_ETC / f).exists()]
     if existing:
         return f"{', '.join(existing)} exist: this machine has a SLURM configuration of its own"
@@ -137,7 +144,8 @@ class Cluster:
         etc = SLURM_ETC
         etc.mkdir(parents=True, exist_ok=True)
         self.written = [etc / f for f in CONFIG_FILES] + [MARKER]
-        MARKER.write_text(f"{self.root}\n", encoding="utf-8")
+        # the state folder, and the process that owns the cluster (a live owner is never swept)
+        MARKER.write_text(f"{self.root}\n{os.getpid()}\n", encoding="utf-8")
         for sub in ("state", "spool", "log", "mysql"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         memory = self.memory_mb or max(1024, _real_memory_mb() - 2048)
@@ -318,12 +326,15 @@ StorageLoc=fairppl_slurm_acct
 
 def sweep_stale() -> str | None:
     """Stop what a killed earlier test cluster left behind, from the state folder its marker
-    names: its daemons by their recorded PIDs (only where /proc still shows that daemon under the
+    names, unless the process that started it still runs: its daemons by their recorded PIDs (only where /proc still shows that daemon under the
     PID), the /run folders it made, its configuration files. Returns what was swept, or None when
     there was no marker (a configuration without one is a site's own, and is never touched)."""
     if not MARKER.is_file():
         return None
-    root = Path(MARKER.read_text(encoding="utf-8").strip())
+    lines = MARKER.read_text(encoding="utf-8").split()
+    root = Path(lines[0])
+    if len(lines) > 1 and int(lines[1]) != os.getpid() and _alive(int(lines[1])):
+        return None  # its owner still runs (another test session): not stale
     stopped = []
     for name in reversed(DAEMONS):  # slurmd first, munged last
         pidfile = root / "pids" / name
@@ -390,7 +401,7 @@ def main(argv: list[str]) -> int:
         print(f"export SLURM_CONF={cluster.conf}")
         print(f"# daemons: {cluster.pids} (stop: python tests/slurm_cluster.py stop {root})")
         return 0
-    if not MARKER.is_file() or Path(MARKER.read_text(encoding="utf-8").strip()) != root.resolve():
+    if not MARKER.is_file() or Path(MARKER.read_text(encoding="utf-8").split()[0]) != root.resolve():
         print(f"no test cluster of {root} is configured in {SLURM_ETC}", file=sys.stderr)
         return 1
     print(sweep_stale())
