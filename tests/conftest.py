@@ -179,10 +179,6 @@ def study(tmp_path_factory, resources_ready, tiny_model):
     return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")
 
 
-#: CPU slots of the test cluster's node (tests/slurm_cluster.py), whatever the machine has.
-CLUSTER_CPUS = 8
-
-
 @pytest.fixture(scope="session")
 def cluster():
     """A one-node SLURM cluster with accounting (tests/slurm_cluster.py) for the session; skips
@@ -201,10 +197,7 @@ def cluster():
     base.chmod(0o755)
     with open(base / "install.log", "ab") as log:
         slurm_cluster.install_packages(log)
-    # 8 CPU slots on the machine's cores: most of the test config's SLURM jobs are a Snakemake
-    # starting up for a few seconds of work, and one group job holding the 2 real cores for
-    # minutes would otherwise queue every other job behind it.
-    started = slurm_cluster.Cluster(base / "cluster", cpus=CLUSTER_CPUS).start()
+    started = slurm_cluster.Cluster(base / "cluster").start()
     try:
         yield started
     finally:

@@ -54,20 +54,13 @@ def running_job(cluster, comment: str) -> str | None:
     return ids[0] if ids else None
 
 
-def training_pids(wd: Path) -> list[int]:
-    """The processes of the train_neural job running in ``wd`` (a SLURM job's, on this single
-    node): its Snakemake and its script's Python."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            if b"train_neural" in cmdline and Path(os.readlink(entry / "cwd")) == wd:
-                pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
+def job_pids(cluster, job: str) -> list[int]:
+    """The processes of SLURM job ``job`` on this node (`scontrol listpids`), none of another
+    job's (two training jobs may run side by side in the same folder)."""
+    out = subprocess.run(["scontrol", "listpids", job], env=cluster.env, capture_output=True,
+                         text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines()[1:]
+            if line.split() and line.split()[0].isdigit()]
 
 
 def checkpoint_step(path: Path) -> int | None:
@@ -136,19 +129,20 @@ class BackgroundStudy:
                 time.sleep(0.01)
                 continue
             # The tiny model trains its 120 steps in about a second: freeze the job at once
-            # (SIGSTOP) so that the cancel lands mid-run; `scancel` then ends it as on any
-            # cluster (SIGCONT, SIGTERM, then SIGKILL).
-            frozen = training_pids(self.wd)
-            for pid in frozen:
-                os.kill(pid, signal.SIGSTOP)
+            # (SIGSTOP to its processes) so that the cancel lands mid-run; `scancel` then ends
+            # it as on any cluster (SIGCONT, SIGTERM, then SIGKILL).
             job = running_job(self.cluster, CANCELLED_COMMENT)
-            if job:
-                self.cancelled = {"job": job, "frozen": len(frozen),
-                                  "step": checkpoint_step(checkpoint)}
-                subprocess.run(["scancel", job], env=self.cluster.env, check=True)
-            else:  # the job ended between the two looks: nothing to cancel
-                for pid in frozen:
-                    os.kill(pid, signal.SIGCONT)
+            if job is None:  # the job ended between the two looks: nothing to cancel
+                return
+            frozen = job_pids(self.cluster, job)
+            for pid in frozen:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    pass
+            self.cancelled = {"job": job, "frozen": len(frozen),
+                              "step": checkpoint_step(checkpoint)}
+            subprocess.run(["scancel", job], env=self.cluster.env, check=True)
             return
 
     def result(self) -> tuple[int, str]:
