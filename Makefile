@@ -23,7 +23,7 @@ APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
-	@echo "make test-heavy  the SLURM run of the test config and the killed estimator (about 12 min)"
+	@echo "make test-heavy  the SLURM tests with the whole test config from scratch, and a killed estimator"
 	@echo "make bench   benchmark the scoring path and the LM-guided marginal (vs a bare forward)"
 
 study: setup
@@ -35,11 +35,11 @@ study: setup
 test: setup resources
 	$(VENV)/bin/pytest
 
-# The tests marked `heavy`, beyond the 20 minutes of `make test` on 2 cores: the whole test config
-# through the tests' SLURM cluster (started beside the local run of the same config, a training
-# job cancelled with scancel on the way) and a killed marginal estimator job. About 12 minutes.
+# Beyond the 20 minutes of `make test` on 2 cores: the SLURM tests with the whole test config run
+# through the cluster from scratch (`make test` reruns one language's jobs through it), and the
+# tests marked `heavy` (a killed marginal estimator job resumed to the same table). About 15 minutes.
 test-heavy: setup resources
-	$(VENV)/bin/pytest -m heavy
+	FAIRPPL_SLURM_STUDY=full $(VENV)/bin/pytest -m "heavy or slurm"
 
 # Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses);
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched

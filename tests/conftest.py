@@ -101,6 +101,17 @@ def wait_for(child: subprocess.Popen, ready, what: str, timeout: float = 300,
         time.sleep(poll)
 
 
+def checkpoint_step(path: Path) -> int | None:
+    """The training step a Transformer checkpoint records, or None where it cannot be read (gone
+    because the job finished, or caught while being replaced)."""
+    import torch
+
+    try:
+        return int(torch.load(path, map_location="cpu", weights_only=False)["step"])
+    except Exception:
+        return None
+
+
 def assert_ok(proc: subprocess.CompletedProcess) -> None:
     assert proc.returncode == 0, f"snakemake failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
 
@@ -197,7 +208,11 @@ def cluster():
     base.chmod(0o755)
     with open(base / "install.log", "ab") as log:
         slurm_cluster.install_packages(log)
-    started = slurm_cluster.Cluster(base / "cluster").start()
+    # its jobs at the lowest priority: the background run of the test config (slurm_study.py)
+    # takes the CPU time the rest of the suite leaves idle
+    from slurm_study import NICE
+
+    started = slurm_cluster.Cluster(base / "cluster", nice=NICE).start()
     try:
         yield started
     finally:
@@ -205,27 +220,78 @@ def cluster():
         shutil.rmtree(base, ignore_errors=True)
 
 
+#: Lines for the end of pytest's report (what the SLURM runs measured), see test_slurm.py.
+SUMMARY_LINES: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for line in SUMMARY_LINES:
+        terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """The tests on the SLURM cluster go last, so that the rest of the suite runs while the
+    background runs (:func:`slurm_runs`) do: first those waiting for them, then the others
+    (their jobs would otherwise queue behind the runs' jobs)."""
+    def uses(item, fixture):
+        return fixture in getattr(item, "fixturenames", ())
+
+    waiting = [item for item in items
+               if uses(item, "slurm_study") or uses(item, "slurm_out_of_memory")]
+    on_cluster = [item for item in items if uses(item, "cluster") and item not in waiting]
+    last = waiting + on_cluster
+    if waiting:
+        items[:] = [item for item in items if item not in last] + last
+
+
 @pytest.fixture(scope="session", autouse=True)
-def slurm_study_started(request):
-    """The test config through the SLURM cluster, started in the background when the session
-    begins (tests/slurm_study.py) where a selected test needs it (`slurm_study`); None where
-    none does or the machine cannot run a cluster (those tests then skip with the reason)."""
-    if not any("slurm_study" in item.fixturenames for item in request.session.items):
-        yield None
+def slurm_runs(request):
+    """Snakemake runs through the SLURM cluster in the background (tests/slurm_study.py), started
+    where a selected test waits for them, while the other tests run: ``study``, the test config
+    (fixture `slurm_study` of test_slurm.py), and ``out_of_memory``, a job over its memory
+    (`slurm_out_of_memory`). A dict of the runs started; empty where none is needed or the
+    machine cannot run a cluster (those tests then skip with the reason).
+
+    Environment variable ``FAIRPPL_SLURM_STUDY``: ``rerun`` (the default, `make test`) starts
+    the test config's run once the local study is built, on a copy of it without the outputs of
+    one language (:data:`slurm_study.RERUN_LANGUAGE`); ``full`` (`make test-heavy`) runs the
+    whole config from scratch, from the start of the session."""
+    wanted = {name for name in ("slurm_study", "slurm_out_of_memory")
+              if any(name in item.fixturenames for item in request.session.items)}
+    if not wanted:
+        yield {}
         return
+    import slurm_study as runs
+
+    mode = os.environ.get("FAIRPPL_SLURM_STUDY", "rerun")
+    if mode not in runs.MODES:
+        raise pytest.UsageError(f"environment variable FAIRPPL_SLURM_STUDY: {mode!r} is not "
+                                f"one of {', '.join(runs.MODES)}")
     try:
         started = request.getfixturevalue("cluster")
         request.getfixturevalue("resources_ready")
     except pytest.skip.Exception:
-        yield None
+        yield {}
         return
-    from slurm_study import BackgroundStudy
-
-    tiny = request.getfixturevalue("tiny_model")
     base = Path(tempfile.mkdtemp(prefix="slurm-study-"))
-    run = BackgroundStudy(started, workdir_of_test_config(base / "wd", tiny)).start()
+    background = {}
     try:
-        yield run
+        if "slurm_study" in wanted and mode == "full":
+            wd = workdir_of_test_config(base / "study" / "wd",
+                                        request.getfixturevalue("tiny_model"))
+            background["study"] = runs.BackgroundStudy(started, wd, mode).start()
+        local_wd, _ = request.getfixturevalue("study")
+        if "slurm_study" in wanted and mode == "rerun":
+            wd = runs.copy_without_language(local_wd, base / "study" / "wd", runs.RERUN_LANGUAGE)
+            background["study"] = runs.BackgroundStudy(started, wd, mode).start()
+        if "slurm_out_of_memory" in wanted:
+            wd = runs.copy_for_out_of_memory(local_wd, base / "oom" / "wd")
+            background["out_of_memory"] = runs.BackgroundStudy(
+                started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
+                timeout=900).start()
+        yield background
     finally:
-        run.stop()
+        for run in background.values():
+            run.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -72,9 +72,9 @@ def unavailable() -> str | None:
     taken = [p for p in PORTS if _port_taken(p)]
     if taken:
         return f"ports {taken} are taken: a SLURM cluster already runs on this machine"
-    if MARKER.is_file():
-        owner = MARKER.read_text(encoding="utf-8").split()[1:]
-        return (f"the test cluster of another running session (pid {' '.join(owner) or '?'}) "
+    marker = _read_marker()
+    if marker:
+        return (f"the test cluster of another running session (pid {marker[1] or '?'}) "
                 f"holds {SLURM_ETC}")
     existing = [str(SLURM_ETC / f) for f in CONFIG_FILES if (SLURM_ETC / f).exists()]
     if existing:
@@ -117,14 +117,21 @@ def _real_memory_mb() -> int:
 class Cluster:
     """One node, one partition (:data:`PARTITION`), accounting through slurmdbd + MariaDB.
 
-    ``memory_mb``: the node's memory as SLURM sees it (default: what `slurmd -C` reports minus
-    2 GB); ``cpus``: the node's CPUs (default: ``os.cpu_count()``; more than the machine has
-    oversubscribes its cores, for jobs that mostly wait or start up)."""
+    ``cpus``: the node's CPUs as SLURM sees them (default: the machine's; more oversubscribes its
+    cores, for jobs that mostly start up and wait); ``memory_mb``: the node's memory as SLURM
+    sees it (default: what `slurmd -C` reports minus 2 GB); ``nice``: the niceness of every job (at 19 the jobs take only the CPU time that the
+    processes at normal priority leave idle). Each job's processes inherit slurmd's niceness
+    (`PropagatePrioProcess=0`), and a task prolog sets the same on the job's autogroup: where the
+    kernel groups processes by session (`kernel.sched_autogroup_enabled`, Debian's default),
+    niceness only ranks processes within one session, and each job is a session of its own
+    (its slurmstepd's), which would otherwise get as much CPU as the whole test session."""
 
-    def __init__(self, root: str | Path, cpus: int | None = None, memory_mb: int | None = None):
+    def __init__(self, root: str | Path, cpus: int | None = None, memory_mb: int | None = None,
+                 nice: int = 0):
         self.root = Path(root).resolve()
         self.cpus = cpus or os.cpu_count() or 1
         self.memory_mb = memory_mb
+        self.nice = nice
         self.host = socket.gethostname().split(".")[0]
         self.pids: dict[str, int] = {}
         self.made_dirs: list[Path] = []
@@ -150,7 +157,7 @@ class Cluster:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         memory = self.memory_mb or max(1024, _real_memory_mb() - 2048)
         self.memory_mb = memory
-        # more CPU slots than cores: slurmd must take the configured count, not the hardware's
+        # more CPUs than cores: slurmd must take the configured count, not the hardware's
         overrides = ("SlurmdParameters=config_overrides\n"
                      if self.cpus > (os.cpu_count() or 1) else "")
         r = self.root
@@ -188,6 +195,8 @@ KillWait=5
 SchedulerParameters=sched_interval=2
 SchedulerTimeSlice=5
 MessageTimeout=20
+PropagatePrioProcess=0
+TaskProlog={r}/task_prolog.sh
 {overrides}NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={memory} State=UNKNOWN
 PartitionName={PARTITION} Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """, encoding="utf-8")
@@ -213,6 +222,15 @@ StorageUser=root
 StorageLoc=fairppl_slurm_acct
 """, encoding="utf-8")
         dbd.chmod(0o600)  # slurmdbd refuses a readable one
+        prolog = self.root / "task_prolog.sh"
+        prolog.write_text(f"""#!/bin/sh
+# Written by tests/slurm_cluster.py; run before each task of a job, in the job's session: its
+# autogroup at the cluster's niceness (no autogroup file where the kernel has autogroups off,
+# and then the processes' own niceness, inherited from slurmd, is enough).
+[ -w /proc/self/autogroup ] && echo {self.nice} > /proc/self/autogroup
+exit 0
+""", encoding="utf-8")
+        prolog.chmod(0o755)
 
     # -- daemons --------------------------------------------------------------------------
     def _spawn(self, name: str, cmd: list[str], env: dict | None = None) -> None:
@@ -285,7 +303,7 @@ StorageLoc=fairppl_slurm_acct
         self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
         self._wait("slurmctld", lambda: self._run("scontrol", "ping", check=False)
                    .stdout.count("UP") > 0)
-        self._spawn("slurmd", ["slurmd", "-D"])
+        self._spawn("slurmd", ["nice", "-n", str(self.nice), "slurmd", "-D"])
         self._wait("the node to be idle", lambda: "idle" in self._run(
             "sinfo", "-h", "-o", "%t", check=False).stdout)
         self._wait("accounting", lambda: self._run("sacct", "-n", "-X", "-S", "now-1hour",
@@ -295,19 +313,7 @@ StorageLoc=fairppl_slurm_acct
     def stop(self) -> None:
         """Stop the daemons this object started, by PID (the last started first)."""
         for name in reversed(list(self.pids)):
-            pid = self.pids[name]
-            if _alive(pid):
-                os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        for name, pid in self.pids.items():
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
+            _stop_pid(self.pids[name])
         self.pids.clear()
         for path in reversed(self.made_dirs):
             shutil.rmtree(path, ignore_errors=True)
@@ -315,6 +321,12 @@ StorageLoc=fairppl_slurm_acct
         for path in self.written:
             path.unlink(missing_ok=True)
         self.written.clear()
+
+    def record_client(self, pid: int) -> None:
+        """A Snakemake run on the cluster, leader of its own session (the tests' background run):
+        :func:`sweep_stale` ends its session with the daemons when its test session was killed."""
+        with open(self.root / "clients", "a", encoding="utf-8") as record:
+            record.write(f"{pid}\n")
 
     # -- queries --------------------------------------------------------------------------
     def sacct(self, *fields: str, since: str = "now-1day") -> list[dict]:
@@ -329,13 +341,23 @@ def sweep_stale() -> str | None:
     names, unless the process that started it still runs: its daemons by their recorded PIDs (only where /proc still shows that daemon under the
     PID), the /run folders it made, its configuration files. Returns what was swept, or None when
     there was no marker (a configuration without one is a site's own, and is never touched)."""
-    if not MARKER.is_file():
+    marker = _read_marker()
+    if marker is None:
         return None
-    lines = MARKER.read_text(encoding="utf-8").split()
-    root = Path(lines[0])
-    if len(lines) > 1 and int(lines[1]) != os.getpid() and _alive(int(lines[1])):
+    root, owner = marker
+    if owner is not None and owner != os.getpid() and _alive(owner):
         return None  # its owner still runs (another test session): not stale
     stopped = []
+    clients = root / "clients"
+    for pid in map(int, clients.read_text().split() if clients.is_file() else ()):
+        try:
+            ours = b"snakemake" in Path(f"/proc/{pid}/cmdline").read_bytes() and \
+                os.getsid(pid) == pid
+        except OSError:
+            continue
+        if ours:  # not a reused PID: the leader of the run's session, as recorded
+            os.killpg(pid, signal.SIGKILL)
+            stopped.append(f"the Snakemake run of session {pid}")
     for name in reversed(DAEMONS):  # slurmd first, munged last
         pidfile = root / "pids" / name
         if not pidfile.is_file():
@@ -350,12 +372,7 @@ def sweep_stale() -> str | None:
         if name == "slurmd":  # the jobs it still runs, before their daemon goes
             subprocess.run(["scancel", "--full", "--user", "root"], capture_output=True,
                            env=dict(os.environ, SLURM_CONF=str(SLURM_ETC / "slurm.conf")))
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
+        _stop_pid(pid)
         stopped.append(f"{name} ({pid})")
     made = root / "made_dirs"
     if made.is_file():
@@ -369,6 +386,38 @@ def sweep_stale() -> str | None:
         shutil.rmtree(root.parent, ignore_errors=True)
     return (f"swept a test cluster left by a killed run ({root}): stopped "
             f"{', '.join(stopped) or 'no daemon still running'}")
+
+
+def set_autogroup_nice(pid: int, nice: int) -> None:
+    """Niceness of the autogroup (the session's scheduling group) of process ``pid``, where the
+    kernel has autogroups (see :class:`Cluster`)."""
+    path = Path(f"/proc/{pid}/autogroup")
+    if path.exists():
+        path.write_text(f"{nice}\n")
+
+
+def _read_marker() -> tuple[Path, int | None] | None:
+    """The marker's state folder and owning process (None for a marker of an older version), or
+    None without a marker."""
+    if not MARKER.is_file():
+        return None
+    lines = MARKER.read_text(encoding="utf-8").split()
+    return Path(lines[0]), int(lines[1]) if len(lines) > 1 else None
+
+
+def _stop_pid(pid: int, seconds: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL after ``seconds``; reaped where it is our child."""
+    if _alive(pid):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -401,7 +450,8 @@ def main(argv: list[str]) -> int:
         print(f"export SLURM_CONF={cluster.conf}")
         print(f"# daemons: {cluster.pids} (stop: python tests/slurm_cluster.py stop {root})")
         return 0
-    if not MARKER.is_file() or Path(MARKER.read_text(encoding="utf-8").split()[0]) != root.resolve():
+    marker = _read_marker()
+    if marker is None or marker[0] != root.resolve():
         print(f"no test cluster of {root} is configured in {SLURM_ETC}", file=sys.stderr)
         return 1
     print(sweep_stale())

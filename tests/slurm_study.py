@@ -1,22 +1,38 @@
-"""The test config through the tests' SLURM cluster, run in the background from the start of the
-test session (the `slurm_study_started` fixture of conftest.py) while the other tests run.
+"""The test config through the tests' SLURM cluster, run in the background (the
+`slurm_study_started` fixture of conftest.py) while the other tests run, in one of two modes:
 
-Most of a SLURM run is waiting (submission, status checks every two seconds, each job's Snakemake
-starting up) and most of the other tests keep one of the two cores busy, so the two overlap
-instead of adding up. One fault is injected on the way: the English character Transformer's
-training job is cancelled with `scancel` as soon as it has written its first checkpoint, and the
-workflow profile's retry has to resume it (test_slurm.py checks the outcome).
+* ``rerun`` (`make test`): once the local run of the test config is finished, a copy of it
+  without the outputs of one language (:data:`RERUN_LANGUAGE`, the one language with every model
+  family: n-grams, Transformers, the pretrained model, lemmas, the marginal estimators, the
+  Shannon game) is brought up to date through SLURM: every job of that language, and the jobs
+  fed by them, go through the cluster (about 45 SLURM jobs' worth of work, the tables built
+  again as local rules);
+* ``full`` (`make test-heavy`): the whole config from scratch, from the session's start (146
+  Snakemake jobs; on 2 cores beside the rest of the suite it does not fit in `make test`).
+
+Each SLURM job starts Snakemake twice (the job, then `srun` for each of its rules), about 2 s of
+CPU each here: that, not the work, is most of a SLURM run's cost on 2 cores. The run and the
+cluster's jobs run at nice 19 (their autogroups too), on the CPU time the other tests leave idle.
+One fault is injected on the way: the English character Transformer's training job is cancelled
+with `scancel` as soon as it has written its first checkpoint, and the workflow profile's retry
+has to resume it (test_slurm.py checks the outcome).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+import yaml
+
+from conftest import checkpoint_step
+from slurm_cluster import set_autogroup_nice
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
@@ -31,6 +47,8 @@ CANCELLED_COMMENT = f"rule_train_neural_wildcards_{CANCELLED_WILDCARDS}"
 #: How long the cancelled job may take to come back as a new SLURM job (the plugin's status checks
 #: back off by 10 s per check that finds nothing finished).
 RESUBMISSION_SECONDS = 240
+#: Niceness of the run's Snakemake (and of the tests' slurmd, whose jobs inherit it).
+NICE = 19
 
 
 def slurm_command(cluster, workdir: Path, args=(), timeout: int = 900):
@@ -43,6 +61,53 @@ def slurm_command(cluster, workdir: Path, args=(), timeout: int = 900):
            "--slurm-init-seconds-before-status-checks", "2", "--cores", "2", *args]
     env = dict(cluster.env, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     return cmd, env
+
+
+#: The background run's modes (environment variable FAIRPPL_SLURM_STUDY).
+MODES = ("rerun", "full")
+#: The language whose outputs the ``rerun`` mode removes and rebuilds through SLURM.
+RERUN_LANGUAGE = "eng"
+
+
+def copy_without_language(local_wd: Path, dest: Path, language: str) -> Path:
+    """A copy of the finished study ``local_wd`` (symlinks kept) without any output under
+    results/ of ``language`` (a path part named after it, or a file ``<language>.*``), tables and
+    figures aside (the run rebuilds them from the rest): Snakemake then reruns that language's
+    jobs and those fed by them."""
+    shutil.copytree(local_wd, dest, symlinks=True)
+    shutil.rmtree(dest / ".snakemake" / "log", ignore_errors=True)
+    for path in sorted((dest / "results").rglob("*"), reverse=True):
+        parts = path.relative_to(dest / "results").parts
+        if parts[0] in ("tables", "figures"):
+            continue
+        if any(part == language or part.split(".")[0] == language for part in parts):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+    return dest
+
+
+#: First-attempt memory (MB) of the out-of-memory run's job: below what a Snakemake job process
+#: alone needs, so the job ends OUT_OF_MEMORY and comes back with OOM_FIRST_MB * OOM_GROWTH
+#: (config `resources`, read by the rule's attempt-scaled `mem_mb`).
+OOM_FIRST_MB, OOM_GROWTH = 150, 16
+#: What the out-of-memory run rebuilds (rule prepare_corpus).
+OOM_TARGET = "results/corpus/udhr/units.parquet"
+
+
+def copy_for_out_of_memory(local_wd: Path, dest: Path) -> Path:
+    """A copy of the finished study without :data:`OOM_TARGET` and with prepare_corpus's first
+    attempt asking for :data:`OOM_FIRST_MB` MB, OOM_GROWTH times more at each retry."""
+    shutil.copytree(local_wd, dest, symlinks=True)
+    target = dest / OOM_TARGET
+    for path in (target, target.with_name("dropped.tsv")):
+        path.unlink()
+    cfg_path = dest / "config" / "config.yaml"
+    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
+    cfg["resources"] = {"memory_growth": OOM_GROWTH, "memory_mb": {"prepare_corpus": OOM_FIRST_MB}}
+    cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    return dest
 
 
 def running_job(cluster, comment: str) -> str | None:
@@ -63,21 +128,15 @@ def job_pids(cluster, job: str) -> list[int]:
             if line.split() and line.split()[0].isdigit()]
 
 
-def checkpoint_step(path: Path) -> int | None:
-    import torch
-
-    try:
-        return int(torch.load(path, map_location="cpu", weights_only=False)["step"])
-    except Exception:  # gone (the job finished) or caught mid-replace
-        return None
-
-
 class BackgroundStudy:
-    """Snakemake on ``wd`` through ``cluster`` in a child process, with a watcher thread that
-    cancels the :data:`CANCELLED` training job once. :meth:`result` waits for the end."""
+    """Snakemake on ``targets`` (default: rule `all`) of ``wd`` through ``cluster`` in a child
+    process, with a watcher thread that cancels the :data:`CANCELLED` training job once where
+    ``cancel``. :meth:`result` waits for the end."""
 
-    def __init__(self, cluster, wd: Path, timeout: int = 1500):
-        self.cluster, self.wd, self.timeout = cluster, wd, timeout
+    def __init__(self, cluster, wd: Path, mode: str, targets: tuple[str, ...] = (),
+                 cancel: bool = True, timeout: int = 1500):
+        self.cluster, self.wd, self.mode, self.timeout = cluster, wd, mode, timeout
+        self.targets, self.cancel = targets, cancel
         self.log_path = wd.parent / "snakemake.log"
         self.cancelled: dict = {}
         self.failure: str | None = None
@@ -88,18 +147,25 @@ class BackgroundStudy:
     def start(self) -> "BackgroundStudy":
         import torch  # noqa: F401  imported now, not while a job is frozen
 
-        cmd, env = slurm_command(self.cluster, self.wd, timeout=self.timeout)
+        cmd, env = slurm_command(self.cluster, self.wd, self.targets, timeout=self.timeout)
+        # at the lowest priority, as the cluster's jobs (Cluster(nice=19)): the run takes the CPU
+        # time the rest of the suite leaves idle instead of slowing it down
+        cmd = ["nice", "-n", str(NICE), *cmd]
         self._t0 = time.monotonic()
         with open(self.log_path, "w") as out:
             # its own session: stop() ends `timeout`, Snakemake and its children together
             self.child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                           start_new_session=True)
+        # its own session is its own autogroup: lowered too, as the cluster's jobs
+        set_autogroup_nice(self.child.pid, NICE)
+        self.cluster.record_client(self.child.pid)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
         return self
 
     def _watch(self) -> None:
-        self._cancel_once()
+        if self.cancel:
+            self._cancel_once()
         if self.cancelled:
             self._expect_resubmission()
         self.child.wait()
@@ -111,16 +177,23 @@ class BackgroundStudy:
         cancelled job for a running one and waits forever."""
         deadline = time.monotonic() + seconds
         needle = f"/rule_train_neural/{CANCELLED_WILDCARDS}/"
-        while self.child.poll() is None:
-            if self.log_path.read_text().count(needle) >= 2:
-                return
-            if time.monotonic() > deadline:
-                self.failure = (f"the cancelled SLURM job {self.cancelled['job']} was not "
-                                f"resubmitted within {seconds:.0f} s: is its state read as "
-                                f"still running?")
-                os.killpg(self.child.pid, signal.SIGKILL)
-                return
-            time.sleep(1)
+        seen, text = 0, ""
+        with open(self.log_path, encoding="utf-8", errors="replace") as log:
+            while self.child.poll() is None:
+                # what the log gained since the last look, after the last len(needle) - 1
+                # characters of before: a needle straddling two reads is counted once
+                text += log.read()
+                seen += text.count(needle)
+                text = text[-(len(needle) - 1):]
+                if seen >= 2:
+                    return
+                if time.monotonic() > deadline:
+                    self.failure = (f"the cancelled SLURM job {self.cancelled['job']} was not "
+                                    f"resubmitted within {seconds:.0f} s: is its state read as "
+                                    f"still running?")
+                    os.killpg(self.child.pid, signal.SIGKILL)
+                    return
+                time.sleep(1)
 
     def _cancel_once(self) -> None:
         checkpoint = self.wd / CANCELLED / "checkpoint.pt"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import assert_ok, snakemake, start_snakemake, wait_for
+from conftest import assert_ok, checkpoint_step, snakemake, start_snakemake, wait_for
 
 torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
@@ -40,10 +40,6 @@ def _weights(wd: Path) -> dict:
     return safetensors_torch.load_file(str(wd / TARGET / "model.safetensors"))
 
 
-def _checkpoint_step(path: Path) -> int:
-    return int(torch.load(path, map_location="cpu", weights_only=False)["step"])
-
-
 def test_killed_training_job_resumes_to_the_same_model(tmp_path, study):
     killed = _retrain_copy(study, tmp_path / "killed")
     checkpoint = killed / FOLDER / "checkpoint.pt"
@@ -59,8 +55,8 @@ def test_killed_training_job_resumes_to_the_same_model(tmp_path, study):
             os.killpg(child.pid, signal.SIGKILL)
             child.wait()
     assert child.returncode == -signal.SIGKILL
-    killed_at = _checkpoint_step(checkpoint)
-    assert 1 <= killed_at < steps, "training finished before the kill: test inconclusive"
+    killed_at = checkpoint_step(checkpoint)
+    assert killed_at is not None and 1 <= killed_at < steps, "training finished before the kill: test inconclusive"
     assert not (killed / TARGET / "model.safetensors").exists()
 
     # What a user does after a crash: release Snakemake's lock, run again.

@@ -2,14 +2,16 @@
 tests/slurm_cluster.py), under the shipped workflow profile and the tests' site profile:
 
 * the cluster itself accounts jobs and enforces memory;
-* the test config run through it gives the local run's tables, every job having gone through
-  SLURM (its job id in Snakemake's log and in `sacct`), although one training job was cancelled
-  with `scancel` mid-run on the way: the retry resumed it from its checkpoint, to the local run's
-  weights;
+* the test config run through it (tests/slurm_study.py: in `make test` the jobs of one language
+  and those they feed, rebuilt on a copy of the local run; in `make test-heavy` the whole config
+  from scratch) gives the local run's tables, every job having gone through SLURM (its job id in
+  Snakemake's log and in `sacct`), although one training job was cancelled with `scancel` mid-run
+  on the way: the retry resumed it from its checkpoint, to the local run's weights;
 * a job over its memory ends OUT_OF_MEMORY and comes back as a new SLURM job asking for more.
 
-The test config's run is marked `heavy` (`make test-heavy`): beside the rest of the suite it costs
-the two cores about ten minutes, beyond the 20 minutes of `make test`.
+The test config's run goes on in the background and the tests on the cluster run last
+(conftest.py): its Snakemake and the cluster's jobs run at the lowest priority (nice 19), on the CPU
+time the rest of the suite leaves idle.
 
 Skipped, with the reason in pytest's summary, where the machine cannot run a cluster (not root,
 no apt-get, no cgroup v1 memory controller, a SLURM or MariaDB already running)."""
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -28,18 +29,10 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import ROOT
-from slurm_study import CANCELLED, slurm_command
+from conftest import ROOT, SUMMARY_LINES
+from slurm_study import CANCELLED, OOM_FIRST_MB, OOM_GROWTH, OOM_TARGET
 
-
-def run_slurm(cluster, workdir: Path, *args: str, timeout: int = 900):
-    cmd, env = slurm_command(cluster, workdir, args, timeout)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout + 60)
-
-
-def assert_ok(proc) -> None:
-    assert proc.returncode == 0, (f"snakemake through SLURM failed ({proc.returncode}):\n"
-                                  f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
+pytestmark = pytest.mark.slurm
 
 
 def test_cluster_accounts_a_job_and_enforces_memory(cluster, tmp_path):
@@ -64,27 +57,23 @@ def test_cluster_accounts_a_job_and_enforces_memory(cluster, tmp_path):
     assert (tmp_path / f"slurm-{ok}.out").read_text().strip() == "42"
 
 
-#: First-attempt memory (MB) of the out-of-memory test's job: below what a Snakemake job process
-#: alone needs, so the job ends OUT_OF_MEMORY and comes back with OOM_FIRST_MB * OOM_GROWTH
-#: (config `resources`, read by the rule's attempt-scaled `mem_mb`).
-OOM_FIRST_MB, OOM_GROWTH = 150, 16
-
-
 @pytest.fixture(scope="module")
-def slurm_study(cluster, study, slurm_study_started):
-    """The test config run through the cluster (started in the background when the session
-    began, tests/slurm_study.py; the same sheet and tiny model as the local `study`), with the
-    English character Transformer's training job cancelled on the way. Yields the working folder,
-    the Snakemake log, the local study's folder and what was cancelled (SLURM id, the
-    checkpoint's step at the cancel)."""
+def slurm_study(cluster, study, slurm_runs):
+    """The test config run through the cluster in the background (tests/slurm_study.py; the same
+    sheet and tiny model as the local `study`), with the English character Transformer's
+    training job cancelled on the way. Returns the working folder, the Snakemake log, the local
+    study's folder, what was cancelled (SLURM id, the checkpoint's step at the cancel) and the
+    run's mode (`rerun` or `full`)."""
     local_wd, _ = study
-    run = slurm_study_started
+    run = slurm_runs["study"]
     returncode, log = run.result()
     assert run.failure is None, f"{run.failure}\n{log[-4000:]}"
     assert returncode == 0, f"snakemake through SLURM failed ({returncode}):\n{log[-8000:]}"
-    print(f"test config through SLURM: {run.seconds:.0f} s, {len(submissions(log))} SLURM jobs; "
-          f"cancelled {run.cancelled}")
-    return run.wd, log, local_wd, run.cancelled
+    steps = re.findall(r"^(\d+) of (\d+) steps", log, flags=re.M)
+    SUMMARY_LINES.append(f"test config through SLURM ({run.mode}): {run.seconds:.0f} s, "
+                         f"{steps[-1][1] if steps else '?'} Snakemake jobs as "
+                         f"{len(submissions(log))} SLURM jobs; cancelled {run.cancelled}")
+    return run.wd, log, local_wd, run.cancelled, run.mode
 
 
 def _tables(wd: Path) -> dict[str, bytes]:
@@ -111,12 +100,11 @@ def _without_timing(path: Path) -> pl.DataFrame:
     return frame.drop([c for c in frame.columns if c in TIMING_COLUMNS])
 
 
-@pytest.mark.heavy
 def test_every_table_equals_the_local_run(slurm_study):
     """Every file of results/tables is byte-identical to the local run's, except the tables with
     a wall-clock column, which are identical without it (and differ in nothing else): the
     cancelled and resumed training job included."""
-    wd, _, local_wd, _ = slurm_study
+    wd, _, local_wd, _, _ = slurm_study
     ours, local = _tables(wd), _tables(local_wd)
     assert ours.keys() == local.keys()
     differ = sorted(name for name in ours if ours[name] != local[name])
@@ -127,6 +115,14 @@ def test_every_table_equals_the_local_run(slurm_study):
         a = _without_timing(wd / "results" / "tables" / name)
         b = _without_timing(local_wd / "results" / "tables" / name)
         assert a.equals(b), name
+
+
+#: Rules of every model family, which both modes of the SLURM run submit.
+RULE_FAMILIES = {"train_tokenizer", "train_ngram", "score_char_ngram", "score_word_ngram",
+                 "score_subword_ngram", "train_neural", "score_neural", "score_pretrained",
+                 "marginal_ngram", "marginal_lm", "marginal_caching", "shannon_bets"}
+#: And those that only the run from scratch submits (the rerun keeps their outputs).
+FROM_SCRATCH = {"prepare_corpus", "lemmatize_corpus", "mcc_apertium", "forms_per_lemma"}
 
 
 def _declared_local_rules() -> set[str]:
@@ -144,6 +140,41 @@ def _declared_local_rules() -> set[str]:
     return found
 
 
+def _rule_blocks() -> dict[str, list[str]]:
+    """Each rule of workflow/rules by name: the lines of its body."""
+    blocks, rule = {}, None
+    for path in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            m = re.match(r"^(?:local)?rule (\w+):", line)
+            if m:
+                rule = m.group(1)
+                blocks[rule] = []
+            elif rule and (line.startswith(" ") or not line.strip()):
+                blocks[rule].append(line)
+            else:
+                rule = None
+    return blocks
+
+
+def test_the_profile_queues_only_jobs_worth_a_slurm_job():
+    """A rule in the profile's `groups` is never a local rule (Snakemake would submit it with its
+    group anyway), and a rule that only writes tables or figures and declares no resources of
+    its own (a quick one) is local: it never waits in the queue for a job of its own."""
+    profile = yaml.safe_load((ROOT / "workflow" / "profiles" / "slurm" / "profile.yaml")
+                             .read_text(encoding="utf-8"))
+    local = _declared_local_rules()
+    assert not set(profile["groups"]) & local, set(profile["groups"]) & local
+    quick = []
+    for rule, body in _rule_blocks().items():
+        text = "\n".join(body)
+        outputs = re.search(r"^    output:\n((?:        .*\n?)+)", text + "\n", flags=re.M)
+        paths = re.findall(r'"(results/[^"]+)"', outputs.group(1)) if outputs else []
+        if paths and all(p.startswith(("results/tables/", "results/figures/")) for p in paths) \
+                and "    resources:" not in text:
+            quick.append(rule)
+    assert quick and not set(quick) - local, f"quick rules that would queue: {set(quick) - local}"
+
+
 def _rules_of_the_run(log: str) -> tuple[set, set, set]:
     """Rules of the jobs Snakemake ran: local ones, jobs submitted alone, members of group jobs
     (printed indented under `Group job ...`)."""
@@ -152,11 +183,10 @@ def _rules_of_the_run(log: str) -> tuple[set, set, set]:
             set(re.findall(r"^ {4}rule (\w+):", log, flags=re.M)))
 
 
-@pytest.mark.heavy
 def test_every_job_went_through_slurm(slurm_study, cluster):
     """Every job that is not a local rule has a SLURM job id in Snakemake's log, and `sacct`
     knows every one of those ids with a final state: COMPLETED, but for the one cancelled."""
-    _, log, _, cancelled = slurm_study
+    _, log, _, cancelled, mode = slurm_study
     submitted = submissions(log)
     assert submitted, "no job was submitted to SLURM"
     local, alone, grouped = _rules_of_the_run(log)
@@ -165,6 +195,10 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     group_names = " ".join(s.name for s in submitted if s.kind == "group")
     assert alone <= submitted_alone, f"ran but not submitted: {alone - submitted_alone}"
     assert grouped and all(rule in group_names for rule in grouped), (grouped, group_names)
+    # every model family went through the cluster, alone or in a group; from scratch, the stages
+    # before them too
+    expected = RULE_FAMILIES | (FROM_SCRATCH if mode == "full" else set())
+    assert expected <= alone | grouped, f"never went through SLURM: {expected - alone - grouped}"
     records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "Comment")}
     missing = [s.slurm_id for s in submitted if s.slurm_id not in records]
     assert not missing, f"SLURM job ids in the log that sacct does not know: {missing}"
@@ -175,7 +209,6 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     assert all(records[s.slurm_id]["Comment"].startswith("rule_") for s in submitted)
 
 
-@pytest.mark.heavy
 def test_cancelled_training_job_resumed_from_its_checkpoint(slurm_study, cluster):
     """`scancel` of a train_neural job mid-training: the profile's retry submitted a new SLURM
     job, which resumed from the checkpoint and ended with the uninterrupted local run's weights
@@ -183,7 +216,7 @@ def test_cancelled_training_job_resumed_from_its_checkpoint(slurm_study, cluster
     torch = pytest.importorskip("torch")
     from safetensors.torch import load_file
 
-    wd, log, local_wd, cancelled = slurm_study
+    wd, log, local_wd, cancelled, _ = slurm_study
     assert cancelled, "the training job was never seen running with a checkpoint"
     records = {r["JobID"]: r["State"] for r in cluster.sacct("JobID", "State")}
     ids = [s.slurm_id for s in submissions(log)
@@ -225,26 +258,26 @@ def submissions(log: str) -> list[Submission]:
     return found
 
 
-def test_out_of_memory_job_comes_back_as_a_new_job_asking_for_more(cluster, study, tmp_path):
+@pytest.fixture(scope="module")
+def slurm_out_of_memory(cluster, study, slurm_runs):
+    """The out-of-memory run (started in the background, tests/slurm_study.py): a copy of the
+    local study whose UDHR units are rebuilt by a job that first asks for OOM_FIRST_MB MB.
+    Returns its working folder, its Snakemake log and the local study's folder."""
+    run = slurm_runs["out_of_memory"]
+    returncode, log = run.result()
+    assert returncode == 0, f"snakemake through SLURM failed ({returncode}):\n{log[-8000:]}"
+    return run.wd, log, study[0]
+
+
+def test_out_of_memory_job_comes_back_as_a_new_job_asking_for_more(cluster, slurm_out_of_memory):
     """A job over its memory ends OUT_OF_MEMORY and the profile's retry submits a *new* SLURM job
     asking for memory_growth times more (the rule's attempt-scaled `mem_mb`), which completes;
     `sacct` tells it from a retry inside the same allocation (one job id, one request)."""
-    local_wd, _ = study
-    wd = tmp_path / "wd"
-    shutil.copytree(local_wd, wd, symlinks=True)
-    target = wd / "results" / "corpus" / "udhr" / "units.parquet"
-    expected = target.read_bytes()
-    for path in (target, target.with_name("dropped.tsv")):
-        path.unlink()
-    cfg_path = wd / "config" / "config.yaml"
-    cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
-    cfg["resources"] = {"memory_growth": OOM_GROWTH, "memory_mb": {"prepare_corpus": OOM_FIRST_MB}}
-    cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    proc = run_slurm(cluster, wd, str(target.relative_to(wd)))
-    assert_ok(proc)
-    assert target.read_bytes() == expected  # the rebuilt units, byte for byte
+    wd, log, local_wd = slurm_out_of_memory
+    # the rebuilt units, byte for byte
+    assert (wd / OOM_TARGET).read_bytes() == (local_wd / OOM_TARGET).read_bytes()
     records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "ReqMem")}
-    ids = [s.slurm_id for s in submissions(proc.stdout + proc.stderr) if s.name == "prepare_corpus"]
+    ids = [s.slurm_id for s in submissions(log) if s.name == "prepare_corpus"]
     got = [(records[j]["State"], records[j]["ReqMem"]) for j in ids]
     assert got == [("OUT_OF_MEMORY", f"{OOM_FIRST_MB}M"),
                    ("COMPLETED", f"{OOM_FIRST_MB * OOM_GROWTH}M")], got

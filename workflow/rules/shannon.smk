@@ -48,6 +48,7 @@ rule shannon_table:
         ranks="results/tables/shannon_ranks.csv",
     log:
         "logs/shannon_table.log",
+    localrule: True
     conda:
         "../../envs/shannon.yaml"
     params:
@@ -64,6 +65,7 @@ rule plot_shannon:
         figure="results/figures/shannon.png",
     log:
         "logs/plot_shannon.log",
+    localrule: True
     conda:
         "../../envs/report.yaml"
     params:

@@ -10,7 +10,7 @@ from fairppl.core.io import read_csv, write_text
 from fairppl.corpus.prepare import read_dropped
 from fairppl.report.html import conventions_table
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
-from fairppl.report.morphology import TABLES as MORPHOLOGY_TABLES
+from fairppl.morphology import TABLES as MORPHOLOGY_TABLES
 from fairppl.report.pages import ReportInputs, build_report
 from fairppl.report.shannon import read_published as read_published_shannon
 

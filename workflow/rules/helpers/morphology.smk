@@ -87,7 +87,7 @@ def morphology_figures():
 
 
 def morphology_tables():
-    """The stage's tables, by the names of fairppl.report.morphology.TABLES."""
-    from fairppl.report.morphology import TABLES
+    """The stage's tables, by the names of fairppl.morphology.TABLES."""
+    from fairppl.morphology import TABLES
 
     return {name: f"results/tables/{csv}" for name, csv in TABLES.items()}

@@ -4,7 +4,7 @@ the per-language difficulty model (Mielke et al. 2019) and what predicts it, and
 fairness summary and each tokenizer's premium.
 
 Built from the tables of the morphology rules, held in ``ReportInputs.morphology`` under the
-names of :data:`TABLES`, and the figures of ``plot_morphology``.
+names of :data:`fairppl.morphology.TABLES`, and the figures of ``plot_morphology``.
 """
 
 from __future__ import annotations
@@ -14,21 +14,6 @@ import polars as pl
 from .html import constants_text, drop_constant_columns, fmt, html_table
 from .html import paragraph as _p
 from .plots import model_label
-
-#: The stage's tables: name -> CSV under results/tables.
-TABLES = {
-    "mcc": "mcc.csv",
-    "mcc_validation": "mcc_validation.csv",
-    "forms_per_lemma": "forms_per_lemma.csv",
-    "lemmatizer_coverage": "lemmatizer_coverage.csv",
-    "languages": "morphology_languages.csv",
-    "regressions": "morphology.csv",
-    "difficulty": "difficulty.csv",
-    "agreement": "difficulty_agreement.csv",
-    "predictors": "difficulty_predictors.csv",
-    "fairness": "fairness.csv",
-    "premium": "tokenizer_premium.csv",
-}
 
 #: Units of the columns the section shows.
 HEADERS = {
