@@ -1,12 +1,13 @@
-"""The test config through the tests' SLURM cluster, run in the background (the
-`slurm_study_started` fixture of conftest.py) while the other tests run, in one of two modes:
+"""Snakemake runs through the tests' SLURM cluster, in the background (the `slurm_runs` fixture
+of conftest.py) while the other tests run: a job over its memory (:func:`copy_for_out_of_memory`)
+and the test config, in one of two modes:
 
 * ``rerun`` (`make test`): once the local run of the test config is finished, a copy of it
   without the outputs of one language (:data:`RERUN_LANGUAGE`, the one language with every model
   family: n-grams, Transformers, the pretrained model, lemmas, the marginal estimators, the
   Shannon game) is brought up to date through SLURM: every job of that language, and the jobs
-  fed by them, go through the cluster (about 45 SLURM jobs' worth of work, the tables built
-  again as local rules);
+  fed by them, go through the cluster (58 Snakemake jobs, the tables built again as local
+  rules);
 * ``full`` (`make test-heavy`): the whole config from scratch, from the session's start (146
   Snakemake jobs; on 2 cores beside the rest of the suite it does not fit in `make test`).
 
