@@ -9,7 +9,8 @@ and the test config, in one of two modes:
   fed by them, go through the cluster (58 Snakemake jobs, the tables built again as local
   rules);
 * ``full`` (`make test-heavy`): the whole config from scratch, from the session's start (146
-  Snakemake jobs; on 2 cores beside the rest of the suite it does not fit in `make test`).
+  Snakemake jobs as 43 SLURM jobs; on 2 cores beside the rest of the suite it does not fit in
+  `make test`).
 
 Each SLURM job starts Snakemake twice (the job, then `srun` for each of its rules), about 2 s of
 CPU each here: that, not the work, is most of a SLURM run's cost on 2 cores. The run and the
