@@ -119,8 +119,9 @@ class Cluster:
 
     ``cpus``: the node's CPUs as SLURM sees them (default: the machine's; more oversubscribes its
     cores, for jobs that mostly start up and wait); ``memory_mb``: the node's memory as SLURM
-    sees it (default: what `slurmd -C` reports minus 2 GB); ``nice``: the niceness of every job (at 19 the jobs take only the CPU time that the
-    processes at normal priority leave idle). Each job's processes inherit slurmd's niceness
+    sees it (default: what `slurmd -C` reports minus 2 GB); ``nice``: the niceness of every job
+    (at 19 the jobs take only the CPU time that the processes at normal priority leave idle).
+    Each job's processes inherit slurmd's niceness
     (`PropagatePrioProcess=0`), and a task prolog sets the same on the job's autogroup: where the
     kernel groups processes by session (`kernel.sched_autogroup_enabled`, Debian's default),
     niceness only ranks processes within one session, and each job is a session of its own

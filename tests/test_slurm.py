@@ -128,16 +128,8 @@ FROM_SCRATCH = {"prepare_corpus", "lemmatize_corpus", "mcc_apertium", "forms_per
 def _declared_local_rules() -> set[str]:
     """Rules the workflow marks `localrule: True`, plus `all` (Snakemake runs a target rule
     without a body locally)."""
-    found = {"all"}
-    for path in (ROOT / "workflow" / "rules").glob("*.smk"):
-        rule = None
-        for line in path.read_text(encoding="utf-8").splitlines():
-            m = re.match(r"^(?:local)?rule (\w+):", line)
-            if m:
-                rule = m.group(1)
-            if line.strip() == "localrule: True" and rule:
-                found.add(rule)
-    return found
+    return {"all"} | {rule for rule, body in _rule_blocks().items()
+                      if any(line.strip() == "localrule: True" for line in body)}
 
 
 def _rule_blocks() -> dict[str, list[str]]:
