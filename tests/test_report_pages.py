@@ -107,17 +107,63 @@ def test_ranking_transfer_between_corpora():
 
 def test_answer_names_hardest_and_easiest():
     names = dict(SHEET.select("language", "name").rows())
-    diffs = pl.DataFrame({"corpus": ["bible"], "model": ["kenlm-char-o5"], "tokenizer": ["char"],
-                          "language": ["tur"], "next_language": ["kor"],
-                          "bpec_difference": [1.0], "ci_low": [0.8], "ci_high": [1.2],
-                          "excludes_zero": [True]})
+    diffs = pl.DataFrame({"corpus": ["bible"] * 3, "model": ["kenlm-char-o5"] * 3,
+                          "tokenizer": ["char"] * 3, "language": ["tur", "kor", "deu"],
+                          "next_language": ["kor", "deu", "eng"],
+                          "bpec_difference": [1.0, 1.0, 1.0], "ci_low": [0.8, -0.1, 0.8],
+                          "ci_high": [1.2, 2.1, 1.2], "excludes_zero": [True, False, True]})
     text = " ".join(answer_sentences(_models(), names, "bible", diffs))
     assert "the same 200 test units" in text
-    assert "kenlm-char-o5 / char: hardest Turkish (4.00" in text and "easiest English (1.00)" in text
-    assert "transformer / char: hardest Turkish (3.00" in text
-    assert "harder than the next language, Korean, by 1.00" in text and "[0.800, 1.20]" in text
-    assert ("ranking with Spearman's rho 0.80; against kenlm-char-o5 / char: transformer / char "
-            "0.80 (p = 0.33, 4 languages)") in text  # exact: 8 of 24 pairings
+    assert "rests on the 2 models that scored all 4 languages" in text
+    # Mean ranks: Turkish 1 under both; English 4 under both.
+    assert ("Hardest by mean rank over these models: Turkish (first under both models; BPEC "
+            "kenlm-char-o5 / char 4.00 [3.90, 4.10]; transformer / char 3.00 [2.90, 3.10]") in text
+    assert "Easiest: English (last under both models; BPEC kenlm-char-o5 / char 1.00" in text
+    # Only the reference model has differences here: 1 of 1 models.
+    assert "tell the hardest language from the next under 1 of 1 models" in text
+    assert "cannot order these groups of adjacent languages: {Korean, German}" in text
+    # One pair of models, rho 0.8 with exact p 8/24: not beyond chance.
+    assert ("0 of 1 pairs of models have a rank correlation different from 0" in text
+            and "no pair's agreement can be told from chance with 4 languages" in text)
+
+
+def test_answer_rests_on_the_models_with_every_language():
+    """A model scored on fewer languages (here the Transformer without Turkish) is named as left
+    out, and hardest/easiest are picked on the full models' languages only."""
+    names = dict(SHEET.select("language", "name").rows())
+    models = _models().filter(~((pl.col("model") == "transformer") & (pl.col("language") == "tur")))
+    text = " ".join(answer_sentences(models, names, "bible"))
+    assert "rests on the one model that scored all 4 languages: kenlm-char-o5 / char" in text
+    assert "left out of this answer, as scored on fewer languages: transformer / char (3)" in text
+    assert "Hardest by mean rank over these models: Turkish (first; BPEC 4.00 [3.90, 4.10]" in text
+
+
+def test_answer_mean_rank_and_disagreement_counts():
+    """Three languages where the two models swap the top: the mean rank decides, and the
+    sentence counts under how many models the language is first."""
+    bpec = {"eng": (1.0, 1.0), "deu": (3.0, 2.0), "kor": (2.0, 3.5), "tur": (2.5, 2.2)}
+    # ranks: char deu1 tur2 kor3 eng4; transformer kor1 tur2 deu3 eng4 -> means deu 2, kor 2,
+    # tur 2: ties broken by name (deu first).
+    text = " ".join(answer_sentences(_models(bpec=bpec), {}, "bible"))
+    assert "Hardest by mean rank over these models: deu (first under 1 of 2 models" in text
+
+
+def test_answer_caveats_follow_the_tables():
+    corr = pl.DataFrame({"corpus": ["bible"], "model": ["kenlm-char-o5"], "tokenizer": ["char"],
+                         "feature": ["chars_per_english_char"], "n_languages": [4],
+                         "spearman_rho": [0.81], "p_value": [0.01]})
+    udhr = _models("udhr", {"eng": (4.0, 1.0), "deu": (3.0, 2.0), "kor": (2.0, 4.0),
+                            "tur": (1.0, 3.0)}, n_units=31)
+    both = pl.concat([_models(), udhr])
+    text = " ".join(answer_sentences(both, {}, "bible", None, corr, ("udhr",)))
+    assert ("Caveat: kenlm-char-o5 / char's ranking follows characters per English character "
+            "(Spearman's rho 0.81, p = 0.01, 4 languages)") in text
+    # Transfer: rho -1 (exact p 2/24) and 0.4: neither below 0.05.
+    assert ("the bible ranking is not detected to carry over to udhr (rho -1.00 to 0.40 over 2 "
+            "model(s), every p >= 0.083, 4 languages)") in text
+    weak = corr.with_columns(p_value=pl.lit(0.3))
+    text = " ".join(answer_sentences(_models(), {}, "bible", None, weak))
+    assert "is not explained by characters per English character (Spearman's rho 0.81, p = 0.3" in text
 
 
 def test_language_features_hand_counts():
@@ -145,6 +191,7 @@ def test_language_features_hand_counts():
         -(0.6 * math.log2(0.6) + 0.4 * math.log2(0.4)))
     corr = feature_correlations(language_features(units), _models("c"))
     assert set(corr["feature"]) >= {"type_token_ratio", "oov_rate"}
+    assert "train_chars" not in set(corr["feature"])  # chars_per_english_char rescaled
     assert corr["spearman_rho"].null_count() == corr.height  # two languages: no correlation
 
 

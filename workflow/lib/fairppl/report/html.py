@@ -31,15 +31,41 @@ def fmt(value) -> str:
     return str(value)
 
 
+#: Words of column names as a reader should see them in a header (the rest of a name's words are
+#: shown as they are, underscores as spaces): ``bpec_ci_low`` is "BPEC interval low",
+#: ``forms_per_lemma:apertium`` is "forms per lemma (apertium)".
+_WORDS = {"bpec": "BPEC", "bpu": "bits/utterance", "ci": "interval", "mcc": "MCC", "oov": "OOV",
+          "ppl": "perplexity", "bh": "BH-adjusted", "n": "number of", "iso639": "ISO 639",
+          "se": "standard error", "bpc": "BPC", "nd": "%ND", "pct": "%", "lm": "LM",
+          "rho": "rho", "udhr": "UDHR", "unk": "<unk>"}
+
+
+def column_label(name: str) -> str:
+    """A readable header for a table column named like an identifier (lower case, digits,
+    underscores, dots, colons); any other name (a model label, a prose header) as it is."""
+    import re
+
+    if not re.fullmatch(r"[a-z0-9_.:]+", name):
+        return name
+    base, _, qualifier = name.partition(":")
+    words = [_WORDS.get(w, w) for w in base.replace(".", "_").split("_") if w]
+    if words and words[0] == "number of" and len(words) == 1:
+        words = ["n"]
+    label = " ".join(words)
+    return f"{label} ({qualifier.replace('_', ' ')})" if qualifier else label
+
+
 def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption: str = "",
                labels: dict[str, str] | None = None) -> str:
-    """Render ``df`` as an HTML table: one header per column, its name (``labels`` renames it)
-    over its unit (``headers``: column -> unit text); text cells left, numbers right. Wrapped in
-    a ``div.wide`` that scrolls sideways, so a table wider than the page is never cut off."""
+    """Render ``df`` as an HTML table: one header per column, its name (``labels`` renames it;
+    otherwise :func:`column_label` makes an identifier readable) over its unit (``headers``:
+    column -> unit text); text cells left, numbers right. The caption stands above a
+    ``div.wide`` that scrolls sideways, so a table wider than the page is never cut off (nor its
+    caption), and the page's script marks such a table with a cue that it scrolls."""
     headers, labels = headers or {}, labels or {}
     head = "".join(
-        f"<th>{html.escape(labels.get(c, c))}<br><small>{html.escape(headers.get(c, ''))}"
-        f"</small></th>" for c in df.columns)
+        f"<th>{html.escape(labels.get(c, column_label(c)))}<br>"
+        f"<small>{html.escape(headers.get(c, ''))}</small></th>" for c in df.columns)
     rows = []
     for row in df.iter_rows():
         cells = []
@@ -47,9 +73,15 @@ def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption:
             css = "" if isinstance(value, (int, float)) or value is None else " class='text'"
             cells.append(f"<td{css}>{html.escape(fmt(value))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return (f"<div class='wide'><table>{cap}<thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+    cap = f"<p class='caption'>{html.escape(caption)}</p>" if caption else ""
+    return (f"<figure class='table'>{cap}<div class='wide'><table><thead><tr>{head}</tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div></figure>")
+
+
+def subsection(anchor: str, title: str) -> str:
+    """A subsection heading with an anchor; the report's table of contents lists it under its
+    section."""
+    return f"<h3 id='{html.escape(anchor)}'>{html.escape(title)}</h3>"
 
 
 def paragraph(text: str, css: str = "") -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from ..stats.bootstrap import BootstrapSettings
-from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION,
+from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION, TRAIN_SIZE,
                                  feature_description, feature_names)
 from ..stats.metrics import BPU_COLUMNS, describe_units
 from .rankings import (
@@ -40,15 +40,35 @@ nav a { margin-right: 0.8em; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 p.answer { font-size: 1.08em; background: #f3f7fb; padding: 0.6em 0.9em; border-left: 4px solid
            #1f4e9c; }
-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
-div.wide { overflow-x: auto; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.85em; }
+figure.table { margin: 0.6em 0 1.2em; }
+p.caption { font-weight: bold; margin: 0 0 4px; }
+div.wide { overflow-x: auto; max-width: 100%;
+           background: linear-gradient(to right, #fff 30%, rgba(255,255,255,0)),
+                       linear-gradient(to left, #fff 30%, rgba(255,255,255,0)) 100% 0,
+                       radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.25), rgba(0,0,0,0)),
+                       radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.25), rgba(0,0,0,0))
+                       100% 0;
+           background-repeat: no-repeat; background-size: 40px 100%, 40px 100%, 14px 100%,
+                       14px 100%; background-attachment: local, local, scroll, scroll; }
+figure.scrolls::before { content: "\21C6  wider than the page: scroll the table sideways";
+                         display: block; font-size: 0.8em; color: #a33; }
+nav a.sub { font-size: 0.9em; color: #456; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; vertical-align: top; }
 th { background: #eef2f7; } th small { font-weight: normal; color: #555; }
 td.text { text-align: left; min-width: 6em; }
 caption { text-align: left; font-weight: bold; padding: 4px 0; }
 img { max-width: 100%; border: 1px solid #ddd; }
 .note { color: #555; font-size: 0.9em; }
-</style>"""
+</style>
+<script>
+function markWideTables() {
+  for (const d of document.querySelectorAll("div.wide"))
+    d.parentElement.classList.toggle("scrolls", d.scrollWidth > d.clientWidth + 1);
+}
+window.addEventListener("load", markWideTables);
+window.addEventListener("resize", markWideTables);
+</script>"""
 
 UNITS = {
     "rank": "1 = hardest",
@@ -124,8 +144,9 @@ def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
 
 def answer_section(inp: ReportInputs) -> str:
     main = inp.corpora[0]
-    parts = [_p(s, "answer") for s in answer_sentences(inp.models, inp.names, main,
-                                                       inp.differences)]
+    parts = [_p(s, "answer") for s in answer_sentences(
+        inp.models, inp.names, main, inp.differences, inp.correlations,
+        tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level)]
     table = wide_table(inp.models, inp.sheet, main)
     if table.height:
         headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
@@ -274,7 +295,8 @@ def correlates_section(inp: ReportInputs) -> str | None:
     parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
                 "for every language: languages written without spaces get few, very long "
                 "words) and their rank correlation with BPEC across languages.", "note"),
-             html_table(feats, {**{f: feature_description(f) for f in feature_names(feats.columns)},
+             html_table(feats, {**TRAIN_SIZE,
+                                **{f: feature_description(f) for f in feature_names(feats.columns)},
                                 **UNITS, "language": "language id",
                                 OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION,
                                 "bpec": f"BPEC of {ref_name} (bits/char of English)"},
@@ -414,7 +436,8 @@ def build_report(inp: ReportInputs) -> str:
     """The whole report as one HTML string: the question, a table of contents, then every
     section of ``SECTIONS`` that has something to show."""
     sections = [s for s in (builder(inp) for builder in SECTIONS) if s]
-    nav = " ".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in _anchors(sections))
+    nav = " ".join(f"<a{' class=sub' if sub else ''} href='#{a}'>{'&middot; ' if sub else ''}"
+                   f"{html.escape(t)}</a>" for a, t, sub in _anchors(sections))
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>fairppl: how hard is each language to language-model?</title>", _STYLE,
@@ -422,10 +445,16 @@ def build_report(inp: ReportInputs) -> str:
         *sections, "</body></html>"])
 
 
-def _anchors(sections: list[str]) -> list[tuple[str, str]]:
+def _anchors(sections: list[str]) -> list[tuple[str, str, bool]]:
+    """(anchor, title, is a subsection) of every section and of the subsections (``<h3 id>``,
+    :func:`fairppl.report.html.subsection`) inside it, in page order."""
+    import re
+
     out = []
     for s in sections:
         anchor = s.split("id='", 1)[1].split("'", 1)[0]
         title = html.unescape(s.split("<h2>", 1)[1].split("</h2>", 1)[0])
-        out.append((anchor, title))
+        out.append((anchor, title, False))
+        out.extend((a, html.unescape(t), True)
+                   for a, t in re.findall(r"<h3 id='([^']+)'>(.*?)</h3>", s))
     return out

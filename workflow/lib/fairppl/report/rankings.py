@@ -106,11 +106,65 @@ def _p(p: float | None) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
+def _count(k: int, n: int, what: str) -> str:
+    return f"all {n} {what}" if k == n and n > 2 else (
+        f"both {what}" if k == n == 2 else f"{k} of {n} {what}")
+
+
+def headline_models(rows: pl.DataFrame) -> tuple[list[str], list[str]]:
+    """The models the answer rests on, and the rest: the open-vocabulary models that scored the
+    most languages of the corpus (compared on those languages), in report order; a model that
+    scored fewer (a tiny Transformer run on a handful of languages) is left out of the headline
+    so that hardest and easiest are never picked among different language sets."""
+    counts = dict(rows.group_by("label").agg(pl.col("language").n_unique()).rows())
+    most = max(counts.values())
+    sets = {label: frozenset(rows.filter(label=label)["language"]) for label in counts}
+    full = [m for m in model_labels(rows) if counts[m] == most]
+    # Among models with the most languages, keep those on the reference model's language set.
+    full = [m for m in full if sets[m] == sets[full[0]]]
+    return full, [m for m in model_labels(rows) if m not in full]
+
+
+def inseparable_groups(differences: pl.DataFrame) -> list[list[str]]:
+    """Runs of adjacent languages (in one model's ranking, hardest first) whose paired
+    differences all have intervals covering 0: the groups the data cannot order. Rows are
+    :func:`fairppl.stats.bootstrap.paired_language_differences` of one model."""
+    groups, current = [], []
+    for r in differences.iter_rows(named=True):
+        if not current:
+            current = [r["language"]]
+        if r["excludes_zero"]:
+            if len(current) > 1:
+                groups.append(current)
+            current = []
+        else:
+            current.append(r["next_language"])
+    if len(current) > 1:
+        groups.append(current)
+    return groups
+
+
+def _interval(r: dict) -> str:
+    from .html import fmt
+
+    if r.get("bpec_ci_low") is None:
+        return fmt(r["bpec"])
+    return f"{fmt(r['bpec'])} [{fmt(r['bpec_ci_low'])}, {fmt(r['bpec_ci_high'])}]"
+
+
 def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
-                     differences: pl.DataFrame | None = None) -> list[str]:
-    """Two or three sentences that state the answer on ``corpus``: the hardest and easiest
-    languages under each model, whether the top two are told apart by the paired interval, and
-    how far the models' rankings agree (Spearman, p)."""
+                     differences: pl.DataFrame | None = None,
+                     correlations: pl.DataFrame | None = None,
+                     other_corpora: tuple[str, ...] = (), alpha: float = 0.05) -> list[str]:
+    """The answer on ``corpus`` in a few sentences, every one computed from the tables: which
+    models it rests on (:func:`headline_models`), the hardest and easiest languages by mean rank
+    over those models with each model's BPEC and interval, whether the paired intervals tell
+    them from their neighbours and the groups they cannot separate under the reference model,
+    how many pairs of models agree beyond chance (Spearman, Benjamini-Hochberg over the pairs),
+    and the caveats the tables support: the reference ranking's correlation with characters per
+    English character (``correlations``) and how the ranking carries over to
+    ``other_corpora``."""
+    from ..stats.correlates import benjamini_hochberg
     from .html import fmt
 
     rows = open_rows(models, corpus)
@@ -118,43 +172,122 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
         return [f"No open-vocabulary model scored the {corpus} corpus."]
     name = lambda lang: names.get(lang, lang)  # noqa: E731
     n_units = sorted(set(rows["n_units"]))
-    per_model = []
-    for label in model_labels(rows):
-        part = rows.filter(label=label).sort("bpec", descending=True)
-        if part.height < 2:
-            continue
-        hard, easy = part.row(0, named=True), part.row(-1, named=True)
-        per_model.append(f"{label}: hardest {name(hard['language'])} ({fmt(hard['bpec'])} "
-                         f"bits/English char), easiest {name(easy['language'])} "
-                         f"({fmt(easy['bpec'])}) of {part.height}")
     split = ", ".join(sorted(set(rows["split"])))
     units = (f"the same {describe_units(n_units[0], split)}" if len(n_units) == 1
              else f"{min(n_units)}-{max(n_units)} {split} units")
-    sentences = [f"On {corpus} ({units} in every language), per model — "
-                 + "; ".join(per_model) + "."]
+    full, partial = headline_models(rows)
+    languages = sorted(set(rows.filter(label=full[0])["language"]))
+    ref = full[0]
+    basis = (f"On {corpus} ({units} in every language), the answer rests on "
+             + (f"the {len(full)} models" if len(full) > 1 else "the one model")
+             + f" that scored all {len(languages)} languages: {', '.join(full)}")
+    if partial:
+        counts = dict(rows.group_by("label").agg(pl.col("language").n_unique()).rows())
+        basis += ("; left out of this answer, as scored on fewer languages: "
+                  + ", ".join(f"{m} ({counts[m]})" for m in partial))
+    sentences = [basis + "."]
+    if len(languages) < 2:
+        return sentences
+    head = rows.filter(pl.col("label").is_in(full)).with_columns(
+        rank=pl.col("bpec").rank("ordinal", descending=True).over("label"))
+    mean_rank = (head.group_by("language").agg(pl.col("rank").mean())
+                 .sort(["rank", "language"]))
+    hardest, easiest = mean_rank["language"][0], mean_rank["language"][-1]
+    n = len(languages)
+
+    def extreme(lang: str, rank: int, word: str) -> str:
+        part = head.filter(language=lang)
+        k = part.filter(pl.col("rank") == rank).height
+        ordered = [part.filter(label=m).row(0, named=True) for m in full]
+        values = ("; ".join(f"{r['label']} {_interval(r)}" for r in ordered) if len(full) > 1
+                  else _interval(ordered[0]))
+        where = (f"{word} under {_count(k, len(full), 'models')}" if len(full) > 1 else word)
+        return f"{name(lang)} ({where}; BPEC {values} bits/English char)"
+
+    sentences.append(f"Hardest by mean rank over these models: {extreme(hardest, 1, 'first')}. "
+                     f"Easiest: {extreme(easiest, n, 'last')}.")
     if differences is not None and differences.height:
-        ref = model_labels(rows)[0]
-        top = differences.filter((pl.col("corpus") == corpus)
-                                 & (pl.col("model") + " / " + pl.col("tokenizer") == ref))
-        if top.height:
-            t = top.row(0, named=True)
-            verdict = ("the interval excludes 0" if t["excludes_zero"]
-                       else "not distinguishable at this level: the interval covers 0")
+        diffs = differences.filter(pl.col("corpus") == corpus).with_columns(
+            label=pl.col("model") + " / " + pl.col("tokenizer"))
+        told = []
+        for label in full:
+            part = diffs.filter(label=label)
+            if not part.height:
+                continue
+            top, bottom = part.row(0, named=True), part.row(-1, named=True)
+            told.append((label, top, bottom))
+        if told:
+            apart_top = [t for t in told if t[1]["excludes_zero"]]
+            apart_bottom = [t for t in told if t[2]["excludes_zero"]]
             sentences.append(
-                f"Under {ref}, {name(t['language'])} is harder than the next language, "
-                f"{name(t['next_language'])}, by {fmt(t['bpec_difference'])} bits/English char "
-                f"(95% paired interval [{fmt(t['ci_low'])}, {fmt(t['ci_high'])}]; {verdict}).")
-    agree = model_agreement(models, corpus).filter(pl.col("spearman_rho").is_not_null())
+                f"Paired {1 - alpha:.0%} intervals over units tell the hardest "
+                f"language from the next under {_count(len(apart_top), len(told), 'models')}, "
+                f"and the easiest from the one above under "
+                f"{_count(len(apart_bottom), len(told), 'models')}.")
+            groups = inseparable_groups(diffs.filter(label=ref))
+            if groups:
+                sentences.append(
+                    f"Under {ref}, the intervals cannot order these groups of adjacent "
+                    f"languages: " + "; ".join("{" + ", ".join(name(x) for x in g) + "}"
+                                               for g in groups) + ".")
+            elif diffs.filter(label=ref).height:
+                sentences.append(f"Under {ref}, every adjacent pair of languages is told apart "
+                                 f"by its interval.")
+    agree = model_agreement(models, corpus).filter(pl.col("p_value").is_not_null())
     if agree.height:
+        adjusted = benjamini_hochberg(agree["p_value"].to_list())
+        k = sum(p is not None and p < alpha for p in adjusted)
         lo, hi = agree["spearman_rho"].min(), agree["spearman_rho"].max()
-        ref = model_labels(rows)[0]
-        with_ref = agree.filter(model_a=ref)
-        detail = "; ".join(f"{r['model_b']} {r['spearman_rho']:.2f} ({_p(r['p_value'])}, "
-                           f"{r['n_languages']} languages)"
-                           for r in with_ref.iter_rows(named=True))
         spread = (f"Spearman's rho {lo:.2f}" if agree.height == 1 else
-                  f"Spearman's rho between {lo:.2f} and {hi:.2f} over {agree.height} pairs of "
-                  f"models")
-        sentences.append(f"The models agree on the ranking with {spread}"
-                         + (f"; against {ref}: {detail}." if detail else "."))
+                  f"Spearman's rho from {lo:.2f} to {hi:.2f}")
+        sizes = sorted(set(agree["n_languages"]))
+        size = (f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}")
+        verdict = (f"every pair's agreement is beyond chance" if k == agree.height else
+                   f"no pair's agreement can be told from chance with {size} languages"
+                   if k == 0 else
+                   f"the other pairs' agreement cannot be told from chance with {size} "
+                   f"languages")
+        sentences.append(
+            f"Do the models rank the languages alike? {_count(k, agree.height, 'pairs')} of "
+            f"models have a rank correlation different from 0 (Benjamini-Hochberg adjusted "
+            f"p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
+    sentences.extend(_caveats(rows, ref, names, corpus, correlations, models, other_corpora,
+                              alpha))
     return sentences
+
+
+def _caveats(rows, ref, names, corpus, correlations, models, other_corpora, alpha) -> list[str]:
+    out = []
+    if correlations is not None and correlations.height:
+        corr = correlations.filter((pl.col("corpus") == corpus)
+                                   & (pl.col("feature") == "chars_per_english_char")
+                                   & (pl.col("model") + " / " + pl.col("tokenizer") == ref)
+                                   & pl.col("spearman_rho").is_not_null())
+        if corr.height:
+            c = corr.row(0, named=True)
+            stat = f"Spearman's rho {c['spearman_rho']:.2f}, {_p(c['p_value'])}, " \
+                   f"{c['n_languages']} languages"
+            if c["p_value"] is not None and c["p_value"] < alpha and c["spearman_rho"] > 0:
+                out.append(f"Caveat: {ref}'s ranking follows characters per English character "
+                           f"({stat}), so a writing system that spends fewer characters on the "
+                           f"same content comes out easier partly for that reason.")
+            else:
+                out.append(f"{ref}'s ranking is not explained by characters per English "
+                           f"character ({stat}).")
+    for other in other_corpora:
+        transfer = ranking_transfer(models, corpus, other).filter(
+            pl.col("p_value").is_not_null())
+        if not transfer.height:
+            continue
+        k = transfer.filter(pl.col("p_value") < alpha).height
+        lo, hi = transfer["spearman_rho"].min(), transfer["spearman_rho"].max()
+        rho = f"rho {lo:.2f}" if transfer.height == 1 else f"rho {lo:.2f} to {hi:.2f}"
+        sizes = sorted(set(transfer["n_languages"]))
+        if k == 0:
+            out.append(f"Caveat: the {corpus} ranking is not detected to carry over to {other} "
+                       f"({rho} over {transfer.height} model(s), every p >= "
+                       f"{transfer['p_value'].min():.2g}, {sizes[-1]} languages).")
+        else:
+            out.append(f"The {corpus} ranking carries over to {other} under "
+                       f"{_count(k, transfer.height, 'models')} (p < {alpha:g}; {rho}).")
+    return out

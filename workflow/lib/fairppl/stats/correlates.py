@@ -16,9 +16,14 @@ from scipy.stats import spearmanr
 from ..core.integrity import verify
 from ..ngram.word import build_vocabulary, words
 
-#: Numeric properties per language, with their units.
+#: The size of each language's train split, in the table beside the features but not itself
+#: correlated: on a multi-text every language's train split holds the same units, so its
+#: characters are ``chars_per_english_char`` times the English count, one feature rescaled
+#: (their rank correlations with anything are the same).
+TRAIN_SIZE = {"train_chars": "characters of the train split (count)"}
+
+#: Numeric properties per language that are correlated with BPEC, with their units.
 FEATURES = {
-    "train_chars": "characters of the train split (count)",
     "train_words": "whitespace words of the train split (count)",
     "train_word_types": "distinct whitespace words of the train split (count)",
     "type_token_ratio": "word types / word tokens of the train split (fraction)",
@@ -44,7 +49,7 @@ def feature_description(name: str) -> str:
     if name.startswith(TOKENS_PER_WORD):
         return (f"{name[len(TOKENS_PER_WORD):]} pieces per whitespace word of the train split "
                 "(ratio)")
-    return FEATURES[name]
+    return {**TRAIN_SIZE, **FEATURES}[name]
 
 
 def feature_names(columns) -> list[str]:
