@@ -302,3 +302,31 @@ def test_samples_needed_and_qdefault_tables():
     out = qdefault_table(bins).row(0, named=True)
     assert out == {"model": "m", "language": "eng", "[0.9,0.99)": 25.0, "[0.99,1]": 75.0,
                    "n_blocks": 4}
+
+
+def test_interval_figure_cuts_a_degenerate_interval_and_counts_it(tmp_path):
+    """One unit's interval reaching 1e6 nats is cut at the axis (which stays at the scale of the
+    other units) and counted; units without an interval are counted apart, and the caption says
+    both numbers the figure drew."""
+    from fairppl.report.marginal import interval_caption
+    from fairppl.report.plots_marginal import interval_figure, interval_panels
+
+    rows = []
+    for i in range(12):
+        gap = 0.1 * i
+        ci = None if i >= 10 else (gap - 0.05, gap + (1e6 if i == 3 else 0.05))
+        rows.append({"corpus": "bible", "language": "eng", "model": "m", "tokenizer": "t",
+                     "unit_id": f"u{i:02d}", "estimator": "lm-guided", "logp": -10.0 + gap,
+                     "logp_default": -10.0,
+                     "ci_low": None if ci is None else -10.0 + ci[0],
+                     "ci_high": None if ci is None else -10.0 + ci[1]})
+    per_unit = pl.DataFrame(rows)
+    panel = interval_panels(per_unit).row(0, named=True)
+    assert (panel["n_units"], panel["n_intervals"], panel["n_cut"]) == (12, 10, 1)
+    assert panel["y_high"] < 10 and panel["y_low"] <= 0  # not 1e6: the rest stay readable
+    assert panel["y_high"] >= 0.9  # every drawn estimate inside (largest 0.9)
+    caption = interval_caption(interval_panels(per_unit))
+    assert "10 of its 12 units (2 without an interval" in caption
+    assert "1 interval(s) reach beyond the axis" in caption
+    interval_figure(per_unit, str(tmp_path / "f.png"))
+    assert (tmp_path / "f.png").stat().st_size > 1000

@@ -217,6 +217,7 @@ rule plot_marginal:
     output:
         entropy="results/figures/marginal_entropy_gap.png",
         intervals="results/figures/marginal_intervals.png",
+        panels="results/tables/marginal_interval_panels.csv",
         needed="results/figures/marginal_samples_needed.png",
     log:
         "logs/plot_marginal.log",

@@ -141,6 +141,7 @@ rule report:
         marginal_caching="results/tables/marginal_caching.csv",
         marginal_samples_needed="results/tables/marginal_samples_needed.csv",
         marginal_qdefault="results/tables/marginal_qdefault_bins.csv",
+        marginal_interval_panels="results/tables/marginal_interval_panels.csv",
         marginal_entropy_figure="results/figures/marginal_entropy_gap.png",
         marginal_intervals_figure="results/figures/marginal_intervals.png",
         marginal_needed_figure="results/figures/marginal_samples_needed.png",

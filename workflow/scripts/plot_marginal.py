@@ -5,7 +5,9 @@ import logging
 import polars as pl
 
 from fairppl.marginal.analyses import read_curves
-from fairppl.report.plots_marginal import entropy_gap_figure, interval_figure, samples_needed_figure
+from fairppl.core.io import write_table
+from fairppl.report.plots_marginal import (entropy_gap_figure, interval_figure, interval_panels,
+                                           samples_needed_figure)
 
 
 def main(snakemake):
@@ -13,6 +15,7 @@ def main(snakemake):
     per_unit = pl.read_parquet(snakemake.input.per_unit)
     entropy_gap_figure(per_unit, snakemake.output.entropy, int(snakemake.params.min_units))
     interval_figure(per_unit, snakemake.output.intervals)
+    write_table(interval_panels(per_unit), csv=snakemake.output.panels)
     samples_needed_figure(read_curves(snakemake.input.curves), snakemake.output.needed)
     logging.info("%d per-unit records plotted", per_unit.height)
 

@@ -34,6 +34,7 @@ TABLES = {
     "caching": ("marginal_caching.csv", {}),
     "samples_needed": ("marginal_samples_needed.csv", {}),
     "qdefault": ("marginal_qdefault_bins.csv", {}),
+    "interval_panels": ("marginal_interval_panels.csv", {}),
 }
 
 _NEEDED_HEADERS = {
@@ -202,6 +203,26 @@ def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
     return out
 
 
+def interval_caption(panels: pl.DataFrame) -> str:
+    """The caption of the per-sequence intervals figure, from what it drew
+    (:func:`fairppl.report.plots_marginal.interval_panels`)."""
+    bits = []
+    for r in panels.iter_rows(named=True):
+        missing = r["n_units"] - r["n_intervals"]
+        bits.append(f"{model_label(r['model'], r['tokenizer'])}, {r['estimator']}: "
+                    f"{r['n_intervals']} of its {r['n_units']} units"
+                    + (f" ({missing} without an interval: their samples leave the "
+                       f"per-sequence bootstrap undefined)" if missing else "")
+                    + (f"; {r['n_cut']} interval(s) reach beyond the axis and are cut there "
+                       f"(red triangles)" if r["n_cut"] else ""))
+    return ("Per-sequence intervals (Chirkova et al. 2023): each unit's estimated gap, "
+            "estimate - default log P (nats), with its 90% interval over the K samples, units "
+            "sorted by the estimate; crosses: the exact gap where the n-gram has one. The "
+            "y-axis holds every estimate and reaches three upper-quartile interval half-widths past "
+            "them. Drawn: "
+            + "; ".join(bits) + ".")
+
+
 def _named(df: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
     if "language" not in df.columns:
         return df
@@ -288,7 +309,10 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                             f"for German (Transformer-XL, WMT/Wikipedia/arXiv).", "note"))
         parts.append(_table(entropy, ENTROPY_COLUMNS, "Lattice entropy vs marginal gap, per "
                             "language", names, keep=("language",)))
-    parts.append(figure(figures.get("marginal_intervals"), "per-sequence intervals"))
+    panels = tables.get("interval_panels")
+    if panels is not None and panels.height:
+        parts.append(figure(figures.get("marginal_intervals"), "per-sequence intervals"))
+        parts.append(_p(interval_caption(panels), "note"))
     lengths = tables.get("lengths")
     if lengths is not None and lengths.height:
         parts.append(_p("Which proposal should a user pick, at what text length? Each estimator "

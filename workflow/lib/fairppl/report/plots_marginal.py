@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 
 from ..marginal.analyses import samples_needed_quantiles
@@ -40,10 +41,53 @@ def entropy_gap_figure(per_unit: pl.DataFrame, path: str, min_units: int = 20) -
     _save(fig, path)
 
 
+#: How far past the estimates a panel's y-axis reaches, in upper-quartile interval half-widths: a
+#: few degenerate intervals (a bootstrap over K samples dominated by one weight) can reach 1e6
+#: nats and would flatten every other unit; they are drawn cut at the axis and counted instead.
+_AXIS_HALF_WIDTHS = 3.0
+
+
+def interval_panels(per_unit: pl.DataFrame, estimators=("lm-guided", "wr")) -> pl.DataFrame:
+    """What the per-sequence intervals figure shows, per (model, tokenizer, estimator) that has
+    any interval: units estimated, units with an interval (the points drawn), the y-axis limits
+    (nats of gap) and how many intervals reach beyond them (drawn cut). The report's caption is
+    built from it, so the counts in the words and in the picture are the same numbers."""
+    rows = []
+    data = per_unit.filter(pl.col("estimator").is_in(list(estimators)))
+    for (model, tok, est), part in sorted(
+            data.group_by(["model", "tokenizer", "estimator"], maintain_order=True),
+            key=lambda g: g[0]):
+        with_ci = part.filter(pl.col("ci_low").is_not_null())
+        if not with_ci.height:
+            continue
+        gap = (with_ci["logp"] - with_ci["logp_default"]).to_numpy()
+        low = (with_ci["ci_low"] - with_ci["logp_default"]).to_numpy()
+        high = (with_ci["ci_high"] - with_ci["logp_default"]).to_numpy()
+        up, down = high - gap, gap - low
+        top = max(float(gap.max() + min(up.max(), _AXIS_HALF_WIDTHS * np.quantile(up, 0.75))),
+                  0.0)
+        bottom = min(float(gap.min() - min(down.max(),
+                                           _AXIS_HALF_WIDTHS * np.quantile(down, 0.75))), 0.0)
+        pad = 0.08 * (top - bottom or 1.0)
+        bottom, top = bottom - pad, top + pad
+        rows.append({"model": model, "tokenizer": tok, "estimator": est,
+                     "n_units": part["unit_id"].n_unique(), "n_intervals": with_ci.height,
+                     "n_languages": with_ci["language"].n_unique(),
+                     "y_low": bottom, "y_high": top,
+                     "n_cut": int(((low < bottom) | (high > top)).sum())})
+    return pl.DataFrame(rows, schema={"model": pl.String, "tokenizer": pl.String,
+                                      "estimator": pl.String, "n_units": pl.Int64,
+                                      "n_intervals": pl.Int64, "n_languages": pl.Int64,
+                                      "y_low": pl.Float64, "y_high": pl.Float64,
+                                      "n_cut": pl.Int64})
+
+
 def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", "wr")) -> None:
     """Per-sequence intervals: for each (model, tokenizer, estimator) with intervals, every unit's
     estimated gap (estimate - default log P, nats) with its 90% interval, units sorted by the
-    estimate; the exact gap as a cross where the unit has one."""
+    estimate; the exact gap as a cross where the unit has one. The y-axis holds every estimate
+    and reaches three upper-quartile half-widths past them (:func:`interval_panels`); an interval beyond it is cut at the
+    axis with a triangle, and the panel's title counts them."""
     exact = (per_unit.filter(pl.col("estimator") == "exact")
              .select("corpus", "language", "model", "tokenizer", "unit_id",
                      pl.col("logp").alias("exact")))
@@ -53,6 +97,8 @@ def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", 
     if not data.height:
         _empty(path, "no estimator with per-sequence intervals was run")
         return
+    limits = {(r["model"], r["tokenizer"], r["estimator"]): r
+              for r in interval_panels(per_unit, estimators).iter_rows(named=True)}
     panels = sorted(data.group_by(["model", "tokenizer", "estimator"], maintain_order=True),
                     key=lambda g: g[0])
     styles = model_styles(model_label(m, t) for (m, t, _), _ in panels)
@@ -62,22 +108,36 @@ def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", 
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
     for ax, ((model, tok, est), part) in zip(axes.flat, panels):
+        panel = limits[(model, tok, est)]
+        bottom, top = panel["y_low"], panel["y_high"]
         part = part.with_columns((pl.col("logp") - pl.col("logp_default")).alias("gap")).sort(
             "gap")
         x = list(range(part.height))
         gap = part["gap"].to_numpy()
-        low = gap - (part["ci_low"] - part["logp_default"]).to_numpy()
-        high = (part["ci_high"] - part["logp_default"]).to_numpy() - gap
+        low_end = (part["ci_low"] - part["logp_default"]).to_numpy()
+        high_end = (part["ci_high"] - part["logp_default"]).to_numpy()
+        low = gap - low_end.clip(bottom, top)
+        high = high_end.clip(bottom, top) - gap
         style = styles[model_label(model, tok)]
         ax.errorbar(x, gap, yerr=[low.clip(0), high.clip(0)], fmt=style["marker"], ms=3,
                     color=style["color"], elinewidth=0.8, capsize=1.5, label="estimate, 90% CI")
+        cut_high = [i for i in x if high_end[i] > top]
+        cut_low = [i for i in x if low_end[i] < bottom]
+        if cut_high or cut_low:
+            ax.scatter(cut_high, [top] * len(cut_high), marker="^", s=22, color="#b00020",
+                       zorder=4, label="interval cut at the axis")
+            ax.scatter(cut_low, [bottom] * len(cut_low), marker="v", s=22, color="#b00020",
+                       zorder=4)
         if part["exact"].null_count() < part.height:
             ax.scatter(x, (part["exact"] - part["logp_default"]).to_numpy(), marker="x", s=14,
                        color="black", label="exact", zorder=3)
+        ax.set_ylim(bottom, top)
         ax.axhline(0, color="grey", lw=0.6)
-        languages = part["language"].n_unique()
-        ax.set_title(f"{model_label(model, tok)}, {est}\n{part.height} units, "
-                     f"{languages} language{'' if languages == 1 else 's'}", fontsize=9)
+        languages = panel["n_languages"]
+        cut = f", {panel['n_cut']} cut" if panel["n_cut"] else ""
+        ax.set_title(f"{model_label(model, tok)}, {est}\n{part.height} of {panel['n_units']} "
+                     f"units with an interval, {languages} language"
+                     f"{'' if languages == 1 else 's'}{cut}", fontsize=9)
         ax.set_xlabel("units, sorted by the estimated gap")
         ax.set_ylabel("log P estimate - default (nats)")
         ax.grid(alpha=0.3)
