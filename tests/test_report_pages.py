@@ -69,10 +69,17 @@ def test_wide_table_ranks_languages_with_intervals():
     table = wide_table(_models(), SHEET, "bible")
     assert table["language"].to_list() == ["Turkish", "Korean", "German", "English"]
     assert table["rank"].to_list() == [1, 2, 3, 4]
-    assert table.columns == ["rank", "language", "script", "iso639_3", "kenlm-char-o5 / char",
+    assert table.columns == ["rank", "language", "script", "id", "kenlm-char-o5 / char",
                              "transformer / char"]  # no closed-vocabulary column
     assert table.row(0, named=True)["kenlm-char-o5 / char"] == "4.00 [3.90, 4.10]"
     assert table.row(1, named=True)["script"] == "Kore"
+
+
+def test_iso_differences_name_the_individual_languages():
+    from fairppl.report.rankings import iso_differences
+    sheet = SHEET.with_columns(iso639_3=pl.Series(["eng", "deu", "kor", "ota"]))
+    assert iso_differences(sheet, "bible") == "tur = ota"
+    assert iso_differences(SHEET, "bible") == ""
 
 
 def test_model_agreement_is_scipy_spearman():

@@ -20,6 +20,7 @@ from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION, TRAI
 from ..stats.metrics import BPU_COLUMNS, describe_units
 from .rankings import (
     answer_sentences,
+    iso_differences,
     model_agreement,
     open_rows,
     ranking_transfer,
@@ -82,6 +83,7 @@ UNITS = {
     "bpec": "BPEC of the reference model (bits/char of English)",
     "script": "ISO 15924",
     "iso639_3": "ISO 639-3",
+    "id": "language id (figures, files)",
     "language": "name",
 }
 
@@ -157,7 +159,10 @@ def answer_section(inp: ReportInputs) -> str:
     parts.append(_p("BPEC = total bits of a language's test text / characters of the English "
                     "text of the same units: every language pays for the same content, every "
                     "character charged (open vocabulary). Empty cell: the model was not run on "
-                    "that language.", "note"))
+                    "that language." + (f" Language ids are the study's; where the text's "
+                    f"individual language has another ISO 639-3 code: "
+                    f"{iso_differences(inp.sheet, main)}." if iso_differences(inp.sheet, main)
+                    else ""), "note"))
     return _section("answer", "The answer", "\n".join(parts))
 
 

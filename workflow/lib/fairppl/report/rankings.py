@@ -34,7 +34,7 @@ _INTERVALS = {"bpec": ("bpec_ci_low", "bpec_ci_high"),
 def wide_table(models: pl.DataFrame, sheet: pl.DataFrame, corpus: str,
                value: str = "bpec") -> pl.DataFrame:
     """One row per language of ``corpus`` (hardest first by the reference model's BPEC): name,
-    script, ISO 639-3 code, then per model its ``value`` and, where the table has one, its
+    script, the study's language id (the one figures and files use), then per model its ``value`` and, where the table has one, its
     interval as 'value [low, high]'. ``sheet`` is the language sheet (corpus, language, name,
     script, iso639_3)."""
     from .html import fmt
@@ -59,11 +59,20 @@ def wide_table(models: pl.DataFrame, sheet: pl.DataFrame, corpus: str,
     for rank, lang in enumerate(order, start=1):
         meta = info.get(lang, {})
         out.append({"rank": rank, "language": meta.get("name", lang),
-                    "script": meta.get("script"), "iso639_3": meta.get("iso639_3", lang)}
+                    "script": meta.get("script"), "id": lang}
                    | {label: values.get((lang, label)) for label in labels})
     return pl.DataFrame(out, schema={"rank": pl.Int64, "language": pl.String,
-                                     "script": pl.String, "iso639_3": pl.String}
+                                     "script": pl.String, "id": pl.String}
                         | {label: pl.String for label in labels})
+
+
+def iso_differences(sheet: pl.DataFrame, corpus: str) -> str:
+    """'ara = arb, fas = pes': the languages of ``corpus`` whose id (a macrolanguage code, as
+    figures and files use it) is not the ISO 639-3 code of the individual language the text is
+    in; empty when every id is its own code."""
+    part = sheet.filter(corpus=corpus).filter(pl.col("language") != pl.col("iso639_3"))
+    return ", ".join(f"{a} = {b}" for a, b in part.select("language", "iso639_3").sort(
+        "language").rows())
 
 
 def model_agreement(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
