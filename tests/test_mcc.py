@@ -155,11 +155,16 @@ def test_validation_against_scipy():
     ours = {"eng": (12, 7), "spa": (69, 59), "pol": (334, 110), "fra": (57, 51), "rus": (285, 1)}
     records = [published_record(k, v, "") for k, v in published.items()]
     records += [_apertium(k, *v) for k, v in ours.items()]
-    table = validation_table(mcc_table(records))
+    table = validation_table(mcc_table(records), apertium_poses=("total", "verb"))
     ratios = table.filter(row="language", apertium_pos="total")
     assert ratios["language"].to_list() == ["eng", "fra", "pol", "spa"]  # rus: no published
     assert ratios["ratio"].to_list() == pytest.approx([2.0, 1.9, 334 / 112, 69 / 71])
-    corr = table.filter(row="correlation", apertium_pos="total").row(0, named=True)
+    assert ratios["family"].to_list() == ["Germanic", "Romance", "Slavic", "Romance"]
+    assert not ratios["held_out"].any()  # all four were in view when the mapping was designed
+    corr = table.filter(row="correlation", apertium_pos="total", subset="all").row(0, named=True)
+    assert "0 of 4 languages held out" in corr["note"]
+    # no family has 3 languages here: only the 'all' row
+    assert table.filter(row="correlation", apertium_pos="total")["subset"].to_list() == ["all"]
     x, y = [12, 57, 334, 69], [6, 30, 112, 71]
     assert corr["n"] == 4
     assert corr["pearson_r"] == pytest.approx(pearsonr(x, y).statistic)
@@ -170,6 +175,24 @@ def test_validation_against_scipy():
     assert corr["ratio"] == pytest.approx(math.exp(sum(math.log(a / b) for a, b in zip(x, y)) / 4))
     verb = table.filter(row="correlation", apertium_pos="verb").row(0, named=True)
     assert verb["pearson_r"] == pytest.approx(pearsonr([7, 51, 110, 59], y).statistic)
+
+
+def test_validation_within_a_family_and_like_with_like_by_default():
+    """Three Romance languages get a row of their own (the within-family check); by default only
+    Apertium's total is compared with the published total."""
+    published = {"eng": 6, "spa": 71, "fra": 30, "ita": 52}
+    ours = {"eng": (12, 7), "spa": (69, 59), "fra": (57, 51), "ita": (40, 30)}
+    records = [published_record(k, v, "") for k, v in published.items()]
+    records += [_apertium(k, *v) for k, v in ours.items()]
+    table = validation_table(mcc_table(records))
+    assert set(table["apertium_pos"]) == {"total"}
+    romance = table.filter(row="correlation", subset="Romance").row(0, named=True)
+    assert romance["n"] == 3 and romance["language"] == "fra,ita,spa"
+    # ranks (2, 1, 3) against (1, 2, 3): rho = 1 - 6 * 2 / (3 * 8) = 0.5
+    assert romance["spearman_rho"] == pytest.approx(0.5)
+    assert romance["spearman_rho"] == pytest.approx(spearmanr([57, 40, 69], [30, 52, 71]).statistic)
+    # exact: every one of the 3! orderings has |rho| >= 0.5 (1, 0.5, 0.5, -0.5, -0.5, -1)
+    assert romance["spearman_p"] == pytest.approx(1.0)
 
 
 def test_validation_with_fewer_than_three_languages_says_why():
