@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .html import constants_text, drop_constant_columns, fmt, html_table
+from .html import constants_text, drop_constant_columns, fmt, html_table, subsection
 from .html import paragraph as _p
 from .plots import model_label
 
@@ -165,11 +165,45 @@ def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
         caption=f"What predicts {response} across languages, per model")
 
 
-def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
-    """What the MCC regressions of one source say, model by model: the slope on words and on
-    lemmas with their intervals and rank correlations, and whether the interval excludes zero."""
+#: The significance level the report's words use for adjusted p-values.
+ALPHA = 0.05
+
+#: What each MCC source is, for the sentence that introduces the sources a study has.
+SOURCE_TEXT = {
+    "published": "the values Cotterell et al. (2018, Table 1) published for {n} Europarl "
+                 "languages ({k} of them in this study)",
+    "apertium": "Apertium's morphological analysers (Debian packages), their tags mapped to "
+                "UniMorph's inflectional features ({k} languages)",
+    "unimorph": "UniMorph lexicons downloaded on a cluster ({k} languages)",
+}
+
+
+def _p_column(df: pl.DataFrame) -> tuple[str, str]:
+    """The p-value a claim rests on and its adjusted version: the permutation test of the slope
+    where the table has it, else Spearman's."""
+    if "permutation_p_bh" in df.columns:
+        return "permutation_p", "permutation_p_bh"
+    return "spearman_p", "spearman_p_bh" if "spearman_p_bh" in df.columns else "spearman_p"
+
+
+def verdict(adjusted: float | None, estimate: float | None, n: int, what: str) -> str:
+    """Words that match an adjusted test: 'consistent with a rise of ...' only where the adjusted
+    p is below :data:`ALPHA`, 'not detected with n languages' otherwise."""
+    if adjusted is None or estimate is None:
+        return f"no test ({n} languages)"
+    if adjusted < ALPHA:
+        direction = "a rise" if estimate > 0 else "a fall"
+        return f"consistent with {direction} of {what} (adjusted p {fmt(adjusted)})"
+    return f"a relation is not detected with {n} languages (adjusted p {fmt(adjusted)})"
+
+
+def regression_sentences(regressions: pl.DataFrame, source: str,
+                         names: dict[str, str] | None = None) -> list[str]:
+    """What the MCC regressions of one source say, model by model: the slope on each text with
+    its interval, Spearman's rho, and a verdict from the adjusted p-value of the row's family."""
     out = []
     rows = regressions.filter((pl.col("measure") == "mcc") & (pl.col("source") == source))
+    raw, adjusted = _p_column(rows)
     unfit = []
     for (model, tok), part in sorted(rows.group_by(["model", "tokenizer"]), key=lambda g: g[0]):
         bits = []
@@ -184,17 +218,14 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
             if r["slope"] is None:
                 bits.append(f"on {text}: no fit ({r['n_languages']} languages)")
                 continue
-            if r["slope_low"] is None:
-                interval = " (no interval: too few languages)"
-            else:
-                zero = r["slope_low"] <= 0 <= r["slope_high"]
-                interval = (f" [{fmt(r['slope_low'] * 100)}, {fmt(r['slope_high'] * 100)}]"
-                            f"{' (the interval includes 0)' if zero else ' (excludes 0)'}")
+            interval = ("" if r.get("slope_low") is None or r.get("slope_high") is None else
+                        f" [{fmt(r['slope_low'] * 100)}, {fmt(r['slope_high'] * 100)}]")
+            what = ("the cost of inflection with MCC" if text == "difference"
+                    else f"BPEC on {text} with MCC")
             bits.append(
                 f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles"
-                f"{interval}, Spearman rho "
-                f"{fmt(r['spearman_rho'])} (p {fmt(r['spearman_p'])}, {r['n_languages']} "
-                f"languages)")
+                f"{interval}, Spearman rho {fmt(r['spearman_rho'])}: "
+                + verdict(r.get(adjusted), r["slope"], r["n_languages"], what))
         if bits:
             out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
     if unfit:
@@ -203,71 +234,187 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
     return out
 
 
+def sources_sentence(mcc: pl.DataFrame, names: dict[str, str]) -> str:
+    """The MCC sources this study has, each with its language counts, from the MCC table."""
+    totals = mcc.filter(pl.col("pos") == "total")
+    study = set(names)
+    parts = []
+    for source in [s for s in SOURCE_TEXT if s in set(totals["source"])]:
+        langs = set(totals.filter(source=source)["language"])
+        parts.append(SOURCE_TEXT[source].format(n=len(langs), k=len(langs & study)))
+    others = sorted(set(totals["source"]) - set(SOURCE_TEXT))
+    parts += [f"{o} ({totals.filter(source=o).height} languages)" for o in others]
+    count = {1: "one source", 2: "two sources", 3: "three sources"}.get(len(parts),
+                                                                         f"{len(parts)} sources")
+    return (f"Morphological counting complexity (MCC) counts the distinct inflectional feature "
+            f"bundles a language's lexicon distinguishes (English verbs: a 3rd-person-singular "
+            f"present, a past, ...). This study has it from {count}, never mixed: "
+            + "; ".join(parts) + ". Forms per lemma, from simplemma's dictionaries"
+            + (" and Apertium's paradigms" if "apertium" in set(totals["source"]) else "")
+            + ", is a second, cruder proxy.")
+
+
+def small_n_sentence(regressions: pl.DataFrame) -> str:
+    """How many languages each source's regressions rest on, and how the p-values are made."""
+    fitted = regressions.filter(pl.col("measure") == "mcc")
+    sizes = fitted["n_languages"].drop_nulls()
+    if not sizes.len():
+        return ""
+    lo, hi = int(sizes.min()), int(sizes.max())
+    span = f"{lo} languages" if lo == hi else f"{lo} to {hi} languages"
+    raw, adjusted = _p_column(regressions)
+    test = ("a permutation test of the slope (exact up to 8 languages)"
+            if raw == "permutation_p" else "Spearman's rho (exact p up to 8 languages)")
+    family = (" over the regressions of one measure, source and text across models (the "
+              "family column)" if "family" in regressions.columns else "")
+    return (f"With {span} per regression, a slope or a correlation can be large by chance: the "
+            f"p-values come from {test} and are adjusted by Benjamini-Hochberg{family}. A "
+            f"relation is claimed only where its adjusted p is below {ALPHA:g}; even then it "
+            f"says how these few languages line up, not how morphology works in general.")
+
+
+def outlier_sentence(long: pl.DataFrame, measure: str, source: str,
+                     names: dict[str, str], factor: float = 3.0) -> str:
+    """A language whose ``measure`` from ``source`` is more than ``factor`` times the next
+    largest: a least-squares slope on that measure follows it, a rank correlation does not.
+    ``long`` has (language, measure, source, value) rows; empty when there is no such
+    language."""
+    values = (long.filter((pl.col("measure") == measure) & (pl.col("source") == source)
+                          & pl.col("value").is_not_null())
+              .unique("language").sort("value", descending=True))
+    if values.height < 3:
+        return ""
+    top, second = values.row(0, named=True), values.row(1, named=True)
+    if top["value"] <= factor * second["value"]:
+        return ""
+    name = lambda lang: names.get(lang, lang)  # noqa: E731
+    return (f"{measure.replace('_', ' ').capitalize()} from {source} puts {name(top['language'])} "
+            f"at {fmt(top['value'])}, {fmt(top['value'] / second['value'])} times the next "
+            f"language ({name(second['language'])}, {fmt(second['value'])}): a least-squares "
+            f"slope on that measure follows {name(top['language'])} alone; Spearman's rho, on "
+            f"ranks, does not.")
+
+
+def validation_sentences(validation: pl.DataFrame, names: dict[str, str]) -> list[str]:
+    """What the Apertium validation says, from its table: the languages compared and whether any
+    was held out of the tag mapping's design, the ratios, and each subset's rank correlation in
+    words that match its exact p."""
+    if "subset" not in validation.columns:
+        return []
+    out = []
+    name = lambda lang: names.get(lang, lang)  # noqa: E731
+    for apos in validation["apertium_pos"].unique(maintain_order=True):
+        part = validation.filter(apertium_pos=apos)
+        langs = part.filter(row="language").sort("ratio")
+        if not langs.height:
+            continue
+        held = langs.filter(pl.col("held_out")).height
+        what = "total" if apos == "total" else f"{apos}s"
+        out.append(
+            f"Apertium's {what} against the published total on the {langs.height} languages "
+            f"with both; " + ("none was held out when the tag mapping was designed, so this is "
+                              "an in-sample check" if held == 0 else
+                              f"{held} of them were held out of the tag mapping's design")
+            + f". Ratio Apertium / published from {fmt(langs['ratio'][0])} "
+              f"({name(langs['language'][0])}) to {fmt(langs['ratio'][-1])} "
+              f"({name(langs['language'][-1])}).")
+        for r in part.filter(row="correlation").iter_rows(named=True):
+            if r["spearman_rho"] is None:
+                continue
+            strength = ("the two rank these languages alike beyond chance"
+                        if r["spearman_p"] is not None and r["spearman_p"] < ALPHA else
+                        f"with {r['n']} languages this cannot be told from chance")
+            out.append(f"{'All' if r['subset'] == 'all' else r['subset']} ({r['n']} "
+                       f"languages): Spearman rho {fmt(r['spearman_rho'])}, exact p "
+                       f"{fmt(r['spearman_p'])}: {strength}.")
+    return out
+
+
+def lemmas_sentence(coverage: pl.DataFrame | None, names: dict[str, str]) -> str:
+    """The lemmatized control in words, with its coverage from the table."""
+    text = ("The lemmatized control (Cotterell et al. 2018): every word of a language's text is "
+            "replaced by its lemma (simplemma's dictionaries; punctuation and spaces kept), and "
+            "models of the same kind are trained and scored on that copy. BPEC on lemmas is "
+            "divided by the characters of the original English, as on words, so the difference "
+            "words - lemmas is the bits per English character a model spends on inflection "
+            "(the paper's Figure 1c).")
+    if coverage is None or "covered" not in coverage.columns:
+        return text
+    covered = coverage.filter(pl.col("covered"))
+    missing = coverage.filter(~pl.col("covered"))
+    text += f" {covered.height} of {coverage.height} languages have a lemmatizer"
+    if missing.height:
+        text += (" (not: " + ", ".join(name for name in
+                                       (names.get(x, x) for x in missing["language"])) + ")")
+    return text + "."
+
+
 def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                     figures: dict[str, str], figure) -> str | None:
     """The section's HTML (None when the stage produced nothing). ``figure(path, alt)`` embeds a
-    PNG; ``figures`` maps ``morphology_<source>`` to the Figure 1 panels of that MCC source."""
+    PNG; ``figures`` maps ``morphology_<source>`` to the Figure 1 panels of that MCC source.
+    Every count, name and comparison in its sentences is computed from the tables."""
     parts = []
     mcc = _have(tables, "mcc")
     regressions = _have(tables, "regressions")
     if mcc is None and regressions is None and _have(tables, "difficulty") is None:
         return None
-    parts.append(_p(
-        "Morphological counting complexity (MCC) counts the distinct inflectional feature "
-        "bundles a language's lexicon distinguishes (English verbs: a 3rd-person-singular "
-        "present, a past, ...). It comes from three sources that are never mixed: the values "
-        "Cotterell et al. (2018) published for the 21 Europarl languages (8 of them are Bible "
-        "languages here), Apertium's morphological analysers (Debian packages), with their tags "
-        "mapped to UniMorph's inflectional features, and UniMorph lexicons downloaded on a "
-        "cluster. Forms per lemma, from simplemma's dictionaries and Apertium's paradigms, is a "
-        "second, cruder proxy."))
-    parts.append(_p(
-        "With 7 to 11 languages per source, a slope or a correlation can be large by chance: "
-        "the bootstrap interval of each slope is over languages, and the Spearman p-values are "
-        "exact. A claim holds only where its interval excludes zero; even then it says how "
-        "these few languages line up, not how morphology works in general.", "note"))
+    parts.append(subsection("mcc", "Morphological counting complexity"))
+    if mcc is not None:
+        parts.append(_p(sources_sentence(mcc, names)))
+    if regressions is not None:
+        sentence = small_n_sentence(regressions)
+        if sentence:
+            parts.append(_p(sentence, "note"))
     if mcc is not None:
         mcc = mcc.filter(pl.col("language").is_in(list(names)))
         total = mcc.filter(pl.col("pos") == "total")
         wide = total.pivot(on="source", index="language", values="mcc").sort("language")
         parts.append(_table(wide, "MCC by source for the study's languages (total over verbs, "
                             "nouns and adjectives; empty: the source has no value for the "
-                            "language; mcc.csv has all 21 published languages)", names,
+                            "language; mcc.csv has every published language)", names,
                             headers={c: "bundles (count)" for c in wide.columns[1:]}))
         per_pos = mcc.filter(pl.col("pos") != "total").sort("source", "language", "pos")
         if per_pos.height:
             parts.append(_table(per_pos, "MCC and forms per lemma per part of speech", names))
     validation = _have(tables, "mcc_validation")
     if validation is not None:
+        parts.extend(_p(s, "note") for s in validation_sentences(validation, names))
         parts.append(_table(validation, "Apertium's MCC against the published values on the "
                             "languages that have both", names,
                             headers={"ratio": "Apertium / published (ratio)",
-                                     "n": "languages (count)"}))
+                                     "n": "languages (count)",
+                                     "held_out": "left out of the tag mapping's design"}))
     forms = _have(tables, "forms_per_lemma")
     if forms is not None:
         parts.append(_table(forms, "Forms per lemma of simplemma's dictionaries", names))
     coverage = _have(tables, "lemmatizer_coverage")
+    parts.append(subsection("lemmas", "The lemmatized control"))
+    parts.append(_p(lemmas_sentence(coverage, names)))
     if coverage is not None:
         parts.append(_table(coverage, "Which languages have a lemmatized copy, and why not",
                             names))
     if regressions is not None:
+        parts.append(subsection("mcc-regressions", "BPEC against MCC"))
         for source in sorted(set(regressions.filter(pl.col("measure") == "mcc")["source"])):
-            sentences = regression_sentences(regressions, source)
+            sentences = regression_sentences(regressions, source, names)
             if sentences:
                 parts.append(_p(f"BPEC against {source} MCC, per model:", "answer"))
                 parts.extend(_p(s, "answer") for s in sentences)
             parts.append(figure(figures.get(f"morphology_{source}"),
                                 f"BPEC against {source} MCC: words, lemmas, difference"))
-        fitted = regressions.filter(pl.col("slope_low").is_not_null()).drop(
+        fitted = regressions.filter(pl.col("slope").is_not_null()).drop(
             "note", "intercept", strict=False)
         parts.append(_table(fitted.sort("measure", "source", "model", "text"),
-                            "The regressions on enough languages for an interval (8 or more); "
-                            "morphology.csv has every row, with the languages left out and why",
-                            names, keep=("model", "measure", "source", "text")))
-        parts.append(_p("Forms per lemma from simplemma's dictionaries puts Swahili at 1,204 "
-                        "(its dictionary lists generated verb paradigms): a least-squares slope "
-                        "on that measure follows Swahili alone; Spearman's rho, on ranks, does "
-                        "not.", "note"))
+                            "The regressions with a fit; morphology.csv has every row, with the "
+                            "languages left out and why", names,
+                            keep=("model", "measure", "source", "text")))
+        languages = _have(tables, "languages")
+        if languages is not None and {"measure", "source", "value"} <= set(languages.columns):
+            for source in ("simplemma", "apertium"):
+                sentence = outlier_sentence(languages, "forms_per_lemma", source, names)
+                if sentence:
+                    parts.append(_p(sentence, "note"))
     parts.extend(_difficulty_parts(tables, names))
     return "\n".join(p for p in parts if p)
 
@@ -276,6 +423,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
     parts = []
     difficulty = _have(tables, "difficulty")
     if difficulty is not None:
+        parts.append(subsection("difficulty", "Difficulty (Mielke et al. 2019)"))
         parts.append(_p(
             "The difficulty model of Mielke et al. (2019) explains each unit's bits in each "
             "language as a unit effect times a language effect, fitted by maximum a posteriori "
@@ -302,6 +450,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
         parts.append(predictor_grid(predictors, "difficulty"))
     fairness = _have(tables, "fairness")
     if fairness is not None:
+        parts.append(subsection("fairness", "Fairness"))
         parts.append(_table(fairness, "How unequal is each model across languages", names,
                             keep=("model",)))
     premium = _have(tables, "premium")
