@@ -10,7 +10,8 @@ import pytest
 from scipy.stats import permutation_test, spearmanr
 
 from fairppl.stats.bootstrap import BootstrapSettings
-from fairppl.stats.correlates import feature_correlations, language_features, spearman
+from fairppl.stats.correlates import (feature_correlations, language_features, spearman,
+                                      unseen_char_rate)
 from fairppl.report.plots import model_styles, ranking_figure, unit_set_title
 from fairppl.report.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
 from fairppl.report.html import drop_constant_columns, fmt, html_table
@@ -146,6 +147,31 @@ def test_language_features_hand_counts():
     corr = feature_correlations(language_features(units), _models("c"))
     assert set(corr["feature"]) >= {"type_token_ratio", "oov_rate"}
     assert corr["spearman_rho"].null_count() == corr.height  # two languages: no correlation
+
+
+def test_unseen_char_rate_against_the_models_train_split():
+    # Romanian-like: the Bible's train split writes cedillas, its test split and the
+    # evaluation-only UDHR commas below; the UDHR's models are the Bible's.
+    units = pl.DataFrame({
+        "corpus": ["bible"] * 3 + ["udhr"] * 2, "unit_id": ["u0", "u1", "u2", "a1", "a2"],
+        "language": ["ron"] * 5, "split": ["train", "train", "test", "train", "test"],
+        "text": ["\u015fi ta", "\u0163ara", "\u0219i ai", "\u0219i \u021bara", "oare"],
+        "english_reference": [False] * 5})
+    feats = {r["corpus"]: r for r in language_features(
+        units, train_corpora={"bible": "bible", "udhr": "bible"},
+        eval_splits={"bible": "test", "udhr": "all"}).iter_rows(named=True)}
+    # bible test "și ai": 5 characters, "ș" unseen in "şi ta", "ţara"
+    assert feats["bible"]["unseen_char_rate"] == pytest.approx(1 / 5)
+    # udhr, every unit: "și țara" + "oare" = 11 characters; ș, ț unseen, and 'o' and 'e' too
+    assert feats["udhr"]["unseen_char_rate"] == pytest.approx(4 / 11)
+    # without the cross-corpus setting each corpus is its own training corpus (and test split)
+    own = {r["corpus"]: r for r in language_features(units).iter_rows(named=True)}
+    assert own["udhr"]["unseen_char_rate"] == pytest.approx(2 / 4)  # "oare": o, e not in "și țara"
+    # the training corpus has no units of the language: no rate
+    none = language_features(units.filter(corpus="udhr"), train_corpora={"udhr": "bible"})
+    assert none["unseen_char_rate"].to_list() == [None]
+    assert unseen_char_rate(["ab"], ["abc", "c"]) == pytest.approx(2 / 4)
+    assert unseen_char_rate(["ab"], []) is None
 
 
 def test_figure_style_is_fixed_and_title_names_the_units(tmp_path):
