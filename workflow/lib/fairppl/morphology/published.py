@@ -23,31 +23,41 @@ CITATION = ("Cotterell, Mielke, Eisner & Roark (2018), Are All Languages Equally
             "Language-Model?, NAACL, Table 1")
 
 
-def read_published_mcc(path: str | os.PathLike) -> dict[str, int]:
-    """ISO 639-3 code -> published MCC. A missing header, a row with other than three fields, a
-    code of the wrong shape, a repeated language or an MCC that is not a positive integer raises an
-    InputError naming the file and line."""
-    path = str(path)
+def _table_rows(path: str, what: str, columns: tuple[str, ...]):
+    """(line number, fields) of each data row of a tracked TSV (``#`` lines are comments, then a
+    header that must be ``columns``), every row checked to have as many fields. InputErrors name
+    ``path`` and the line; ``what`` names the file when it is missing or has no header."""
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
     except FileNotFoundError:
-        raise InputError("published MCC file not found", path=path) from None
-    values: dict[str, int] = {}
+        raise InputError(f"{what} file not found", path=path) from None
     header_seen = False
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split("\t")
         if not header_seen:
-            if tuple(fields) != COLUMNS:
-                raise InputError(f"expected the header {' '.join(COLUMNS)} (tab-separated), got "
+            if tuple(fields) != columns:
+                raise InputError(f"expected the header {' '.join(columns)} (tab-separated), got "
                                  f"{line!r}", path=path, line=number)
             header_seen = True
             continue
-        if len(fields) != 3:
-            raise InputError(f"expected 3 tab-separated fields, got {len(fields)}: {line!r}",
-                             path=path, line=number)
+        if len(fields) != len(columns):
+            raise InputError(f"expected {len(columns)} tab-separated fields, got {len(fields)}: "
+                             f"{line!r}", path=path, line=number)
+        yield number, fields
+    if not header_seen:
+        raise InputError(f"no header line {' '.join(columns)}", path=path)
+
+
+def read_published_mcc(path: str | os.PathLike) -> dict[str, int]:
+    """ISO 639-3 code -> published MCC. A missing header, a row with other than three fields, a
+    code of the wrong shape, a repeated language or an MCC that is not a positive integer raises an
+    InputError naming the file and line."""
+    path = str(path)
+    values: dict[str, int] = {}
+    for number, fields in _table_rows(path, "published MCC", COLUMNS):
         two, three, mcc = fields
         if not re.fullmatch(r"[a-z]{2}", two) or not re.fullmatch(r"[a-z]{3}", three):
             raise InputError(f"expected a two-letter and a three-letter language code, got "
@@ -59,8 +69,6 @@ def read_published_mcc(path: str | os.PathLike) -> dict[str, int]:
             raise InputError(f"MCC {mcc!r}: expected a positive integer", path=path,
                              line=number)
         values[three] = int(mcc)
-    if not header_seen:
-        raise InputError(f"no header line {' '.join(COLUMNS)}", path=path)
     if not values:
         raise InputError("no languages", path=path)
     return values
@@ -72,26 +80,8 @@ def read_rule_check(path: str | os.PathLike) -> dict[str, dict]:
     header, a row with other fields or a count that is not an integer raises an InputError
     naming the file and line."""
     path = str(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except FileNotFoundError:
-        raise InputError("MCC rule check file not found", path=path) from None
     rows: dict[str, dict] = {}
-    header = None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if header is None:
-            if tuple(fields) != CHECK_COLUMNS:
-                raise InputError(f"expected the header {' '.join(CHECK_COLUMNS)} (tab-separated), "
-                                 f"got {line!r}", path=path, line=number)
-            header = fields
-            continue
-        if len(fields) != len(CHECK_COLUMNS):
-            raise InputError(f"expected {len(CHECK_COLUMNS)} tab-separated fields, got "
-                             f"{len(fields)}: {line!r}", path=path, line=number)
+    for number, fields in _table_rows(path, "MCC rule check", CHECK_COLUMNS):
         row = dict(zip(CHECK_COLUMNS, fields))
         for key in ("chars_read", "chars_total", "rule_mcc", "published"):
             if not re.fullmatch(r"[0-9]+", row[key]):
@@ -99,8 +89,6 @@ def read_rule_check(path: str | os.PathLike) -> dict[str, dict]:
                                  path=path, line=number)
             row[key] = int(row[key])
         rows[row["language"]] = row
-    if header is None:
-        raise InputError(f"no header line {' '.join(CHECK_COLUMNS)}", path=path)
     return rows
 
 
