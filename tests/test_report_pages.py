@@ -283,3 +283,21 @@ def test_pieces_per_word_counts_every_piece(tmp_path):
     pieces = sp.encode("the cat sat", out_type=str)
     assert feats["tokens_per_word.spm-bpe-30"][0] == pytest.approx(len(pieces) / 3)
     assert len(pieces) >= 3
+
+
+def test_settings_state_the_character_maps_of_the_study_languages():
+    from fairppl.core.text import DEFAULT_CHARACTER_MAPS
+    from fairppl.report.settings import _normalization
+
+    ron = _normalization({"normalization": {"characters": DEFAULT_CHARACTER_MAPS},
+                          "languages": [{"corpus": "bible", "language": "ron"}]})
+    assert ron == ["Text: Unicode NFC, invisible control and format characters removed (ZWJ and "
+                   "ZWNJ kept), every run of whitespace one space; then characters mapped in every "
+                   "corpus of a language (normalization.characters): ron: \u015f U+015F -> \u0219 "
+                   "U+0219, \u0163 U+0163 -> \u021b U+021B, \u015e U+015E -> \u0218 U+0218, \u0162 "
+                   "U+0162 -> \u021a U+021A."]
+    # a map of a language outside the study is not stated; "*" always is, a removal says so
+    other = _normalization({"normalization": {"characters": {**DEFAULT_CHARACTER_MAPS,
+                                                             "*": {"\u00b7": ""}}},
+                            "languages": [{"corpus": "bible", "language": "eng"}]})
+    assert other[0].endswith("(normalization.characters): every language: \u00b7 U+00B7 removed.")
