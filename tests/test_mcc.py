@@ -11,8 +11,15 @@ from scipy.stats import pearsonr, spearmanr
 
 from conftest import ROOT
 from fairppl.core.errors import InputError
-from fairppl.morphology.mcc import Row, bundles_by_pos, count, read_unimorph
-from fairppl.morphology.published import read_published_mcc
+from fairppl.morphology.mcc import (
+    Row,
+    bundles_by_pos,
+    count,
+    parse_features,
+    part_of_speech,
+    read_unimorph,
+)
+from fairppl.morphology.published import read_published_mcc, read_rule_check, rule_check_note
 from fairppl.morphology.table import (count_record, mcc_table, published_record, read_record,
                                       validation_table, write_record)
 
@@ -203,3 +210,45 @@ def test_validation_with_fewer_than_three_languages_says_why():
     assert corr["n"] == 2 and corr["pearson_r"] is None and corr["spearman_rho"] is None
     assert "fewer than 3" in corr["note"]
     assert isinstance(table, pl.DataFrame)
+
+
+#: The bundles read in the Danish and English UniMorph lexicons (resources/published/
+#: mcc_rule_check.tsv), as the files write them.
+DANISH_READ = ("N;INDF;NOM;SG N;INDF;NOM;PL N;INDF;GEN;SG N;INDF;GEN;PL N;DEF;NOM;SG N;DEF;NOM;PL "
+               "V;ACT;NFIN V;ACT;IMP V;ACT;IND;PRS V;ACT;IND;PST V;PASS;IND;PRS V;PASS;IND;PST "
+               "V.PTCP;ACT;PRS V.PTCP;PASS;PST").split()
+ENGLISH_READ = "V;NFIN V;3;SG;PRS V;PST V;V.PTCP;PRS V;V.PTCP;PST".split()
+
+
+def test_rule_check_rows_follow_from_the_rule_and_the_published_table():
+    published = read_published_mcc(ROOT / "resources" / "published" / "mcc_cotterell2018.tsv")
+    check = read_rule_check(ROOT / "resources" / "published" / "mcc_rule_check.tsv")
+    assert sorted(check) == ["dan", "eng", "est"]
+    assert all(row["published"] == published[lang] for lang, row in check.items())
+    for lang, bundles in (("eng", ENGLISH_READ), ("dan", DANISH_READ)):
+        rows = [Row("x", f"x{i}", parse_features(b), part_of_speech(parse_features(b)))
+                for i, b in enumerate(bundles)]
+        assert count(rows)["total"].mcc == check[lang]["rule_mcc"] == len(bundles)
+    assert [check[lang]["published"] - check[lang]["rule_mcc"] for lang in ("eng", "dan", "est")] \
+        == [1, 1, 2]
+    note = rule_check_note(check["dan"])
+    assert note.startswith("this study's counting rule gives 14 on unimorph/dan@4eba5727 (3.8% of "
+                           "its 833,048 characters read; ") and note.endswith("published 15")
+    assert "is not known" in rule_check_note(None)
+
+
+def test_bad_rule_check_is_refused(tmp_path):
+    path = tmp_path / "check.tsv"
+    path.write_text("# c\nlanguage\tcommit\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"check.tsv, line 2: expected the header language lexicon"):
+        read_rule_check(path)
+    header = "\t".join(["language", "lexicon", "commit", "chars_read", "chars_total", "rule_mcc",
+                        "published", "note"])
+    path.write_text(f"{header}\neng\tu/eng\tabc\t1\t2\tfive\t6\tn\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 2: rule_mcc 'five': expected a non-negative"):
+        read_rule_check(path)
+    path.write_text(f"{header}\neng\tu/eng\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 2: expected 8 tab-separated fields, got 2"):
+        read_rule_check(path)
+    with pytest.raises(InputError, match="MCC rule check file not found"):
+        read_rule_check(tmp_path / "nope.tsv")

@@ -189,6 +189,30 @@ def test_bible_unknown_code_is_the_readers_error(tmp_path):
         prepare_units("bible", db, spec, {"eng": "k"}, SCHEME, "en")
 
 
+def test_character_maps_apply_to_their_language_after_the_drop_decision(tmp_path, caplog):
+    # Romanian with cedillas, one placeholder made only of a mapped character: the drop decision
+    # is taken on the text as read, so the map neither keeps nor drops a unit.
+    ron = [f"\u015fir {i:02d} \u0163ara." for i in range(1, 13)]
+    ron[5] = "-"
+    source = _archive(tmp_path / "toy.tar.gz", extra=[("ron_Latn", ron)])
+    sources = {**SOURCES, "ron": "ron_Latn"}
+    maps = {"ron": {"\u015f": "\u0219", "\u0163": "\u021b"}, "fra": {"L": "l"}, "eng": {}}
+    with caplog.at_level(logging.INFO, logger="fairppl.corpus.prepare"):
+        units, dropped = prepare_units("toy", source, _spec(), sources, SCHEME, "eng", maps)
+    plain, plain_dropped = prepare_units("toy", source, _spec(), sources, SCHEME, "eng")
+    assert dropped.equals(plain_dropped)
+    assert sorted(set(dropped["position"])) == [3, 5]
+    assert units.drop("text").equals(plain.drop("text"))
+    assert units.filter(language="ron")["text"].to_list()[:3] == [
+        "\u0219ir 01 \u021bara.", "\u0219ir 02 \u021bara.", "\u0219ir 03 \u021bara."]
+    assert plain.filter(language="ron")["text"][0] == "\u015fir 01 \u0163ara."
+    assert units.filter(language="fra")["text"][0] == "ligne 01 ici."
+    assert units.filter(language="eng")["text"].equals(plain.filter(language="eng")["text"])
+    assert ("toy/ron: characters mapped: U+015F \u015f -> '\u0219' 10, U+0163 \u0163 -> '\u021b' 10"
+            in caplog.messages)
+    assert "toy/fra: characters mapped: U+004C L -> 'l' 10" in caplog.messages
+
+
 BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
 
 

@@ -10,7 +10,8 @@ import pytest
 from scipy.stats import permutation_test, spearmanr
 
 from fairppl.stats.bootstrap import BootstrapSettings
-from fairppl.stats.correlates import feature_correlations, language_features, spearman
+from fairppl.stats.correlates import (feature_correlations, language_features, spearman,
+                                      unseen_char_rate)
 from fairppl.report.plots import model_styles, ranking_figure, unit_set_title
 from fairppl.report.rankings import answer_sentences, model_agreement, ranking_transfer, wide_table
 from fairppl.report.html import drop_constant_columns, fmt, html_table
@@ -202,6 +203,31 @@ def test_language_features_hand_counts():
     assert corr["spearman_rho"].null_count() == corr.height  # two languages: no correlation
 
 
+def test_unseen_char_rate_against_the_models_train_split():
+    # Romanian-like: the Bible's train split writes cedillas, its test split and the
+    # evaluation-only UDHR commas below; the UDHR's models are the Bible's.
+    units = pl.DataFrame({
+        "corpus": ["bible"] * 3 + ["udhr"] * 2, "unit_id": ["u0", "u1", "u2", "a1", "a2"],
+        "language": ["ron"] * 5, "split": ["train", "train", "test", "train", "test"],
+        "text": ["\u015fi ta", "\u0163ara", "\u0219i ai", "\u0219i \u021bara", "oare"],
+        "english_reference": [False] * 5})
+    feats = {r["corpus"]: r for r in language_features(
+        units, train_corpora={"bible": "bible", "udhr": "bible"},
+        eval_splits={"bible": "test", "udhr": "all"}).iter_rows(named=True)}
+    # bible test "și ai": 5 characters, "ș" unseen in "şi ta", "ţara"
+    assert feats["bible"]["unseen_char_rate"] == pytest.approx(1 / 5)
+    # udhr, every unit: "și țara" + "oare" = 11 characters; ș, ț unseen, and 'o' and 'e' too
+    assert feats["udhr"]["unseen_char_rate"] == pytest.approx(4 / 11)
+    # without the cross-corpus setting each corpus is its own training corpus (and test split)
+    own = {r["corpus"]: r for r in language_features(units).iter_rows(named=True)}
+    assert own["udhr"]["unseen_char_rate"] == pytest.approx(2 / 4)  # "oare": o, e not in "și țara"
+    # the training corpus has no units of the language: no rate
+    none = language_features(units.filter(corpus="udhr"), train_corpora={"udhr": "bible"})
+    assert none["unseen_char_rate"].to_list() == [None]
+    assert unseen_char_rate(["ab"], ["abc", "c"]) == pytest.approx(2 / 4)
+    assert unseen_char_rate(["ab"], []) is None
+
+
 def test_figure_style_is_fixed_and_title_names_the_units(tmp_path):
     styles = model_styles(["transformer / char", "a / x", "b / y", "transformer / char"])
     assert styles["transformer / char"]["color"] == "#e07b00"  # fixed, whatever else is plotted
@@ -311,3 +337,21 @@ def test_pieces_per_word_counts_every_piece(tmp_path):
     pieces = sp.encode("the cat sat", out_type=str)
     assert feats["tokens_per_word.spm-bpe-30"][0] == pytest.approx(len(pieces) / 3)
     assert len(pieces) >= 3
+
+
+def test_settings_state_the_character_maps_of_the_study_languages():
+    from fairppl.core.text import DEFAULT_CHARACTER_MAPS
+    from fairppl.report.settings import _normalization
+
+    ron = _normalization({"normalization": {"characters": DEFAULT_CHARACTER_MAPS},
+                          "languages": [{"corpus": "bible", "language": "ron"}]})
+    assert ron == ["Text: Unicode NFC, invisible control and format characters removed (ZWJ and "
+                   "ZWNJ kept), every run of whitespace one space; then characters mapped in every "
+                   "corpus of a language (normalization.characters): ron: \u015f U+015F -> \u0219 "
+                   "U+0219, \u0163 U+0163 -> \u021b U+021B, \u015e U+015E -> \u0218 U+0218, \u0162 "
+                   "U+0162 -> \u021a U+021A."]
+    # a map of a language outside the study is not stated; "*" always is, a removal says so
+    other = _normalization({"normalization": {"characters": {**DEFAULT_CHARACTER_MAPS,
+                                                             "*": {"\u00b7": ""}}},
+                            "languages": [{"corpus": "bible", "language": "eng"}]})
+    assert other[0].endswith("(normalization.characters): every language: \u00b7 U+00B7 removed.")

@@ -1,13 +1,25 @@
-"""Normalisation and splits against exact answers."""
+"""Normalisation, character maps and splits against exact answers."""
+
+from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 
 from fairppl.corpus.align import align_units
 from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.core.errors import InputError
 from fairppl.corpus.splits import SplitScheme, assign_splits
-from fairppl.core.text import decode_utf8, normalize
+from fairppl.core.text import (
+    DEFAULT_CHARACTER_MAPS,
+    check_character_maps,
+    decode_utf8,
+    language_character_map,
+    map_characters,
+    normalize,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_normalize_nfc_and_whitespace():
@@ -26,6 +38,72 @@ def test_normalize_drops_invisible_format_chars_but_keeps_zwj_zwnj():
 def test_normalize_ideographic_space_and_empty():
     assert normalize("神爱世人，\u3000甚至") == "神爱世人， 甚至"
     assert normalize(" \n\t ") == ""
+
+
+def test_romanian_cedilla_letters_become_comma_below():
+    ron = DEFAULT_CHARACTER_MAPS["ron"]
+    # Cornilescu (the Bible) writes cedillas, the UDHR's ron_2006 commas below.
+    bible = "\u015ei Dumnezeu a zis: \u201eS\u0103 fie lumin\u0103!\u201d \u015fi \u0163ara \u0162epe\u015f"
+    assert map_characters(bible, ron) == ("\u0218i Dumnezeu a zis: \u201eS\u0103 fie lumin\u0103!\u201d "
+                                          "\u0219i \u021bara \u021aepe\u0219")
+    # A decomposed cedilla (s + U+0327) is composed by NFC first, then mapped.
+    assert map_characters(normalize("s\u0327i t\u0327ara"), ron) == "\u0219i \u021bara"
+    # The UDHR's text is left as it is; other letters of Romanian too.
+    udhr = "\u0219i \u021bara \u00een \u00e2 \u0103"
+    assert map_characters(udhr, ron) == udhr
+    assert map_characters("", ron) == "" and map_characters("abc", {}) == "abc"
+
+
+def test_character_map_is_one_pass_and_language_entries_win():
+    # one pass: a replacement is not mapped again
+    assert map_characters("ab", {"a": "b", "b": "c"}) == "bc"
+    assert map_characters("x-y", {"-": "", "x": "xx"}) == "xxy"
+    maps = {"*": {"\u2010": "-", "a": "A"}, "ron": {"a": "\u0103"}}
+    assert language_character_map(maps, "ron") == {"\u2010": "-", "a": "\u0103"}
+    assert language_character_map(maps, "eng") == {"\u2010": "-", "a": "A"}
+    assert language_character_map({}, "eng") == {}
+
+
+def test_default_character_maps_are_the_configs_and_the_schemas():
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml")
+                            .read_text(encoding="utf-8"))
+    block = schema["properties"]["normalization"]
+    assert config["normalization"]["characters"] == DEFAULT_CHARACTER_MAPS
+    assert block["default"]["characters"] == DEFAULT_CHARACTER_MAPS
+    assert block["properties"]["characters"]["default"] == DEFAULT_CHARACTER_MAPS
+    assert {k: [f"U+{ord(c):04X}" for c in (k, v)] for k, v in DEFAULT_CHARACTER_MAPS["ron"]
+            .items()} == {"\u015f": ["U+015F", "U+0219"], "\u0163": ["U+0163", "U+021B"],
+                          "\u015e": ["U+015E", "U+0218"], "\u0162": ["U+0162", "U+021A"]}
+
+
+@pytest.mark.parametrize("maps, expected", [
+    ({"deu": {"a": "b"}}, "field 'normalization.characters.deu': 'deu' is not a language of the "
+                          "sheet; expected one of ['eng', 'ron'] or '*'"),
+    ({"ron": ["a"]}, "field 'normalization.characters.ron': expected a map of single characters"),
+    ({"ron": {"ab": "c"}}, "key 'ab' is not one character"),
+    ({"ron": {"s\u0327": "x"}}, "is not one character"),
+    ({"ron": {"\u212b": "A"}}, "key '\u212b' (U+212B) never occurs in normalised text"),
+    ({"*": {"\u200b": ""}}, "(U+200B) never occurs in normalised text"),
+    ({"*": {"\u00a0": "x"}}, "(U+00A0) never occurs in normalised text"),
+    ({"ron": {"a": "a"}}, "the replacement of 'a' (U+0061) is 'a'; expected a string of "
+                          "normalised text"),
+    ({"ron": {"a": " b"}}, "the replacement of 'a' (U+0061) is ' b'"),
+    ({"ron": {"a": 1}}, "the replacement of 'a' (U+0061) is 1"),
+    (["ron"], "field 'normalization.characters': expected a mapping of language ids"),
+])
+def test_bad_character_maps_are_refused(maps, expected):
+    with pytest.raises(InputError) as err:
+        check_character_maps(maps, ["eng", "ron"], "config/config.yaml")
+    message = str(err.value)
+    assert message.startswith("config/config.yaml: ") and expected in message, message
+
+
+def test_good_character_maps_pass():
+    maps = {"*": {"\u2010": "-", "\u2019": "'"}, "ron": dict(DEFAULT_CHARACTER_MAPS["ron"]),
+            "eng": {"x": ""}}
+    assert check_character_maps(maps, ["eng", "ron"], "c.yaml") is maps
+    assert check_character_maps({}, [], "c.yaml") == {}
 
 
 def test_decode_utf8_names_line_and_offset():

@@ -29,6 +29,7 @@ from fairppl.config.design import (
     train_corpus,
 )
 from fairppl.core.errors import InputError
+from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import (
@@ -57,6 +58,11 @@ try:
     check_against_config(LANGUAGES, config["corpora"], config["languages"])
     check_evaluation_corpora(config, CONFIG_SOURCE)
     check_references(config, LANGUAGES, CONFIG_SOURCE)
+    check_character_maps(
+        config.get("normalization", {}).get("characters", {}),
+        [row.language for row in LANGUAGES],
+        CONFIG_SOURCE,
+    )
     check_marginal(config, CONFIG_SOURCE, LANGUAGES)
     MODELS = read_model_sheet(config["models"], str(SCHEMAS / "models.schema.yaml"))
     check_models(MODELS, LANGUAGES, config, config["models"])

@@ -33,6 +33,7 @@ rule prepare_corpus:
         sources=corpus_sources,  # configured languages only: the units written
         english=english_language,
         scheme=split_scheme(),
+        character_maps=corpus_character_maps,  # normalization.characters per language
     script:
         "../scripts/prepare_corpus.py"
 

@@ -81,6 +81,10 @@ rule correlates_table:
     params:
         vocab_size=lookup(dpath="report/correlates_vocab_size", within=config),
         tokenizer_keys=list(correlate_tokenizers()),
+        # the unseen-character rate: the units each corpus's models score against the train
+        # split of the corpus that trained them (the Bible's for the UDHR)
+        train_corpora={c: train_corpus(config, c) for c in ENABLED},
+        eval_splits={c: evaluation_split(config, c) for c in ENABLED},
     script:
         "../scripts/correlates_table.py"
 

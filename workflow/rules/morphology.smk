@@ -8,7 +8,8 @@ include: "helpers/morphology.smk"
 
 rule mcc_published:
     input:
-        PUBLISHED_MCC,
+        published=PUBLISHED_MCC,
+        rule_check=MCC_RULE_CHECK,
     output:
         "results/morphology/mcc/published/{language}.json",
     log:

@@ -1,7 +1,8 @@
 """Correlates of difficulty: per language, properties of its text (characters, words, word types,
 type/token ratio, characters per English character, OOV rate at a fixed vocabulary, word unigram
-entropy, pieces per word of each SentencePiece tokenizer) and their Spearman correlation
-with each model's BPEC on the common units."""
+entropy, unseen-character rate against the models' train split, pieces per word of each
+SentencePiece tokenizer) and their Spearman correlation with each model's BPEC on the common
+units."""
 
 import logging
 
@@ -17,7 +18,9 @@ def main(snakemake):
     tokenizers = {tuple(key.split("/")): path
                   for key, path in zip(snakemake.params.tokenizer_keys, snakemake.input.tokenizers)}
     features = language_features(units, vocab_size=snakemake.params.vocab_size,
-                                 tokenizers=tokenizers)
+                                 tokenizers=tokenizers,
+                                 train_corpora=snakemake.params.train_corpora,
+                                 eval_splits=snakemake.params.eval_splits)
     correlations = feature_correlations(features, pl.read_parquet(snakemake.input.models))
     logging.info("%d languages, %d correlations", features.height, correlations.height)
     write_table(features, csv=snakemake.output.features)

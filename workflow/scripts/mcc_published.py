@@ -1,18 +1,26 @@
-"""The published MCC of one language (Cotterell et al. 2018, Table 1) as an MCC record."""
+"""The published MCC of one language (Cotterell et al. 2018, Table 1) as an MCC record, its note
+saying how far this study's counting rule is from it (resources/published/mcc_rule_check.tsv)."""
 
 import logging
 
-from fairppl.morphology.published import CITATION, read_published_mcc
+from fairppl.morphology.published import (
+    CITATION,
+    read_published_mcc,
+    read_rule_check,
+    rule_check_note,
+)
 from fairppl.morphology.table import published_record, write_record
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     language = snakemake.wildcards.language
-    values = read_published_mcc(snakemake.input[0])
+    values = read_published_mcc(snakemake.input.published)
     if language not in values:
-        raise ValueError(f"{snakemake.input[0]}: no published MCC for {language!r}")
-    write_record(snakemake.output[0], published_record(language, values[language], CITATION))
+        raise ValueError(f"{snakemake.input.published}: no published MCC for {language!r}")
+    check = read_rule_check(snakemake.input.rule_check).get(language)
+    note = f"{CITATION}; {rule_check_note(check)}"
+    write_record(snakemake.output[0], published_record(language, values[language], note))
     logging.info("%s: published MCC %d", language, values[language])
 
 

@@ -17,6 +17,7 @@ def main(snakemake):
         snakemake.params.english,
         units_out=snakemake.output.units,
         dropped_out=snakemake.output.dropped,
+        character_maps=snakemake.params.character_maps,
     )
 
 

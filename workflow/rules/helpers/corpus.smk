@@ -6,6 +6,17 @@ def corpus_sources(wildcards):
     return {r.language: r.source_id for r in LANGUAGES if r.corpus == wildcards.corpus}
 
 
+def corpus_character_maps(wildcards):
+    """language -> its character map (config normalization.characters: the "*" entries and the
+    language's own) for the configured languages of the corpus in ``wildcards``."""
+    maps = config["normalization"]["characters"]
+    return {
+        r.language: language_character_map(maps, r.language)
+        for r in LANGUAGES
+        if r.corpus == wildcards.corpus
+    }
+
+
 def english_language(wildcards):
     """The English reference language id of the corpus in ``wildcards``."""
     return next(

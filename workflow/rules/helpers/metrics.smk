@@ -43,6 +43,7 @@ def report_settings():
         "split": config["split"],
         "char_ngram": config["char_ngram"],
         "evaluation": config["evaluation"],
+        "normalization": config["normalization"],
         "kenlm": config["kenlm"],
         "tokenizers": config["tokenizers"],
         "word_ngram": config["word_ngram"],

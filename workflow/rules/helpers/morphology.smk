@@ -6,6 +6,10 @@ from fairppl.morphology.published import read_published_mcc
 PUBLISHED_MCC = str(
     Path(workflow.basedir) / "resources" / "published" / "mcc_cotterell2018.tsv"
 )
+# How far fairppl.morphology.mcc's rule is from those values, where a lexicon could be read.
+MCC_RULE_CHECK = str(
+    Path(workflow.basedir) / "resources" / "published" / "mcc_rule_check.tsv"
+)
 
 try:
     PUBLISHED_MCC_LANGUAGES = sorted(read_published_mcc(PUBLISHED_MCC))

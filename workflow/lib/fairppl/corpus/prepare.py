@@ -1,6 +1,7 @@
 """Preparing one corpus: read every translation the corpus ships, decide from all of them which
-units to drop, align and split the configured languages, and write the units table and the
-dropped units.
+units to drop, align and split the configured languages, map each language's characters as configured (``normalization.characters``,
+:func:`fairppl.core.text.language_character_map`), and write the units table and the dropped
+units.
 
 The units table (Parquet) has one row per kept unit and language, with the columns of
 :func:`fairppl.corpus.align.align_units` plus ``english_reference`` (True for the corpus's English
@@ -22,6 +23,7 @@ from .europarl import read_multitext
 from .align import DROPPED_SCHEMA, Texts, align_units, find_dropped, normalize_texts
 from ..core.errors import InputError
 from ..core.io import write_table
+from ..core.text import map_characters
 from .splits import SplitScheme
 
 #: The corpus types of the config (``corpora.<name>.type``) and what each reads.
@@ -75,8 +77,33 @@ def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str
     return read_texts(source, spec, {}), {}  # raises: unknown corpus type
 
 
+def map_unit_texts(corpus: str, units: pl.DataFrame,
+                   character_maps: dict[str, dict[str, str]]) -> pl.DataFrame:
+    """``units`` with each language's text passed through its character map
+    (:func:`fairppl.core.text.map_characters`; ``character_maps`` is language -> map, a language
+    without one keeps its text). Logs, per language, how many characters each key replaced."""
+    maps = {lang: m for lang, m in character_maps.items() if m}
+    if not maps or not units.height:
+        return units
+    texts = units["text"].to_list()
+    languages = units["language"].to_list()
+    counts: dict[str, dict[str, int]] = {lang: dict.fromkeys(m, 0) for lang, m in maps.items()}
+    for i, (text, lang) in enumerate(zip(texts, languages)):
+        mapping = maps.get(lang)
+        if mapping:
+            for key in mapping:
+                counts[lang][key] += text.count(key)
+            texts[i] = map_characters(text, mapping)
+    for lang, found in counts.items():
+        _log.info("%s/%s: characters mapped: %s", corpus, lang, ", ".join(
+            f"U+{ord(k):04X} {k} -> {maps[lang][k]!r} {n}" for k, n in found.items()))
+    return units.with_columns(pl.Series("text", texts, dtype=pl.String))
+
+
 def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
-                  scheme: dict, english: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+                  scheme: dict, english: str,
+                  character_maps: dict[str, dict[str, str]] | None = None,
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
     ``spec`` is the corpus's config block (``type``, ``placeholder_patterns``, and ``books`` or
@@ -84,7 +111,10 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     :func:`fairppl.corpus.europarl.extract_multitext`); ``sources`` maps each configured
     language to its source id;
     ``scheme`` the keyword arguments of :class:`fairppl.corpus.splits.SplitScheme`; ``english`` the
-    reference language id.
+    reference language id; ``character_maps`` maps a configured language to its character map
+    (config ``normalization.characters``, :func:`fairppl.core.text.language_character_map`),
+    applied to that language's kept units after the drop decision and the alignment
+    (:func:`map_unit_texts`), so the dropped units never depend on it.
 
     The units to drop are decided from every translation the corpus ships
     (:func:`read_shipped`, :func:`fairppl.corpus.align.find_dropped`), with the English reference's
@@ -132,6 +162,7 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
         normalized=True,
     )
     units = units.with_columns(english_reference=pl.col("language") == english)
+    units = map_unit_texts(corpus, units, character_maps or {})
     n_units = len(reference)
     n_kept = units.filter(pl.col("language") == english).height
     _log.info("%s: %d of %d units dropped in every language, decided from the %d translations "
@@ -154,10 +185,12 @@ def read_dropped(path: str | os.PathLike) -> pl.DataFrame:
 
 def prepare_corpus(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                    scheme: dict, english: str, *, units_out: str | os.PathLike,
-                   dropped_out: str | os.PathLike) -> pl.DataFrame:
-    """:func:`prepare_units`, then write the units as Parquet to ``units_out`` and the dropped
+                   dropped_out: str | os.PathLike,
+                   character_maps: dict[str, dict[str, str]] | None = None) -> pl.DataFrame:
+    """:func:`prepare_units` (with ``character_maps``), then write the units as Parquet to ``units_out`` and the dropped
     units as TSV to ``dropped_out`` (each atomically); return the units."""
-    units, dropped = prepare_units(corpus, source, spec, sources, scheme, english)
+    units, dropped = prepare_units(corpus, source, spec, sources, scheme, english,
+                                   character_maps)
     write_table(units, parquet=units_out)
     write_table(dropped, tsv=dropped_out)
     return units

@@ -48,6 +48,26 @@ def _split(settings: dict) -> list[str]:
             f"unless a corpus says otherwise."]
 
 
+def _normalization(settings: dict) -> list[str]:
+    """The text normalisation: NFC and whitespace always, then the configured character maps of
+    the study's languages (config ``normalization.characters``)."""
+    maps = (settings.get("normalization") or {}).get("characters") or {}
+    languages = {r["language"] for r in settings.get("languages", [])}
+    parts = []
+    for language, mapping in sorted(maps.items()):
+        if mapping and (language == "*" or not languages or language in languages):
+            pairs = ", ".join(f"{k} U+{ord(k):04X} -> {v} "
+                              + " ".join(f"U+{ord(c):04X}" for c in v) if v else
+                              f"{k} U+{ord(k):04X} removed" for k, v in mapping.items())
+            parts.append(f"{'every language' if language == '*' else language}: {pairs}")
+    text = ("Text: Unicode NFC, invisible control and format characters removed (ZWJ and ZWNJ "
+            "kept), every run of whitespace one space")
+    if parts:
+        text += ("; then characters mapped in every corpus of a language (normalization."
+                 f"characters): {'; '.join(parts)}")
+    return [text + "."]
+
+
 def _ngrams(settings: dict) -> list[str]:
     out = []
     char, kenlm = settings.get("char_ngram"), settings.get("kenlm", {})
@@ -111,5 +131,6 @@ def _scoring(settings: dict, bootstrap: BootstrapSettings) -> list[str]:
 def settings_sentences(settings: dict, unit_counts: pl.DataFrame | None,
                        bootstrap: BootstrapSettings) -> list[str]:
     """The settings of the run as a list of plain sentences."""
-    return (_corpora(settings, unit_counts) + _split(settings) + _ngrams(settings)
+    return (_corpora(settings, unit_counts) + _split(settings) + _normalization(settings)
+            + _ngrams(settings)
             + _neural(settings) + _pretrained(settings) + _scoring(settings, bootstrap))

@@ -30,6 +30,8 @@ FEATURES = {
     "chars_per_english_char": "characters / characters of the English text, train split (ratio)",
     "oov_rate": "test words outside the train split's most frequent word types (fraction)",
     "word_unigram_entropy": "entropy of the train split's word unigram distribution (bits/word)",
+    "unseen_char_rate": ("characters of the scored units (the corpus's evaluation split) that "
+                         "never occur in the train split its models were trained on (fraction)"),
 }
 
 #: The vocabulary behind ``oov_rate`` (not a feature): ``vocab_size`` words, or every train type
@@ -58,16 +60,38 @@ def feature_names(columns) -> list[str]:
         c for c in columns if c.startswith(TOKENS_PER_WORD))
 
 
+def unseen_char_rate(train_texts, scored_texts) -> float | None:
+    """The fraction of the characters of ``scored_texts`` that occur nowhere in ``train_texts``:
+    what a character model trained on the train texts meets as unseen (each one charged as
+    ``<unk>`` plus its spelled-out bytes, :func:`fairppl.ngram.char.unseen_char_bits`). None
+    when there is nothing scored."""
+    seen = set().union(*map(set, train_texts))
+    total = unseen = 0
+    for text in scored_texts:
+        total += len(text)
+        unseen += sum(1 for ch in text if ch not in seen)
+    return unseen / total if total else None
+
+
 def language_features(units: pl.DataFrame, vocab_size: int = 5000,
                       train_split: str = "train", eval_split: str = "test",
-                      tokenizers: dict | None = None) -> pl.DataFrame:
+                      tokenizers: dict | None = None, train_corpora: dict | None = None,
+                      eval_splits: dict | None = None) -> pl.DataFrame:
     """One row per (corpus, language) of the prepared units table: ``FEATURES`` computed from the
     text, with ``vocab_size`` the fixed vocabulary of the OOV rate (most frequent train types).
+
+    ``unseen_char_rate`` compares the units a corpus's models score (``eval_splits[corpus]``,
+    ``all`` for every unit; default ``eval_split``) with the train split of the corpus that
+    trained them (``train_corpora[corpus]``, default the corpus itself: the Bible's for the
+    evaluation-only UDHR); null when that corpus has no units of the language here.
 
     ``tokenizers`` maps (corpus, language, tokenizer id) to a SentencePiece model file; each
     tokenizer id adds a ``tokens_per_word.<id>`` column (its pieces per whitespace word on the
     train split; null for a language it has no model for)."""
     tokenizers = tokenizers or {}
+    train_corpora, eval_splits = train_corpora or {}, eval_splits or {}
+    train_texts = {key: part["text"] for key, part in units.filter(split=train_split)
+                   .group_by(["corpus", "language"], maintain_order=True)}
     tokenizer_ids = sorted({tok for _, _, tok in tokenizers})
     english = (units.filter(pl.col("english_reference") & (pl.col("split") == train_split))
                .select("corpus", "unit_id", pl.col("text").str.len_chars().alias("eng_chars")))
@@ -98,6 +122,8 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
             "oov_rate": n_oov / len(test_words) if test_words else None,
             OOV_VOCABULARY: vocab.actual,
             "word_unigram_entropy": entropy,
+            "unseen_char_rate": _unseen(part, corpus, language, train_texts, train_corpora,
+                                        eval_splits.get(corpus, eval_split)),
         }
         for tok in tokenizer_ids:
             path = tokenizers.get((corpus, language, tok))
@@ -108,9 +134,18 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
               "train_words": pl.Int64, "train_word_types": pl.Int64,
               "type_token_ratio": pl.Float64, "chars_per_english_char": pl.Float64,
               "oov_rate": pl.Float64, OOV_VOCABULARY: pl.Int64,
-              "word_unigram_entropy": pl.Float64}
+              "word_unigram_entropy": pl.Float64, "unseen_char_rate": pl.Float64}
     schema.update({TOKENS_PER_WORD + tok: pl.Float64 for tok in tokenizer_ids})
     return pl.DataFrame(rows, schema=schema)
+
+
+def _unseen(part: pl.DataFrame, corpus: str, language: str, train_texts: dict,
+            train_corpora: dict, split: str) -> float | None:
+    train = train_texts.get((train_corpora.get(corpus, corpus), language))
+    if train is None:
+        return None
+    scored = part if split == "all" else part.filter(split=split)
+    return unseen_char_rate(train, scored["text"])
 
 
 def pieces_per_word(model_file, texts) -> float:
