@@ -304,13 +304,14 @@ def test_notes_say_what_valid_settings_leave_empty():
         "The Shannon game has no language (shannon.languages names none of the rows of bible)")
     assert _notes(lambda c: c["marginal"].update(languages=[]))[2].startswith(
         "The marginal stage has no language")
-    assert "shannon.bettors lists pretrained, but no model of the model sheet bets" in \
-        _notes(lambda c: None, models=[])[0]
+    assert _notes(lambda c: None, models=[])[:2] == [
+        "shannon.bettors lists pretrained, but no model of the model sheet bets (the sheet has no "
+        "row for the game's languages in shannon.pretrained_languages): it bets nowhere.",
+        "shannon.n_t 5 exceeds shannon.neural_max_units 3: the randomized rows of the "
+        "Transformers for it are empty."]
     no_neural = _notes(lambda c: c["neural"].update(languages=[]))
     assert [n.split(",")[0] for n in no_neural] == [
-        "shannon.bettors lists transformer",
-        "shannon.n_t 5 exceeds shannon.neural_max_units 3: the randomized rows of the "
-        "Transformers for it are empty.",  # no comma: whole
+        "shannon.bettors lists transformer",  # and no note on its rows
         "shannon.n_t 5 exceeds shannon.pretrained_max_units 2: the randomized rows of the "
         "pretrained LMs for it are empty.",
         "marginal.caching asks for documents",

@@ -263,13 +263,14 @@ def _shannon_notes(config: dict, languages: list, models: list) -> list[str]:
         return ["The Shannon game has no language (shannon.languages names none of the rows of "
                 f"{', '.join(block['corpora'])}): no table, figure or report section."]
     notes = []
-    bettors = block.get("bettors", [])
+    bettors = set(block.get("bettors", []))
     neural = config.get("neural") or {}
     if "transformer" in bettors and not any(
             train_corpus(config, r.corpus) in neural.get("corpora", [])
             and r.language in neural.get("languages", []) for r in rows):
         notes.append("shannon.bettors lists transformer, but no language of the game has a "
                      "Transformer (neural.languages, neural.corpora): it bets nowhere.")
+        bettors.discard("transformer")
     if "pretrained" in bettors:
         chosen, named = block.get("pretrained_languages"), block.get("pretrained_models")
         playing = [m for m in models if named is None or m.model in named]
@@ -278,13 +279,14 @@ def _shannon_notes(config: dict, languages: list, models: list) -> list[str]:
             notes.append("shannon.bettors lists pretrained, but no model of the model sheet "
                          "bets (the sheet has no row for the game's languages in "
                          "shannon.pretrained_languages): it bets nowhere.")
+            bettors.discard("pretrained")
     limits = [("the word bettors", "max_units", {"kenlm-word", "bigram"}),
               ("the Transformers", "neural_max_units", {"transformer"}),
               ("the pretrained LMs", "pretrained_max_units", {"pretrained"})]
     for who, key, kinds in limits:
         units = block.get(key)
         above = [n for n in block.get("n_t", []) if units is not None and n > units]
-        if not kinds & set(bettors):
+        if not kinds & bettors:
             continue
         if above:
             notes.append(f"shannon.n_t {', '.join(map(str, above))} exceed{'s' * (len(above) == 1)}"
