@@ -177,5 +177,5 @@ def test_missing_analyser_fails_the_rule_with_its_package(tmp_path):
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     proc = snakemake(wd, "-n", "results/tables/mcc.csv")
     assert proc.returncode != 0
-    assert "morphology.apertium_languages ['deu'] have no Apertium analyser" in (proc.stdout
-                                                                             + proc.stderr)
+    assert "field 'morphology.apertium_languages': ['deu'] have no Apertium analyser" in (
+        proc.stdout + proc.stderr)

@@ -134,6 +134,100 @@ def _(tmp):
     return message, SOURCE, "field 'subword_ngram.tokenizers'"
 
 
+def stage_error(edit, models=None) -> str:
+    """The message of the newer stages' checks (fairppl.config.stages) on the test config after
+    ``edit``, with the sheets' rows of the test study (``models``: the model sheet's rows; by
+    default the tiny stand-in LM the tests add)."""
+    from fairppl.config.sheet import ModelRow
+    from fairppl.config.stages import check_marginal, check_morphology, check_shannon
+
+    config = copy.deepcopy(load_tests_config())
+    edit(config)
+    rows = [type("Row", (), {"corpus": c, "language": lang})
+            for c in ("bible", "udhr") for lang in ("eng", "tur", "kor")]
+    if models is None:
+        models = [ModelRow("tiny-random", "path", "/m", ["bible", "udhr"], ["eng", "tur", "kor"],
+                           "", line=2)]
+
+    def check():
+        check_marginal(config, SOURCE, rows)
+        check_shannon(config, SOURCE, rows, models)
+        check_morphology(config, SOURCE, ("eng", "spa", "pol"))
+    return raised(check)
+
+
+@case("corpus-key-of-another-type")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"]["udhr"].update(books=[8]))
+    return message, SOURCE, "field 'corpora.udhr.books'"
+
+
+@case("stage-corpus-disabled")
+def _(tmp):
+    message = stage_error(lambda c: c["corpora"]["bible"].update(enabled=False))
+    return message, SOURCE, "field 'marginal.corpora'"
+
+
+@case("marginal-min-units")
+def _(tmp):
+    message = stage_error(lambda c: c["marginal"].update(min_units=20, max_units=10))
+    return message, SOURCE, "field 'marginal.min_units'"
+
+
+@case("marginal-lengths-outside")
+def _(tmp):
+    message = stage_error(lambda c: c["marginal"].update(languages=["eng"]))
+    return message, SOURCE, "field 'marginal.lengths.languages'"
+
+
+@case("shannon-bigram-tuning-split")
+def _(tmp):
+    from fairppl.config.stages import check_shannon
+
+    message = stage_error(lambda c: c["evaluation"].update(split="dev"))
+    config = load_tests_config()  # without the bigram, the dev split may be scored
+    config["evaluation"]["split"] = "dev"
+    config["shannon"]["bettors"] = ["kenlm-word", "transformer"]
+    check_shannon(config, SOURCE)
+    return message, SOURCE, "field 'evaluation.split'"
+
+
+@case("shannon-pretrained-language")
+def _(tmp):
+    message = stage_error(lambda c: c["shannon"].update(pretrained_languages=["eng", "deu"]))
+    return message, SOURCE, "field 'shannon.pretrained_languages'"
+
+
+@case("shannon-pretrained-model")
+def _(tmp):
+    message = stage_error(lambda c: c["shannon"].update(pretrained_models=["smollm2-135m"]),
+                          models=[])
+    assert "expected ids of the sheet's rows, and it has none" in message
+    return message, SOURCE, "field 'shannon.pretrained_models'"
+
+
+@case("shannon-pretrained-model-bets-nowhere")
+def _(tmp):
+    from fairppl.config.sheet import ModelRow
+
+    korean = ModelRow("tiny-random", "path", "/m", ["bible"], ["kor"], "", line=2)
+    message = stage_error(lambda c: c["shannon"].update(pretrained_models=["tiny-random"]),
+                          models=[korean])
+    return message, SOURCE, "field 'shannon.pretrained_models'"
+
+
+@case("morphology-corpus")
+def _(tmp):
+    message = stage_error(lambda c: c["morphology"].update(corpus="udhr"))
+    return message, SOURCE, "field 'morphology.corpus'"
+
+
+@case("apertium-language")
+def _(tmp):
+    message = stage_error(lambda c: c["morphology"].update(apertium_languages=["eng", "deu"]))
+    return message, SOURCE, "field 'morphology.apertium_languages'"
+
+
 @case("models-from")
 def _(tmp):
     from fairppl.config.design import check_evaluation_corpora
@@ -172,6 +266,15 @@ def _(tmp):
 def _(tmp):
     message = raised(read_languages, tmp, ENG, DEU.replace("\tdeu\tdeu", "\tDE\tdeu"))
     return message, str(tmp / "languages.tsv"), "line 3: field 'language'"
+
+
+@case("sheet-utf16")
+def _(tmp):
+    from fairppl.config.sheet import read_language_sheet
+
+    path = tmp / "languages.tsv"
+    path.write_text(HEADER + ENG + DEU, encoding="utf-16")
+    return raised(read_language_sheet, str(path), LANGUAGES_SCHEMA), str(path), "line 1"
 
 
 @case("sheet-field-count")

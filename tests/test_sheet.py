@@ -179,3 +179,25 @@ def test_the_study_model_names_are_refused_as_model_ids():
             check_model_id(name, "models.tsv", 4)
     for fine in ("smollm2-135m", "gemma3-270m", "tiny-random", "transformers-xl", "bigram"):
         check_model_id(fine, "models.tsv", 4)
+
+
+def test_byte_order_mark_is_accepted(tmp_path):
+    """A spreadsheet saving "UTF-8 text" writes a byte-order mark: the first column is still
+    `corpus` (it used to be refused as the unknown column '\\ufeffcorpus'), and the rows and
+    their lines are those of the same sheet without it. A UTF-16 sheet is named as such."""
+    from fairppl.config.sheet import read_model_sheet
+
+    plain = read_language_sheet(write(tmp_path, GOOD), SCHEMA)
+    path = Path(write(tmp_path, GOOD))
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert read_language_sheet(str(path), SCHEMA) == plain
+    models = tmp_path / "models.tsv"
+    models.write_text("\ufeffmodel\tsource\tspec\tcorpora\tlanguages\tdescription\n"
+                      "lm\tpath\t/m\tbible\teng\tmine\n", encoding="utf-8")
+    assert [m.model for m in read_model_sheet(str(models),
+                                              str(ROOT / "workflow" / "schemas"
+                                                  / "models.schema.yaml"))] == ["lm"]
+    path.write_text(HEADER + "".join(GOOD), encoding="utf-16")
+    with pytest.raises(InputError, match=r"languages.tsv, line 1: starts with a UTF-16 "
+                                         r"byte-order mark: expected a UTF-8 TSV file"):
+        read_language_sheet(str(path), SCHEMA)

@@ -32,12 +32,8 @@ from fairppl.core.errors import InputError
 from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
-from fairppl.config.settings import (
-    check_config,
-    check_marginal,
-    check_references,
-    check_shannon,
-)
+from fairppl.config.settings import check_config, check_references, config_source
+from fairppl.config.stages import check_marginal, check_shannon, stage_notes
 from fairppl.config.sheet import (
     check_against_config,
     check_models,
@@ -46,7 +42,7 @@ from fairppl.config.sheet import (
 )
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
-CONFIG_SOURCE = ", ".join(str(f) for f in workflow.configfiles) or "config"
+CONFIG_SOURCE = config_source(workflow.configfiles)
 
 try:
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
@@ -69,7 +65,7 @@ try:
     check_evaluation_languages(
         config, LANGUAGES, MODELS, config["languages"], config["models"]
     )
-    check_shannon(config, CONFIG_SOURCE, LANGUAGES, [row.model for row in MODELS])
+    check_shannon(config, CONFIG_SOURCE, LANGUAGES, MODELS)
     RESOLVED = {
         row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
     }
@@ -90,6 +86,11 @@ if workflow.is_main_process and not any(Path(".snakemake", "locks").glob("*.lock
 
 ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
+# Valid settings that leave a stage, a bettor or an analysis empty: said in the log at start-up
+# and in the report's settings (fairppl.config.stages.stage_notes).
+STAGE_NOTES = stage_notes(config, STUDY_LANGUAGES, MODELS)
+if workflow.is_main_process and STAGE_NOTES:
+    print("\n".join(f"note: {note}" for note in STAGE_NOTES), file=sys.stderr)
 # The configured corpora, and with them the lemmatized copies of lemmas.corpora (bible-lemmas),
 # which take their base corpus's settings (fairppl.config.design) and run through the same rules.
 CONFIGURED_CORPORA = sorted(config["corpora"], key=lambda c: (-len(c), c))

@@ -52,6 +52,7 @@ def report_settings():
         "scoring": config["scoring"],
         "models": [vars(row) for row in MODELS],
         "languages": report_languages(),
+        "notes": STAGE_NOTES,
     }
 
 

@@ -1,4 +1,5 @@
 # The named helpers of morphology.smk's rules: the languages of each MCC source and their records.
+from fairppl.config.stages import check_morphology
 from fairppl.morphology.apertium import ANALYSERS
 from fairppl.morphology.published import read_published_mcc
 
@@ -13,23 +14,9 @@ MCC_RULE_CHECK = str(
 
 try:
     PUBLISHED_MCC_LANGUAGES = sorted(read_published_mcc(PUBLISHED_MCC))
+    check_morphology(config, CONFIG_SOURCE, ANALYSERS)
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
-_unknown = [
-    lang for lang in config["morphology"]["apertium_languages"] if lang not in ANALYSERS
-]
-if _unknown:
-    raise WorkflowError(
-        f"invalid input: {CONFIG_SOURCE}: morphology.apertium_languages {_unknown} have no "
-        f"Apertium analyser in fairppl.morphology.apertium.ANALYSERS (known: "
-        f"{', '.join(sorted(ANALYSERS))})"
-    )
-_corpus = config["morphology"]["corpus"]
-if _corpus not in ENABLED or config["corpora"][_corpus].get("models_from"):
-    raise WorkflowError(
-        f"invalid input: {CONFIG_SOURCE}: morphology.corpus {_corpus!r} must be an enabled "
-        f"corpus that trains its own models (enabled: {', '.join(ENABLED)})"
-    )
 
 
 def mcc_records():

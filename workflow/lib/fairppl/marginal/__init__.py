@@ -1,6 +1,6 @@
-"""Marginal likelihood over tokenizations (STUDY.md section 2): the probability of a text summed
-over every token sequence that spells it, estimated by importance sampling, bounded from below,
-or computed exactly.
+"""Marginal likelihood over tokenizations (Cao & Rimell 2021, section 2; Chirkova et al. 2023,
+section 2): the probability of a text summed over every token sequence that spells it, estimated
+by importance sampling, bounded from below, or computed exactly.
 
 Lattices: :mod:`.lattice` (segmentation lattices: forward/backward, Viterbi, n-best, sampling with
 and without replacement, capped path counts, entropy, enumeration), :mod:`.unigram` (SentencePiece

@@ -1,6 +1,7 @@
 """Closed-vocabulary word n-gram models with an UNK class, and the UNK correction of perplexity.
 
-This is the blog post's comparison (STUDY.md §4), not a good model of any language: a word is what
+This is the comparison of the blog post "Language models and the unknown token: Why perplexity
+gets worse as the corpus size increases" (2018), not a good model of any language: a word is what
 lies between two ASCII spaces of a normalised unit, the vocabulary is the ``size`` most frequent
 word types of the train split, every other word becomes the UNK symbol, and KenLM's ``lmplz``
 (modified Kneser-Ney) learns ``p(UNK | context)`` from the UNK tokens of the train split, like any

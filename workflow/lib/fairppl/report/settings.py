@@ -130,7 +130,9 @@ def _scoring(settings: dict, bootstrap: BootstrapSettings) -> list[str]:
 
 def settings_sentences(settings: dict, unit_counts: pl.DataFrame | None,
                        bootstrap: BootstrapSettings) -> list[str]:
-    """The settings of the run as a list of plain sentences."""
+    """The settings of the run as a list of plain sentences, ending with the notes on what valid
+    settings left empty (``notes``: :func:`fairppl.config.stages.stage_notes`)."""
     return (_corpora(settings, unit_counts) + _split(settings) + _normalization(settings)
             + _ngrams(settings)
-            + _neural(settings) + _pretrained(settings) + _scoring(settings, bootstrap))
+            + _neural(settings) + _pretrained(settings) + _scoring(settings, bootstrap)
+            + [f"Left empty by the settings: {note}" for note in settings.get("notes", [])])
