@@ -171,7 +171,9 @@ ALPHA = 0.05
 #: What each MCC source is, for the sentence that introduces the sources a study has.
 SOURCE_TEXT = {
     "published": "the values Cotterell et al. (2018, Table 1) published for {n} Europarl "
-                 "languages ({k} of them in this study)",
+                 "languages ({k} of them in this study; the counting rule the other sources use "
+                 "is not shown to be theirs: the published rows' notes in mcc.csv say how far "
+                 "it is from their value where their lexicon could be read)",
     "apertium": "Apertium's morphological analysers (Debian packages), their tags mapped to "
                 "UniMorph's inflectional features ({k} languages)",
     "unimorph": "UniMorph lexicons downloaded on a cluster ({k} languages)",
