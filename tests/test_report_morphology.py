@@ -54,10 +54,10 @@ def test_sources_sentence_counts_follow_the_table():
     in_study = len(set(PUBLISHED) & set(BIBLE_NAMES))
     assert in_study == 8
     assert "from two sources" in bible
-    assert f"for 21 Europarl languages ({in_study} of them in this study)" in bible
+    assert f"for 21 Europarl languages ({in_study} of them in this study;" in bible
     assert "(3 languages)" in bible  # Apertium's count, from the table
     europarl = sources_sentence(_mcc({"published": PUBLISHED}), EUROPARL_NAMES)
-    assert "from one source" in europarl and "(21 of them in this study)" in europarl
+    assert "from one source" in europarl and "(21 of them in this study;" in europarl
     assert "Apertium" not in europarl
 
 
@@ -125,7 +125,7 @@ def test_section_builds_from_a_europarl_like_study():
               "regressions": _regressions(21, 0.3),
               "languages": _languages({"pol": 130.0, "fin": 30.8, "eng": 2.34})}
     body = morphology_body(tables, EUROPARL_NAMES, figures, lambda path, alt: "")
-    assert "(21 of them in this study)" in body and "one source" in body
+    assert "(21 of them in this study;" in body and "one source" in body
     assert "With 21 languages per regression" in body
     assert "puts POL at 130" in body and "Swahili" not in body and "Bible" not in body
     assert "not detected with 21 languages" in body
