@@ -142,7 +142,7 @@ rule morphology_regressions:
     conda:
         "../../envs/morphology.yaml"
     params:
-        bootstrap=bootstrap_settings(),
+        permutation=permutation_settings(),
     script:
         "../scripts/morphology_regressions.py"
 
@@ -177,6 +177,8 @@ rule difficulty_table:
         "../../envs/morphology.yaml"
     params:
         bootstrap=bootstrap_settings(),
+        permutation=permutation_settings(),
+        difficulty=difficulty_settings(),
     script:
         "../scripts/difficulty_table.py"
 
