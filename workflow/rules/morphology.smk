@@ -177,7 +177,6 @@ rule difficulty_table:
         "../../envs/morphology.yaml"
     params:
         bootstrap=bootstrap_settings(),
-        permutation=permutation_settings(),
         difficulty=difficulty_settings(),
     script:
         "../scripts/difficulty_table.py"
