@@ -33,6 +33,8 @@ from fairppl.stats.correlates import (
     exact_spearman_p_dp,
     spearman,
 )
+from fairppl.report.html import fmt
+from fairppl.report.morphology import regression_sentences
 from fairppl.stats.permutation import PermutationSettings, slope_test
 
 # Anscombe's quartet, first set: slope 0.5001, intercept 3.0001, r 0.8164 (Anscombe 1973).
@@ -313,3 +315,15 @@ def test_predictor_correlations_with_bh_per_family():
         false_discovery_control(everything["pearson_p"].to_numpy(), method="bh"))
     with pytest.raises(InputError, match="lack columns"):
         predictor_correlations(responses.drop("response"), predictors)
+
+
+def test_report_sentences_carry_the_adjusted_p_values():
+    """The report's sentence for each regression puts the permutation and Spearman p-values and
+    their family-adjusted values, read from the table, beside the correlation."""
+    table = regression_table(with_difference(_long()), S).with_columns(tokenizer=pl.lit("char"))
+    words = table.filter(text="words").row(0, named=True)
+    (sentence,) = regression_sentences(table, "published")
+    assert (f"permutation p {fmt(words['permutation_p'])} (adjusted "
+            f"{fmt(words['permutation_p_bh'])})") in sentence
+    assert (f"(p {fmt(words['spearman_p'])}, adjusted {fmt(words['spearman_p_bh'])}; 5 "
+            f"languages)") in sentence

@@ -30,13 +30,19 @@ HEADERS = {
     "text": "words, lemmas, difference or marginal",
     "n_languages": "languages in the fit (count)",
     "slope": "BPEC per unit of the measure (bits/English char per unit)",
-    "slope_low": "bootstrap over languages, lower end",
+    "slope_low": "inverted permutation test, lower end",
     "slope_high": "upper end",
     "pearson_r": "Pearson's r",
-    "pearson_p": "two-sided p",
+    "pearson_p": "two-sided p (t test)",
+    "permutation_p": "two-sided permutation p of the slope and r",
+    "permutation_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "permutations": "permutations behind the p (count)",
     "spearman_rho": "Spearman's rho",
-    "spearman_p": "two-sided p (exact up to 8 languages)",
-    "difficulty": "exp(d_j), geometric mean of the languages = 1",
+    "spearman_p": "two-sided p (exact up to 12 languages)",
+    "spearman_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "difficulty": "d_j, the languages average 1",
+    "difficulty_model": "model that produced it",
+    "normalisation": "how the languages average 1",
     "difficulty_low": "interval, lower end",
     "difficulty_high": "upper end",
     "n_units": "units with a score (count)",
@@ -53,7 +59,7 @@ HEADERS = {
     "response": "what is predicted",
     "predictor": "property of the language",
     "p_bh": "Benjamini-Hochberg adjusted p",
-    "family": "segmentation family",
+    "family": "family of tests adjusted together",
     "ratio": "hardest / easiest BPEC (ratio)",
     "ratio_low": "paired bootstrap over units, lower end",
     "ratio_high": "upper end",
@@ -117,11 +123,22 @@ def difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str]) -> str:
         wide = wide.join(published, on="language", how="left")
     units = ", ".join(f"{m}: {n}" for m, n in _labelled(difficulty).group_by("model")
                       .agg(pl.col("n_units").max()).sort("model").rows())
+    fitted = _fit_description(difficulty)
     return html_table(_named(wide, names), {
-        "language": "name", **{m: "exp(d_j) [95% interval]" for m in models},
+        "language": "name", **{m: "d_j [95% interval]" for m in models},
         "published_difficulty": "Mielke et al. 2019, Europarl (difficulty)"},
-        caption=f"Difficulty per language (geometric mean of each model's languages = 1), "
-                f"hardest first by {models[0]}; units per language: {units}")
+        caption=f"Difficulty per language ({fitted}), hardest first by {models[0]}; units per "
+                f"language: {units}")
+
+
+def _fit_description(difficulty: pl.DataFrame) -> str:
+    """Which model and normalisation produced the difficulties, in words, from the table."""
+    models = sorted(set(difficulty["difficulty_model"])) if (
+        "difficulty_model" in difficulty.columns) else ["homoscedastic"]
+    norms = sorted(set(difficulty["normalisation"])) if (
+        "normalisation" in difficulty.columns) else ["geometric"]
+    mean = " and ".join(f"{n} mean" for n in norms)
+    return f"{' and '.join(models)} model; {mean} of each model's languages = 1"
 
 
 def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
@@ -167,7 +184,9 @@ def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
 
 def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
     """What the MCC regressions of one source say, model by model: the slope on words and on
-    lemmas with their intervals and rank correlations, and whether the interval excludes zero."""
+    lemmas with their intervals (the inverted permutation test) and whether they exclude zero,
+    the permutation and Spearman p-values with their Benjamini-Hochberg adjustment over the
+    family."""
     out = []
     rows = regressions.filter((pl.col("measure") == "mcc") & (pl.col("source") == source))
     unfit = []
@@ -192,9 +211,10 @@ def regression_sentences(regressions: pl.DataFrame, source: str) -> list[str]:
                             f"{' (the interval includes 0)' if zero else ' (excludes 0)'}")
             bits.append(
                 f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles"
-                f"{interval}, Spearman rho "
-                f"{fmt(r['spearman_rho'])} (p {fmt(r['spearman_p'])}, {r['n_languages']} "
-                f"languages)")
+                f"{interval}, permutation p {fmt(r.get('permutation_p'))} (adjusted "
+                f"{fmt(r.get('permutation_p_bh'))}), Spearman rho "
+                f"{fmt(r['spearman_rho'])} (p {fmt(r['spearman_p'])}, adjusted "
+                f"{fmt(r.get('spearman_p_bh'))}; {r['n_languages']} languages)")
         if bits:
             out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
     if unfit:
@@ -223,9 +243,12 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         "second, cruder proxy."))
     parts.append(_p(
         "With 7 to 11 languages per source, a slope or a correlation can be large by chance: "
-        "the bootstrap interval of each slope is over languages, and the Spearman p-values are "
-        "exact. A claim holds only where its interval excludes zero; even then it says how "
-        "these few languages line up, not how morphology works in general.", "note"))
+        "each slope is tested by permuting the languages (exact up to 8 languages), its "
+        "interval inverts that test, and the permutation and Spearman p-values are adjusted "
+        "(Benjamini-Hochberg) over the family of one measure source and text, every model "
+        "tested on it. A claim holds only where its adjusted p-value is below 0.05; even then "
+        "it says how these few languages line up, not how morphology works in general.",
+        "note"))
     if mcc is not None:
         mcc = mcc.filter(pl.col("language").is_in(list(names)))
         total = mcc.filter(pl.col("pos") == "total")
@@ -259,9 +282,9 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             parts.append(figure(figures.get(f"morphology_{source}"),
                                 f"BPEC against {source} MCC: words, lemmas, difference"))
         fitted = regressions.filter(pl.col("slope_low").is_not_null()).drop(
-            "note", "intercept", strict=False)
+            "note", "intercept", "permutations", strict=False)
         parts.append(_table(fitted.sort("measure", "source", "model", "text"),
-                            "The regressions on enough languages for an interval (8 or more); "
+                            "The regressions on enough languages for a bounded slope interval; "
                             "morphology.csv has every row, with the languages left out and why",
                             names, keep=("model", "measure", "source", "text")))
         parts.append(_p("Forms per lemma from simplemma's dictionaries puts Swahili at 1,204 "
@@ -278,10 +301,12 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
     if difficulty is not None:
         parts.append(_p(
             "The difficulty model of Mielke et al. (2019) explains each unit's bits in each "
-            "language as a unit effect times a language effect, fitted by maximum a posteriori "
-            "on every unit each model scored, so a language counts on all its units, not only "
-            "on the units common to every language. Difficulty exp(d_j) is relative: the "
-            "languages of a model average 1 (geometric mean). Their Europarl values come from a "
+            "language as a unit effect times a language effect, fitted on every unit each model "
+            "scored, so a language counts on all its units, not only on the units common to "
+            "every language. The heteroscedastic model is the one behind the authors' published "
+            "difficulties (a unit's spread shrinks as its information content grows); the "
+            "homoscedastic one gives every cell one noise variance. Difficulty d_j is relative "
+            f"({_fit_description(difficulty)}). Their Europarl values come from a "
             "different corpus (parliament proceedings, 21 European languages) and a character "
             "LSTM: only the direction of a shared language can be compared."))
         parts.append(difficulty_grid(difficulty, names))

@@ -110,10 +110,12 @@ def _every_permutation(n: int) -> np.ndarray:
 
 
 def slope_test(x, y, settings: PermutationSettings = PermutationSettings(),
-               reference: tuple[np.ndarray, bool] | None = None) -> SlopeTest:
+               reference: tuple[np.ndarray, bool] | None = None,
+               interval: bool = True) -> SlopeTest:
     """The permutation test of the least-squares slope of ``y`` on ``x`` and its inverted
-    interval. ``reference`` (from :func:`reference_permutations`) can be passed to share one
-    set between calls. Needs at least 2 distinct x values."""
+    interval (left out, None, when ``interval`` is false). ``reference`` (from
+    :func:`reference_permutations`) can be passed to share one set between calls. Needs at
+    least 2 distinct x values."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
@@ -128,11 +130,12 @@ def slope_test(x, y, settings: PermutationSettings = PermutationSettings(),
     yc = y - y.mean()
     b = float(xc @ yc) / sxx
     a_pi = (yc[perms] @ xc) / sxx
-    b_pi = (xc[perms] @ xc) / sxx
     m = len(perms)
     extreme = np.abs(a_pi) >= abs(b) * (1.0 - _TIE) - 1e-300
     p = float(extreme.sum()) / m
-    low, high = _inverted_interval(b, a_pi, b_pi, settings.level)
+    low = high = None
+    if interval:
+        low, high = _inverted_interval(b, a_pi, (xc[perms] @ xc) / sxx, settings.level)
     return SlopeTest(b, min(p, 1.0), low, high, m, exact)
 
 
