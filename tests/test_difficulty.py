@@ -374,6 +374,6 @@ def test_difficulty_vs_bpec_ranking():
     both = difficulty_vs_bpec(pl.concat([difficulty, other]),
                               pl.concat([models, models.with_columns(model=pl.lit("m2"))]))
     assert both.columns == ["corpus", "model", "tokenizer"] + list(AGREEMENT_COLUMNS)
-    assert set(both["family"]) == {"bible"}
+    assert set(both["test_family"]) == {"bible"}
     p1, p2 = sorted(both["spearman_p"].to_list())
     assert sorted(both["spearman_p_bh"].to_list()) == pytest.approx([min(2 * p1, p2), p2])

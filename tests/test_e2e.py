@@ -485,7 +485,7 @@ def test_morphology_tables_on_five_languages(tmp_path, resources_ready):
         # in the note; the p-values are adjusted over the models of the family.
         assert fit["slope_low"] is None and "slope interval unbounded" in fit["note"]
         assert fit["permutations"] == 6
-        assert fit["family"] == f"bible:mcc:published:{text}"
+        assert fit["test_family"] == f"bible:mcc:published:{text}"
         assert fit["permutation_p_bh"] >= fit["permutation_p"]
     # Apertium's MCC in this config: eng and spa only of the sheet's languages: no fit.
     short = regressions.filter(source="apertium", measure="mcc", text="words").row(0, named=True)

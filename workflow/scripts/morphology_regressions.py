@@ -26,7 +26,7 @@ def main(snakemake):
     logging.info("%d regressions from %d language rows; %s", table.height, languages.height,
                  settings.describe())
     write_table(table, csv=snakemake.output.csv)
-    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus", "family"),
+    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus", "test_family"),
                 snakemake.output.tex, caption="Regressions of BPEC on morphological counting "
                 "complexity across languages (slope interval: the inverted permutation test; "
                 "_bh columns: Benjamini-Hochberg over the models of one measure source and text).",

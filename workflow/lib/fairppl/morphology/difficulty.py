@@ -605,8 +605,8 @@ AGREEMENT_COLUMNS = {
     "spearman_p": f"two-sided p-value (exact up to {EXACT_DP_MAX_PAIRS} languages, t "
                   f"approximation above)",
     "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family",
-    "family": "the family of tests adjusted together: the corpus (every model's agreement "
-              "test)",
+    "test_family": "the family of tests adjusted together: the corpus (every model's "
+                   "agreement test)",
     "same_ranking": "the two rank the languages in the same order (true/false)",
     "largest_shift_language": "the language whose rank moves most (first in the BPEC order)",
     "largest_shift": "its rank by difficulty minus its rank by BPEC (1 = hardest; signed)",
@@ -638,12 +638,13 @@ def difficulty_vs_bpec(difficulty: pl.DataFrame, models: pl.DataFrame) -> pl.Dat
         named = dict(zip(keys, key))
         rows.append(named | {
             "n_languages": n, "spearman_rho": rho, "spearman_p": p, "spearman_p_bh": None,
-            "family": str(named.get("corpus", "all")),
+            "test_family": str(named.get("corpus", "all")),
             "same_ranking": by_bpec == by_difficulty, "largest_shift_language": worst,
             "largest_shift": shifts[worst]})
     types = {"n_languages": pl.Int64, "same_ranking": pl.Boolean, "largest_shift": pl.Int64,
-             "largest_shift_language": pl.String, "family": pl.String}
+             "largest_shift_language": pl.String, "test_family": pl.String}
     schema = {k: pl.String for k in keys} | {c: types.get(c, pl.Float64)
                                              for c in AGREEMENT_COLUMNS}
     table = pl.DataFrame(rows, schema=schema, orient="row").drop("spearman_p_bh")
-    return with_adjusted_p(table, columns=("spearman_p",), by=["family"]).select(list(schema))
+    return with_adjusted_p(table, columns=("spearman_p",), by=["test_family"]).select(
+        list(schema))

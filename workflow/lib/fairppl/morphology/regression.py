@@ -13,10 +13,10 @@ when the permutation p-value is at most 1 - level. (A percentile bootstrap over 
 before, rejected a true null 8.9% of the time at a nominal 5% with 8 languages and 10.2% with
 17: ``tests/bench_morphology_tests.py`` prints the rates of what is reported now.)
 
-Multiple testing: the regressions that make one claim form a **family**, and the permutation and
-Spearman p-values are adjusted over it by Benjamini-Hochberg (``_bh`` columns), as Mielke et al.
-(2019) adjusted theirs. The rule (:func:`family_of`): one family per corpus, measure,
-measure source and text, i.e. one panel of Cotterell et al.'s Figure 1 for one source of the
+Multiple testing: the regressions that make one claim form a **family** (``test_family``), and
+the permutation and Spearman p-values are adjusted over it by Benjamini-Hochberg (``_bh``
+columns), as Mielke et al. (2019) adjusted theirs. The rule (:func:`family_of`): one family per
+corpus, measure, measure source and text, i.e. one panel of Cotterell et al.'s Figure 1 for one source of the
 measure, tested on every model and tokenizer of the study; a claim such as "the cost of
 inflection rises with the published MCC" is read from the adjusted p-values of its family.
 Mielke et al. pooled all their tests into one family; ours are smaller, because the texts and
@@ -86,7 +86,7 @@ REGRESSION_COLUMNS = {
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages, t approximation above)",
     "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family",
-    "family": "the family of tests the row's p-values are adjusted over: corpus:measure:"
+    "test_family": "the family of tests the row's p-values are adjusted over: corpus:measure:"
               "source:text (every model and tokenizer)",
     "note": "why statistics are empty, languages left out, unbounded intervals",
 }
@@ -185,7 +185,7 @@ def regression_table(long: pl.DataFrame,
     ``reason`` column says why a language's value or BPEC is empty). A language whose value or
     BPEC is empty is left out of that regression and named in the note with its reason. The
     permutation and Spearman p-values are adjusted by Benjamini-Hochberg over each ``family``
-    (:func:`family_of`). Two rows for one language of one regression raise InputError."""
+    (``test_family``, :func:`family_of`). Two rows for one language of one regression raise InputError."""
     _check_long(long)
     keys = ["corpus", "model"] + (["tokenizer"] if "tokenizer" in long.columns else []) + [
         "measure", "source", "text"]
@@ -212,12 +212,13 @@ def regression_table(long: pl.DataFrame,
         if left_out:
             row["note"] = _join(row["note"], "left out: " + ", ".join(left_out))
         named = dict(zip(keys, key))
-        rows.append(named | row | {"family": family_of(named)})
+        rows.append(named | row | {"test_family": family_of(named)})
     schema = ({k: pl.String for k in keys} | {"n_languages": pl.Int64}
               | {k: pl.Float64 for k in _STATS} | {"permutations": pl.Int64,
-                                                   "family": pl.String, "note": pl.String})
+                                                   "test_family": pl.String,
+                                                   "note": pl.String})
     table = with_adjusted_p(pl.DataFrame(rows, schema=schema, orient="row"),
-                            columns=("permutation_p", "spearman_p"), by=["family"])
+                            columns=("permutation_p", "spearman_p"), by=["test_family"])
     order = [c for c in REGRESSION_COLUMNS if c in table.columns]
     return table.select(order[:2] + [k for k in keys if k not in order] + order[2:]
                         if "tokenizer" in keys else order)
