@@ -24,23 +24,24 @@ from fairppl.morphology.regression import (
     predictor_correlations,
     regress,
     regression_table,
-    slope_interval,
     with_adjusted_p,
     with_difference,
 )
-from fairppl.stats.bootstrap import BootstrapSettings, resample_counts
 from fairppl.stats.correlates import (
     benjamini_hochberg,
     exact_spearman_p,
     exact_spearman_p_dp,
     spearman,
 )
+from fairppl.report.html import fmt
+from fairppl.report.morphology import regression_sentences
+from fairppl.stats.permutation import PermutationSettings, slope_test
 
 # Anscombe's quartet, first set: slope 0.5001, intercept 3.0001, r 0.8164 (Anscombe 1973).
 ANSCOMBE_X = [10, 8, 13, 9, 11, 14, 6, 4, 12, 7, 5]
 ANSCOMBE_Y = [8.04, 6.95, 7.58, 8.81, 8.33, 9.96, 7.24, 4.26, 10.84, 4.82, 5.68]
 
-S = BootstrapSettings(replicates=2000, seed=5, level=0.9)
+S = PermutationSettings(permutations=2000, seed=5, level=0.9)
 
 
 def test_dynamic_program_equals_enumeration_with_ties():
@@ -117,40 +118,75 @@ def test_regress_on_anscombe_matches_scipy():
     assert row["spearman_rho"] == pytest.approx(spearmanr(ANSCOMBE_X, ANSCOMBE_Y).statistic)
     assert row["spearman_p"] == pytest.approx(exact_spearman_p_dp(ANSCOMBE_X, ANSCOMBE_Y))
     assert row["slope_low"] < row["slope"] < row["slope_high"]
-    assert row["note"] == ""
+    assert row["permutations"] == 2001 and row["note"] == ""
+    # 11 languages: Monte Carlo; 2000 draws put p within 0.01 (2 sd) of the exact p-value, and
+    # the t test, exact here only for normal data, is close to it.
+    assert row["permutation_p"] == pytest.approx(ref.pvalue, abs=0.01)
 
 
-def test_slope_interval_equals_refitting_every_resample():
-    """The weighted refit equals np.polyfit on the resampled languages, replicate by
-    replicate; resamples with one x value are counted, not fitted."""
-    x, y = [1.0, 2.0, 2.0, 5.0], [0.3, 0.1, 0.9, 2.0]
-    settings = BootstrapSettings(replicates=300, seed=9, level=0.8)
-    counts = resample_counts(4, 300, 9).astype(int)
-    slopes, single = [], 0
-    for c in counts:
-        xs = np.repeat(x, c)
-        ys = np.repeat(y, c)
-        if len(set(xs)) < 2:
-            single += 1
-            continue
-        slopes.append(np.polyfit(xs, ys, 1)[0])
-    low, high, degenerate = slope_interval(x, y, settings)
-    assert degenerate == single > 0
-    assert (low, high) == pytest.approx(tuple(np.quantile(slopes, [0.1, 0.9])))
+def test_permutation_p_by_hand_at_four_languages():
+    """x = y = ranks of 4: |r| >= 0.8 where sum d^2 <= 2 or >= 18 (rho = 1 - sum d^2 / 10): the
+    identity, 3 adjacent swaps, the reversal and its 3 adjacent swaps, 8 of 24 pairings."""
+    test = slope_test([1, 2, 3, 4], [1, 3, 2, 4])
+    assert (test.slope, test.p, test.permutations, test.exact) == (pytest.approx(0.8), 8 / 24,
+                                                                   24, True)
+    # Against an enumeration of the slope itself with numpy, on values with no ties.
+    x, y = [0.3, 1.7, 2.0, 5.1], [2.0, 0.4, 3.3, 2.9]
+    slopes = [np.polyfit(x, list(p), 1)[0] for p in permutations(y)]
+    observed = np.polyfit(x, y, 1)[0]
+    hand = sum(abs(s) >= abs(observed) - 1e-12 for s in slopes) / 24
+    assert slope_test(x, y).p == pytest.approx(hand)
+    # Evenly spaced and perfectly ordered: only the identity and the reversal reach |r| = 1;
+    # both keep their |slope| for every beta0 (|B_pi| = 1), so no slope is rejected at 5%
+    # (2/24 > 0.05): the interval is unbounded.
+    ranks = [1, 2, 3, 4]
+    perfect = slope_test(ranks, [2, 4, 6, 8])
+    assert perfect.p == pytest.approx(2 / 24) and (perfect.low, perfect.high) == (None, None)
+    row = regress(ranks, [1, 3, 2, 4], PermutationSettings())
+    assert row["slope_low"] is None and "slope interval unbounded" in row["note"]
+    # Uneven x: the reversal no longer reaches |r| = 1 and the p-value can fall to 1/24.
+    assert slope_test(x, [2 * v for v in x]).p == pytest.approx(1 / 24)
+    row = regress(x, y, PermutationSettings())
+    assert row["permutation_p"] == pytest.approx(hand)
 
 
-def test_three_languages_degenerate_share():
-    """n = 3 distinct x: 3 of the 27 ordered draws repeat one language, so about 1/9 of the
-    resamples have no slope."""
-    _, _, degenerate = slope_interval([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
-    assert degenerate / 9000 == pytest.approx(1 / 9, abs=0.01)
-    # So few languages get no interval at all: the slope and correlations only, and a note.
-    row = regress([1, 2, 3], [1, 3, 2], BootstrapSettings(9000, 1, 0.95))
-    assert row["slope"] == pytest.approx(0.5) and row["slope_low"] is None
-    assert row["note"] == "no slope interval below 8 languages (3): too few distinct resamples"
-    x = [1, 2, 3, 4, 5, 6, 7, 8]
-    row = regress(x, [1, 3, 2, 5, 4, 6, 8, 7], BootstrapSettings(2000, 1, 0.95))
-    assert row["slope_low"] < row["slope"] < row["slope_high"]
+def test_monte_carlo_p_close_to_exact_at_eight():
+    rng = np.random.default_rng(3)
+    x = rng.lognormal(3, 1, 8)  # skewed, like MCC
+    for beta in (0.0, 0.02, 0.05):
+        y = beta * x + rng.normal(size=8)
+        exact = slope_test(x, y)
+        mc = slope_test(x, y, PermutationSettings(permutations=20_000, seed=1, exact_max=0))
+        assert exact.exact and exact.permutations == 40320
+        assert not mc.exact and mc.permutations == 20_001
+        assert mc.p == pytest.approx(exact.p, abs=4 * np.sqrt(0.25 / 20_000) + 1e-4)
+        # The slope test is Pearson's r's test: the same p-value with r as the statistic.
+        if beta == 0.0:
+            ys = y[np.array(list(permutations(range(8))))]
+            ys = ys - ys.mean(axis=1, keepdims=True)
+            xc = x - x.mean()
+            rs = ys @ xc / np.sqrt((ys * ys).sum(axis=1) * (xc @ xc))
+            r = np.corrcoef(x, y)[0, 1]
+            assert exact.p == pytest.approx(np.mean(np.abs(rs) >= abs(r) - 1e-12))
+
+
+def test_inverted_interval_ends_are_where_the_test_switches():
+    """At each end of the interval the permutation test of y - beta0 x (a second computation,
+    one test per beta0) turns from not rejecting to rejecting; 0 is outside exactly when
+    p <= 1 - level."""
+    rng = np.random.default_rng(4)
+    for n in (5, 7, 12):
+        x = rng.normal(size=n)
+        y = 0.8 * x + rng.normal(size=n)
+        settings = PermutationSettings(permutations=3000, seed=2, level=0.9)
+        test = slope_test(x, y, settings)
+        assert test.low < test.slope < test.high
+        for end, outward in ((test.low, -1), (test.high, 1)):
+            eps = 1e-7 * (1 + abs(end))
+            inside = slope_test(x, y - (end - outward * eps) * x, settings).p
+            outside = slope_test(x, y - (end + outward * eps) * x, settings).p
+            assert inside > 0.1 >= outside
+        assert (test.low <= 0 <= test.high) == (test.p > 0.1)
 
 
 def test_too_few_languages_and_constant_measure_give_empty_rows():
@@ -184,10 +220,9 @@ def test_regression_table_rows_and_notes():
     assert table["text"].to_list() == ["difference", "lemmas", "words"]
     rows = {r["text"]: r for r in table.iter_rows(named=True)}
     words = rows["words"]
-    # 5 languages: 5 of the 5^5 ordered draws repeat one language (about 3 of 2000 resamples).
-    assert words["n_languages"] == 5
-    assert words["note"] == ("no slope interval below 8 languages (5): too few distinct "
-                             "resamples; left out: tur (no measure)")
+    assert words["n_languages"] == 5 and words["permutations"] == 120
+    assert words["note"] == "left out: tur (no measure)"
+    assert words["test_family"] == "bible:mcc:published:words"
     sub = _long().filter((pl.col("text") == "words") & pl.col("value").is_not_null())
     ref = linregress(sub["value"].to_numpy(), sub["bpec"].to_numpy())
     assert words["slope"] == pytest.approx(ref.slope)
@@ -196,6 +231,25 @@ def test_regression_table_rows_and_notes():
     assert rows["lemmas"]["note"].endswith("left out: fra (no BPEC), tur (no measure)")
     assert rows["difference"]["n_languages"] == 4
     assert rows["difference"]["slope"] == pytest.approx(0.002)  # words - lemmas = 0.002 * mcc
+
+
+def test_families_adjust_over_models_by_hand():
+    """Two models of one corpus, measure, source and text are one family: each model's
+    permutation and Spearman p-values are adjusted with m = 2 (by hand: sorted p1 <= p2 give
+    min(2 p1, p2) and p2), and a different text is a different family."""
+    second = _long().with_columns(model=pl.lit("kenlm-char-o3"),
+                                  bpec=pl.col("bpec") * (1 + 0.3 * pl.col("language")
+                                                         .is_in(["eng", "pol"])))
+    table = regression_table(with_difference(pl.concat([_long(), second])), S)
+    assert table.columns == list(REGRESSION_COLUMNS)
+    assert sorted(set(table["test_family"])) == [f"bible:mcc:published:{t}"
+                                            for t in ("difference", "lemmas", "words")]
+    for (family,), part in table.group_by("test_family"):
+        assert part.height == 2
+        for column in ("permutation_p", "spearman_p"):
+            p1, p2 = sorted(part[column].to_list())
+            by_hand = sorted([min(2 * p1, p2), p2])
+            assert sorted(part[f"{column}_bh"].to_list()) == pytest.approx(by_hand)
 
 
 def test_regression_table_reason_column_and_too_few():
@@ -261,3 +315,15 @@ def test_predictor_correlations_with_bh_per_family():
         false_discovery_control(everything["pearson_p"].to_numpy(), method="bh"))
     with pytest.raises(InputError, match="lack columns"):
         predictor_correlations(responses.drop("response"), predictors)
+
+
+def test_report_sentences_carry_the_adjusted_p_values():
+    """The report's sentence for each regression puts the permutation and Spearman p-values and
+    their family-adjusted values, read from the table, beside the correlation."""
+    table = regression_table(with_difference(_long()), S).with_columns(tokenizer=pl.lit("char"))
+    words = table.filter(text="words").row(0, named=True)
+    (sentence,) = regression_sentences(table, "published")
+    assert (f"permutation p {fmt(words['permutation_p'])} (adjusted "
+            f"{fmt(words['permutation_p_bh'])})") in sentence
+    assert (f"(p {fmt(words['spearman_p'])}, adjusted {fmt(words['spearman_p_bh'])}; 5 "
+            f"languages)") in sentence

@@ -39,7 +39,7 @@ def _regressions(n: int, p_bh: float, slope: float = 0.002) -> pl.DataFrame:
         "n_languages": [n], "slope": [slope], "slope_low": [0.0005], "slope_high": [0.004],
         "intercept": [0.1], "pearson_r": [0.8], "pearson_p": [0.01], "permutation_p": [p_bh / 2],
         "permutation_p_bh": [p_bh], "spearman_rho": [0.79], "spearman_p": [0.03],
-        "spearman_p_bh": [0.05], "family": ["bible:mcc:published:difference"], "note": [""]})
+        "spearman_p_bh": [0.05], "test_family": ["bible:mcc:published:difference"], "note": [""]})
 
 
 BIBLE_NAMES = {lang: lang.upper() for lang in

@@ -143,7 +143,7 @@ rule morphology_regressions:
     conda:
         "../../envs/morphology.yaml"
     params:
-        bootstrap=bootstrap_settings(),
+        permutation=permutation_settings(),
     script:
         "../scripts/morphology_regressions.py"
 
@@ -178,6 +178,7 @@ rule difficulty_table:
         "../../envs/morphology.yaml"
     params:
         bootstrap=bootstrap_settings(),
+        difficulty=difficulty_settings(),
     script:
         "../scripts/difficulty_table.py"
 

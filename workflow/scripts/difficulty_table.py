@@ -1,6 +1,10 @@
 """The difficulty model of Mielke et al. (2019) per (corpus, model, tokenizer), fitted on every
-unit each model scored (results/tables/difficulty.csv and its LaTeX copy), the agreement of the
-difficulties with the common-set BPEC ranking (difficulty_agreement.csv), and what predicts
+unit each model scored (results/tables/difficulty.csv and its LaTeX copy; morphology.difficulty
+picks the model, heteroscedastic by default as the authors published, and its interval; the
+difficulties average 1 over the languages, the authors' normalisation, so the published values
+beside are on the same scale), the agreement of the difficulties with the common-set BPEC
+ranking, Benjamini-Hochberg adjusted over the corpus's models (difficulty_agreement.csv), and
+what predicts
 difficulty and BPEC across languages (difficulty_predictors.csv): every morphology measure and
 every property of the correlates table, with Benjamini-Hochberg adjusted p-values."""
 
@@ -31,7 +35,9 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     settings = BootstrapSettings(**snakemake.params.bootstrap)
     scores = read_scores(snakemake.input.scores)
-    difficulty = difficulty_table(scores, level=settings.level)
+    chosen = snakemake.params.difficulty
+    difficulty = difficulty_table(scores, level=settings.level, interval=chosen["interval"],
+                                  bootstrap=settings, model=chosen["model"])
     published = pl.read_csv(snakemake.input.published, separator="\t")
     difficulty = difficulty.join(
         published.select("language", published_difficulty="difficulty"), on="language",
@@ -55,16 +61,18 @@ def main(snakemake):
     correlations = correlations.join(
         predictors.select("predictor", "predictor_description").unique("predictor"),
         on="predictor", how="left")
-    logging.info("%d difficulty rows over %d models; %d predictor correlations",
-                 difficulty.height, agreement.height, correlations.height)
+    logging.info("%d difficulty rows over %d models (%s model, %s intervals); %d predictor "
+                 "correlations", difficulty.height, agreement.height, chosen["model"],
+                 chosen["interval"], correlations.height)
     write_table(difficulty, csv=snakemake.output.csv)
     write_table(agreement, csv=snakemake.output.agreement)
     write_table(correlations, csv=snakemake.output.predictors)
     write_latex(difficulty.select("model", "tokenizer", "language", "difficulty",
                                   "difficulty_low", "difficulty_high", "n_units"),
-                snakemake.output.tex, caption="Per-language difficulty exp(d_j) of the model of "
-                "Mielke et al. (2019), fitted on every unit each model scored (geometric mean "
-                "of the languages = 1; 95% Laplace interval).", label="tab:difficulty")
+                snakemake.output.tex, caption=f"Per-language difficulty d_j of the "
+                f"{chosen['model']} model of Mielke et al. (2019), fitted on every unit each "
+                f"model scored (arithmetic mean of the languages = 1, as the authors published; "
+                f"{settings.level:.0%} {chosen['interval']} interval).", label="tab:difficulty")
 
 
 if "snakemake" in globals():

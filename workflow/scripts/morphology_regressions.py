@@ -10,25 +10,26 @@ from fairppl.core.io import write_table
 from fairppl.core.latex import write_latex
 from fairppl.morphology.languages import regression_inputs
 from fairppl.morphology.regression import regression_table
-from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.stats.permutation import PermutationSettings
 
 #: The units line of the LaTeX table (short: the CSV's documentation has the long form).
 LATEX_UNITS = {"slope": "bits/char per unit", "slope_low": "", "slope_high": "",
-               "intercept": "bits/char", "n_languages": "count"}
+               "intercept": "bits/char", "n_languages": "count", "permutations": "count"}
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
-    settings = BootstrapSettings(**snakemake.params.bootstrap)
+    settings = PermutationSettings(**snakemake.params.permutation)
     languages = pl.read_csv(snakemake.input.languages, infer_schema_length=None)
     long = regression_inputs(languages).rename({"x": "value", "y": "bpec", "excluded": "reason"})
     table = regression_table(long, settings)
     logging.info("%d regressions from %d language rows; %s", table.height, languages.height,
                  settings.describe())
     write_table(table, csv=snakemake.output.csv)
-    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus"),
+    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus", "test_family"),
                 snakemake.output.tex, caption="Regressions of BPEC on morphological counting "
-                "complexity across languages (slope interval: bootstrap over languages).",
+                "complexity across languages (slope interval: the inverted permutation test; "
+                "_bh columns: Benjamini-Hochberg over the models of one measure source and text).",
                 label="tab:morphology", headers=LATEX_UNITS)
 
 

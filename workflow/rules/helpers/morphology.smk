@@ -49,6 +49,22 @@ def morphology_corpus():
     return config["morphology"]["corpus"]
 
 
+def permutation_settings():
+    """fairppl.stats.permutation.PermutationSettings fields: morphology.permutations, seeded
+    and levelled as the report's bootstrap."""
+    return {
+        "permutations": config["morphology"]["permutations"],
+        "seed": config["report"]["bootstrap_seed"],
+        "level": config["report"]["ci_level"],
+    }
+
+
+def difficulty_settings():
+    """The difficulty model and its interval (morphology.difficulty)."""
+    block = config["morphology"]["difficulty"]
+    return {"model": block["model"], "interval": block["interval"]}
+
+
 def open_score_files(corpus=None):
     """Per-unit score tables of the open-vocabulary models (every model but the closed-vocabulary
     word n-grams), of ``corpus`` or of every corpus."""

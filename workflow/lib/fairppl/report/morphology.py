@@ -30,13 +30,19 @@ HEADERS = {
     "text": "words, lemmas, difference or marginal",
     "n_languages": "languages in the fit (count)",
     "slope": "BPEC per unit of the measure (bits/English char per unit)",
-    "slope_low": "bootstrap over languages, lower end",
+    "slope_low": "inverted permutation test, lower end",
     "slope_high": "upper end",
     "pearson_r": "Pearson's r",
-    "pearson_p": "two-sided p",
+    "pearson_p": "two-sided p (t test)",
+    "permutation_p": "two-sided permutation p of the slope and r",
+    "permutation_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "permutations": "permutations behind the p (count)",
     "spearman_rho": "Spearman's rho",
-    "spearman_p": "two-sided p (exact up to 8 languages)",
-    "difficulty": "exp(d_j), geometric mean of the languages = 1",
+    "spearman_p": "two-sided p (exact up to 12 languages)",
+    "spearman_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "difficulty": "d_j, the languages average 1",
+    "difficulty_model": "model that produced it",
+    "normalisation": "how the languages average 1",
     "difficulty_low": "interval, lower end",
     "difficulty_high": "upper end",
     "n_units": "units with a score (count)",
@@ -54,6 +60,7 @@ HEADERS = {
     "predictor": "property of the language",
     "p_bh": "Benjamini-Hochberg adjusted p",
     "family": "segmentation family",
+    "test_family": "family of tests adjusted together",
     "ratio": "hardest / easiest BPEC (ratio)",
     "ratio_low": "paired bootstrap over units, lower end",
     "ratio_high": "upper end",
@@ -117,11 +124,22 @@ def difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str]) -> str:
         wide = wide.join(published, on="language", how="left")
     units = ", ".join(f"{m}: {n}" for m, n in _labelled(difficulty).group_by("model")
                       .agg(pl.col("n_units").max()).sort("model").rows())
+    fitted = _fit_description(difficulty)
     return html_table(_named(wide, names), {
-        "language": "name", **{m: "exp(d_j) [95% interval]" for m in models},
+        "language": "name", **{m: "d_j [95% interval]" for m in models},
         "published_difficulty": "Mielke et al. 2019, Europarl (difficulty)"},
-        caption=f"Difficulty per language (geometric mean of each model's languages = 1), "
-                f"hardest first by {models[0]}; units per language: {units}")
+        caption=f"Difficulty per language ({fitted}), hardest first by {models[0]}; units per "
+                f"language: {units}")
+
+
+def _fit_description(difficulty: pl.DataFrame) -> str:
+    """Which model and normalisation produced the difficulties, in words, from the table."""
+    models = sorted(set(difficulty["difficulty_model"])) if (
+        "difficulty_model" in difficulty.columns) else ["homoscedastic"]
+    norms = sorted(set(difficulty["normalisation"])) if (
+        "normalisation" in difficulty.columns) else ["geometric"]
+    mean = " and ".join(f"{n} mean" for n in norms)
+    return f"{' and '.join(models)} model; {mean} of each model's languages = 1"
 
 
 def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
@@ -226,7 +244,9 @@ def regression_sentences(regressions: pl.DataFrame, source: str,
                     else f"BPEC on {text} with MCC")
             bits.append(
                 f"on {text} {fmt(r['slope'] * 100)} bits/English char per 100 bundles"
-                f"{interval}, Spearman rho {fmt(r['spearman_rho'])}: "
+                f"{interval}, {'permutation' if raw == 'permutation_p' else 'Spearman'} p "
+                f"{fmt(r.get(raw))}, Spearman rho {fmt(r['spearman_rho'])} (p "
+                f"{fmt(r['spearman_p'])}, adjusted {fmt(r.get('spearman_p_bh'))}): "
                 + verdict(r.get(adjusted), r["slope"], r["n_languages"], what))
         if bits:
             out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
@@ -265,10 +285,11 @@ def small_n_sentence(regressions: pl.DataFrame) -> str:
     lo, hi = int(sizes.min()), int(sizes.max())
     span = f"{lo} languages" if lo == hi else f"{lo} to {hi} languages"
     raw, adjusted = _p_column(regressions)
-    test = ("a permutation test of the slope (exact up to 8 languages)"
+    test = ("a permutation test of the slope (exact up to 8 languages; the slope's interval "
+            "inverts it)"
             if raw == "permutation_p" else "Spearman's rho (exact p up to 8 languages)")
     family = (" over the regressions of one measure, source and text across models (the "
-              "family column)" if "family" in regressions.columns else "")
+              "test_family column)" if "test_family" in regressions.columns else "")
     return (f"With {span} per regression, a slope or a correlation can be large by chance: the "
             f"p-values come from {test} and are adjusted by Benjamini-Hochberg{family}. A "
             f"relation is claimed only where its adjusted p is below {ALPHA:g}; even then it "
@@ -406,7 +427,7 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
             parts.append(figure(figures.get(f"morphology_{source}"),
                                 f"BPEC against {source} MCC: words, lemmas, difference"))
         fitted = regressions.filter(pl.col("slope").is_not_null()).drop(
-            "note", "intercept", strict=False)
+            "note", "intercept", "permutations", strict=False)
         parts.append(_table(fitted.sort("measure", "source", "model", "text"),
                             "The regressions with a fit; morphology.csv has every row, with the "
                             "languages left out and why", names,
@@ -428,10 +449,12 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
         parts.append(subsection("difficulty", "Difficulty (Mielke et al. 2019)"))
         parts.append(_p(
             "The difficulty model of Mielke et al. (2019) explains each unit's bits in each "
-            "language as a unit effect times a language effect, fitted by maximum a posteriori "
-            "on every unit each model scored, so a language counts on all its units, not only "
-            "on the units common to every language. Difficulty exp(d_j) is relative: the "
-            "languages of a model average 1 (geometric mean). Their Europarl values come from a "
+            "language as a unit effect times a language effect, fitted on every unit each model "
+            "scored, so a language counts on all its units, not only on the units common to "
+            "every language. The heteroscedastic model is the one behind the authors' published "
+            "difficulties (a unit's spread shrinks as its information content grows); the "
+            "homoscedastic one gives every cell one noise variance. Difficulty d_j is relative "
+            f"({_fit_description(difficulty)}). Their Europarl values come from a "
             "different corpus (parliament proceedings, 21 European languages) and a character "
             "LSTM: only the direction of a shared language can be compared."))
         parts.append(difficulty_grid(difficulty, names))
