@@ -174,7 +174,8 @@ ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 def _bets(args) -> int:
     from ..core.errors import InputError
     from ..shannon.bettors import campaign_bets
-    from ..shannon.campaign import TRUNCATIONS, _jsonl_records, read_campaign, write_bets
+    from ..shannon.campaign_folder import TRUNCATIONS, _jsonl_records, read_campaign
+    from ..shannon.submission import write_bets
 
     campaign = read_campaign(args.dir)
     length = None if args.l == "all" else int(args.l)
