@@ -20,8 +20,11 @@ KEY = "key.jsonl"
 SETTINGS = "campaign.json"
 #: The files of a campaign folder, in the order they are written.
 CAMPAIGN_FILES = (TRUNCATIONS, VOCABULARY, KEY, SETTINGS)
-#: ``format`` of campaign.json.
-FORMAT = "fairppl-campaign/1"
+#: ``format`` of campaign.json: /2 adds ``scheme`` (and the key's ``weight`` of a length-weighted
+#: draw); a /1 folder is still read, its randomized draws taken as they were made (``units``:
+#: every unit equally likely, a mean over units, which the scorer says).
+FORMAT = "fairppl-campaign/2"
+FORMATS = ("fairppl-campaign/1", FORMAT)
 PROTOCOLS = ("exhaustive", "randomized")
 #: The settings that define a campaign (an earlier folder with the same ones may be rewritten).
 SETTING_KEYS = ("corpus", "language", "split", "protocol", "n", "seed", "vocab_size",
@@ -39,6 +42,9 @@ class Campaign:
     ids: tuple[str, ...]
     unit_ids: tuple[str, ...]
     answers: tuple[int, ...]
+    #: per truncation, the weight of its log bet (``None``: all equal; the length-weighted
+    #: scheme's unit lengths otherwise)
+    weights: tuple[int, ...] | None = None
 
     @property
     def m(self) -> int:
@@ -47,6 +53,12 @@ class Campaign:
     @property
     def protocol(self) -> str:
         return self.settings["protocol"]
+
+    @property
+    def scheme(self) -> str:
+        """How the truncations were drawn: exhaustive, systematic, weighted (or units: a /1
+        randomized campaign)."""
+        return self.settings["scheme"]
 
     def position(self) -> dict[str, int]:
         """id -> its index in the file order."""
@@ -59,13 +71,17 @@ def _jsonl(records: Iterable[dict]) -> str:
 
 
 def _campaign_texts(truncations: Sequence[dict], outcomes: Outcomes, settings: dict) -> dict:
-    meta = {"format": FORMAT, **settings, "m": outcomes.m, "n_truncations": len(truncations),
+    scheme = truncations[0].get("scheme", "exhaustive") if truncations else "exhaustive"
+    meta = {"format": FORMAT, **settings, "scheme": scheme, "m": outcomes.m,
+            "n_truncations": len(truncations),
             "n_units": len({t["unit_id"] for t in truncations})}
     return {
         TRUNCATIONS: _jsonl({"id": t["id"], "unit_id": t["unit_id"], "context": t["context"]}
                             for t in truncations),
         VOCABULARY: "".join(label + "\n" for label in outcomes.labels),
-        KEY: _jsonl({"id": t["id"], "word": t["word"]} for t in truncations),
+        KEY: _jsonl({"id": t["id"], "word": t["word"]}
+                    | ({"weight": t["weight"]} if scheme == "weighted" else {})
+                    for t in truncations),
         SETTINGS: json.dumps(meta, ensure_ascii=False, indent=1) + "\n",
     }
 
@@ -102,7 +118,7 @@ def _check_same_campaign(folder: Path, texts: dict, settings: dict) -> None:
         earlier = json.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         earlier = None
-    if not isinstance(earlier, dict) or earlier.get("format") != FORMAT:
+    if not isinstance(earlier, dict) or earlier.get("format") not in FORMATS:
         raise InputError(f"a non-empty folder that holds no campaign (no readable {SETTINGS}): "
                          f"expected a new or empty folder (--out)", path=str(folder))
     differ = [k for k in SETTING_KEYS if earlier.get(k) != settings[k]]
@@ -133,8 +149,9 @@ def read_settings(folder: Path) -> dict:
     except (UnicodeDecodeError, ValueError) as err:
         raise InputError(f"not JSON ({err}): expected the campaign's settings",
                          path=str(path)) from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InputError(f"expected a JSON object with \"format\": {FORMAT!r}", path=str(path))
+    if not isinstance(meta, dict) or meta.get("format") not in FORMATS:
+        raise InputError(f"expected a JSON object with \"format\": {FORMAT!r} (or an earlier "
+                         f"{FORMATS[0]!r})", path=str(path))
     for key, kind in (("m", int), ("n_truncations", int), ("protocol", str)):
         if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
             raise InputError(f"field {key!r} is {meta.get(key)!r}: expected a {kind.__name__}",
@@ -142,6 +159,14 @@ def read_settings(folder: Path) -> dict:
     if meta["protocol"] not in PROTOCOLS:
         raise InputError(f"field 'protocol' is {meta['protocol']!r}: expected one of "
                          f"{', '.join(PROTOCOLS)}", path=str(path))
+    if meta["format"] == FORMATS[0]:
+        meta["scheme"] = "exhaustive" if meta["protocol"] == "exhaustive" else "units"
+    schemes = ("exhaustive",) if meta["protocol"] == "exhaustive" else \
+        ("systematic", "weighted", "units")
+    if meta.get("scheme") not in schemes:
+        raise InputError(f"field 'scheme' is {meta.get('scheme')!r}: expected one of "
+                         f"{', '.join(schemes)} for the {meta['protocol']} protocol",
+                         path=str(path))
     return meta
 
 
@@ -223,7 +248,7 @@ def read_campaign(folder: str | os.PathLike) -> Campaign:
                          f"{meta['n_truncations']}: expected the files of one campaign",
                          path=str(folder))
     seen: dict[str, int] = {}
-    answers = []
+    answers, weights = [], []
     for k, (t, a) in enumerate(zip(truncs, key), start=1):
         if t["id"] in seen:
             raise InputError(f"duplicate id {t['id']!r} (first on line {seen[t['id']]})",
@@ -238,7 +263,15 @@ def read_campaign(folder: str | os.PathLike) -> Campaign:
                              f"a vocabulary word, {UNK_OUTCOME} or {END_OUTCOME}",
                              path=str(key_path), line=k)
         answers.append(outcomes.index[a["word"]])
+        if meta["scheme"] == "weighted":
+            weight = a.get("weight")
+            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+                raise InputError(f"weight {weight!r}: expected the unit's number of truncations "
+                                 f"(an integer >= 1) in every line of a length-weighted "
+                                 f"campaign", path=str(key_path), line=k)
+            weights.append(weight)
     return Campaign(folder=folder, settings=meta, outcomes=outcomes,
                     ids=tuple(t["id"] for t in truncs),
-                    unit_ids=tuple(t["unit_id"] for t in truncs), answers=tuple(answers))
+                    unit_ids=tuple(t["unit_id"] for t in truncs), answers=tuple(answers),
+                    weights=tuple(weights) if meta["scheme"] == "weighted" else None)
 

@@ -153,10 +153,22 @@ def _flag(line: int | None, tid, reason: str) -> dict:
     return {"line": line, "id": tid if isinstance(tid, str) else None, "reason": reason}
 
 
+def _utf16(raw: bytes) -> str | None:
+    """``"UTF-16 (little-endian)"``/``"(big-endian)"`` when ``raw`` starts with a UTF-16
+    byte-order mark or, without one, with a JSON object's ``{`` and a NUL byte (ASCII text in
+    UTF-16); else ``None``. UTF-16 is refused once for the whole file, not line by line."""
+    if raw[:2] == b"\xff\xfe" or raw[:2] == b"{\x00":
+        return "UTF-16 (little-endian)"
+    if raw[:2] == b"\xfe\xff" or raw[:2] == b"\x00{":
+        return "UTF-16 (big-endian)"
+    return None
+
+
 def read_submission(path: str | os.PathLike, campaign: Campaign) -> tuple[list[Record], list]:
     """Check a submission line by line against ``campaign`` (never its key): the valid records
     and the flags, one per flagged line (``{"line", "id", "reason"}``, all its problems in the
-    reason, ``; ``-separated) plus one per truncation no line gives (``line`` ``None``). The
+    reason, ``; ``-separated) plus one per truncation no line gives (``line`` ``None``); a UTF-16
+    file is one flag for the whole file (``line`` ``None``), not two per truncation. The
     file's kind (bets or rankings) is the kind of its first record with exactly one of them; a
     record of the other kind is flagged. InputError only for a file that cannot be read."""
     path = Path(path)
@@ -165,6 +177,10 @@ def read_submission(path: str | os.PathLike, campaign: Campaign) -> tuple[list[R
     except (FileNotFoundError, IsADirectoryError):
         raise InputError("no such file: expected a submission, one JSON object per line",
                          path=str(path)) from None
+    encoding = _utf16(raw)
+    if encoding:
+        return [], [_flag(None, None, f"the file is {encoding}, not UTF-8: expected UTF-8 "
+                                      f"text, one JSON object per line (save it as UTF-8)")]
     chunks = raw.split(b"\n")
     if chunks and chunks[-1] == b"":
         chunks.pop()

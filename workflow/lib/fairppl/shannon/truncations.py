@@ -12,7 +12,9 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.io import read_parquet
 from .campaign_folder import PROTOCOLS, read_settings, write_campaign
+from .gambling import randomized_positions, randomized_scheme
 from .outcomes import Outcomes, build_outcomes, contexts, unit_outcomes
+
 
 def truncation_id(k: int) -> str:
     """The id of the k-th truncation (1-based) of a campaign file."""
@@ -22,12 +24,18 @@ def truncation_id(k: int) -> str:
 def make_truncations(units: Sequence[tuple[str, str]], outcomes: Outcomes, protocol: str,
                      n: int | None = None, seed: int = 0) -> list[dict]:
     """The truncations of ``units`` (``(unit_id, normalised text)`` in corpus order) as dicts
-    ``id, unit_id, context, word`` (``word``: the correct outcome).
+    ``id, unit_id, context, word`` (``word``: the correct outcome), and for the randomized
+    protocol ``scheme`` and ``weight``.
 
     ``exhaustive``: every position of every unit (the first ``n`` units when ``n`` is given),
-    the end of the unit included. ``randomized``: ``n`` distinct units (all when ``None``) drawn
-    without replacement with ``numpy.random.default_rng(seed)``, one uniformly random position
-    each, written in corpus order."""
+    the end of the unit included. ``randomized``: one truncation in each of ``n`` distinct
+    units (all when ``None``), drawn with ``numpy.random.default_rng(seed)`` by
+    :func:`fairppl.shannon.gambling.randomized_positions`: the paper's systematic scheme where
+    ``n`` allows distinct units (every truncation equally likely, ``weight`` 1), else the
+    length-weighted scheme (``weight``: the unit's number of truncations, by which the scorer
+    weighs the truncation's log bet). Either way the score estimates the per-word gambling
+    perplexity of the exhaustive protocol on the same units, without bias in log terms.
+    Written in corpus order."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
@@ -37,25 +45,25 @@ def make_truncations(units: Sequence[tuple[str, str]], outcomes: Outcomes, proto
     if n is not None and n > len(units):
         raise InputError(f"n = {n}: only {len(units)} units to draw from; expected n <= "
                          f"{len(units)}")
-    chosen: list[tuple[str, str, list[int] | None]]
-    if protocol == "exhaustive":
-        chosen = [(uid, text, None) for uid, text in units[:n]]
-    else:
-        rng = np.random.default_rng(seed)
-        picks = np.sort(rng.choice(len(units), size=n or len(units), replace=False))
-        chosen = []
-        for i in picks.tolist():
-            uid, text = units[i]
-            n_positions = len(contexts(text))
-            chosen.append((uid, text, [int(rng.integers(0, n_positions))]))
     out = []
-    for uid, text, positions in chosen:
-        ctx, answers = contexts(text), unit_outcomes(text, outcomes)
-        for p in range(len(ctx)) if positions is None else positions:
-            out.append({"id": truncation_id(len(out) + 1), "unit_id": uid, "context": ctx[p],
-                        "word": answers[p]})
+    if protocol == "exhaustive":
+        for uid, text in units[:n]:
+            ctx, answers = contexts(text), unit_outcomes(text, outcomes)
+            for p in range(len(ctx)):
+                out.append({"id": truncation_id(len(out) + 1), "unit_id": uid,
+                            "context": ctx[p], "word": answers[p]})
+        return out
+    lengths = np.array([len(contexts(text)) for _, text in units], dtype=np.int64)
+    size = n or len(units)
+    scheme = randomized_scheme(lengths, size)
+    picks, positions = randomized_positions(lengths, size, np.random.default_rng(seed), scheme)
+    for i, p in sorted(zip(picks.tolist(), positions.tolist())):
+        uid, text = units[i]
+        out.append({"id": truncation_id(len(out) + 1), "unit_id": uid,
+                    "context": contexts(text)[p], "word": unit_outcomes(text, outcomes)[p],
+                    "scheme": scheme,
+                    "weight": int(lengths[i]) if scheme == "weighted" else 1})
     return out
-
 
 
 # ---------------------------------------------------------------- building from a study
@@ -127,6 +135,10 @@ def build_campaign(root: str | os.PathLike, corpus: str, language: str, out: str
     outcomes from the language's train split of the vocabulary corpus (:func:`vocabulary_corpus`)
     with ``vocab_size`` words (else the config's ``shannon.vocab_size``). Returns campaign.json's
     content with ``status`` (``written`` or ``unchanged``)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"--n {n!r}: expected a number of units >= 1 (or no --n: every unit)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"--seed {seed!r}: expected an integer >= 0")
     root = Path(root)
     cfg_path = Path(config_path) if Path(config_path).is_absolute() else root / config_path
     config = _load_config(cfg_path)
