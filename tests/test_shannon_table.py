@@ -3,6 +3,7 @@ known answers: uniform bets give m under every protocol, the limited protocol ap
 exactly, the rank bounds at l = m are eq. 9 of the rank frequencies, the randomized protocol
 refuses more units than it has, and the likelihood reference is the mean of the log-probabilities."""
 
+import html
 import math
 
 import numpy as np
@@ -220,3 +221,50 @@ def test_a_table_without_the_tie_columns_is_refused():
     frame = _frame([[0.5, 0.5]], [0], ["u0"]).drop("n_tied")
     with pytest.raises(Exception, match=r"lacks \['n_tied'\].*run its shannon_bets job again"):
         shannon_table([frame], SETTINGS)
+
+
+def _two_bettors(better: str):
+    """Bettor toy on u0..u3 (1/4 on u0-u2, 1/2 on u3), bettor other on u3 only (1/8): on their
+    one common unit toy scores 2 and other 8. ``better`` swaps the bets of the common unit."""
+    a = _frame([[0.25] * 4] * 6 + [[0.5, 0.5, 0.0, 0.0]] * 2, [0, 1] * 4,
+               ["u0", "u0", "u1", "u1", "u2", "u2", "u3", "u3"])
+    b = _frame([[0.125] * 8] * 2, [0, 1], ["u3"] * 2).with_columns(model=pl.lit("other"))
+    if better == "other":
+        b = _frame([[0.75, 0.25]] * 2, [0, 0], ["u3"] * 2).with_columns(model=pl.lit("other"))
+    return [a, b]
+
+
+def test_report_sentences_follow_the_table():
+    from fairppl.report.shannon import read_published, shannon_body
+
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    published = read_published(root / "resources" / "published" / "shannon_bimbot.tsv")
+    for better, order in (("toy", "toy / word-v2 2.00, other / word-v2 8.00"),
+                          ("other", "other / word-v2 1.33, toy / word-v2 2.00")):
+        table = shannon_table(_two_bettors(better), SETTINGS)
+        body = html.unescape(shannon_body({"table": table, "published": published},
+                                          {"eng": "English"}, {}, lambda path, alt: ""))
+        assert (f"English (bible), on the 1 units all its 2 bettors bet on (2 truncations): "
+                f"{order}; without intervals to tell them apart.") in body
+        # the full-set numbers come from 4 and 1 units: said, computed
+        assert "come from 1, 4 units depending on the bettor" in body
+        # no French bigram here: the published values stand alone, nothing fixed of ours
+        assert "No fra eq. 7 bigram played here" in body
+        assert "m = 20003 outcomes, 1707527 test words" in body
+    # a French eq. 7 bigram: the shape, with the ratios at the l both have
+    frame = _frame([[0.5, 0.3, 0.15, 0.05], [0.7, 0.1, 0.1, 0.1]], [2, 0], ["u0", "u1"])
+    frame = frame.with_columns(language=pl.lit("fra"), model=pl.lit("bigram-eq7"))
+    table = shannon_table([frame], SETTINGS)
+    body = html.unescape(shannon_body({"table": table, "published": published},
+                                      {"fra": "French"}, {}, lambda path, alt: ""))
+    full = (0.15 * 0.7) ** -0.5
+    ratio = (0.5 / 3 * 0.7) ** -0.5 / full
+    assert f"{ratio:.3f}" == "0.949"
+    assert (f"at l = 1 the paper's list gives {7349.12 / 159.77:.1f} times its full-list "
+            f"value, ours 0.949 times.") in body
+    assert "the perplexities themselves do not compare, only the shape" in body
+    # every bettor's gambling perplexity against its own rank interval, counted
+    # ranks 3 and 1: q = (1/2, 0, 1/2, 0) rises, so eq. 9 gives no interval, and it is said
+    assert "are an interval for 0 of 1 bettors; 1 is none (inverted or above m" in body
