@@ -10,9 +10,13 @@ A campaign folder holds four files, all UTF-8:
   then ``<unk>`` (every other word) and ``</s>`` (the end of the unit).
 * ``key.jsonl``: the organiser's answer key, ``{"id": ..., "word": ...}`` per truncation in the
   same order, ``word`` the correct outcome (``<unk>`` for a word outside the vocabulary, ``</s>``
-  after a unit's last word).
-* ``campaign.json``: the settings (corpus, language, split, protocol, n, seed, vocabulary size,
-  the corpus whose train split gave the vocabulary) and the sizes (m, n_truncations, n_units).
+  after a unit's last word), and ``weight`` (the unit's number of truncations) in a
+  length-weighted campaign.
+* ``campaign.json``: the format (``fairppl-campaign/2``), the settings (corpus, language, split,
+  protocol, n, seed, vocabulary size, the corpus whose train split gave the vocabulary), the
+  ``scheme`` of the draws (``exhaustive``, or for the randomized protocol ``systematic`` or
+  ``weighted``: both estimate the per-word perplexity, :mod:`.truncations`) and the sizes (m,
+  n_truncations, n_units).
 
 A submission has one JSON object per line: ``{"id": ..., "bets": {"word": probability, ...}}``
 (a list of l outcomes; ``{}`` bets uniformly) or ``{"id": ..., "ranking": ["word", ...]}`` (the
@@ -20,8 +24,9 @@ outcomes in decreasing order of belief, possibly cut short). :func:`read_submiss
 line and returns the valid records with a flag (line, id, reason) for every problem; it never
 looks at the key. :func:`score_submission` scores the valid records: a bets record's correct
 outcome gets its listed bet, else the floor ``(1 - A) / (m - l)`` of eq. 6 (``1/m`` for ``{}``);
-the gambling perplexity (eq. 3) with a bootstrap interval over units; a ranking file gets
-Shannon's entropy bounds (eqs. 9-12) from the ranks of the correct outcomes. Log bets in nats;
+the gambling perplexity (eq. 3, weighted by the key's weights in a length-weighted campaign) with
+a bootstrap interval over units; a ranking file gets Shannon's entropy values (eqs. 9-12) from
+the ranks of the correct outcomes, with whether they are bounds. Log bets in nats;
 ``bits`` in a name means base 2.
 
 The code is split by role, each module read in one sitting: :mod:`.campaign_folder` (the four
