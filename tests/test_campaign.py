@@ -717,3 +717,30 @@ def test_rank_values_that_are_no_bounds_say_so(example, tmp_path, capsys):
     result = _score(example, text, tmp_path)
     assert result["rank_bounds_valid"] is False
     assert "uniform: cut at l = 2 of m = 5" in result["rank_bounds_note"]
+
+
+def test_weights_and_earlier_formats_are_checked(tmp_path):
+    outcomes = Outcomes(("a",))
+    draw = make_truncations(TOY_UNITS, outcomes, "randomized", 9, seed=4)
+    folder = tmp_path / "c"
+    write_campaign(folder, draw, outcomes, SETTINGS | {"protocol": "randomized", "n": 9})
+    key = folder / "key.jsonl"
+    lines = key.read_text(encoding="utf-8").splitlines()
+    lines[1] = json.dumps({"id": "t000002", "word": json.loads(lines[1])["word"]})
+    key.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"key.jsonl, line 2: weight None: expected the unit's "
+                                         r"number of truncations"):
+        read_campaign(folder)
+    # a /1 folder (no scheme, no weights): its randomized draws took units uniformly, said so
+    write_campaign(tmp_path / "old", draw, outcomes, SETTINGS | {"protocol": "randomized"})
+    meta_path = tmp_path / "old" / "campaign.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta.pop("scheme")
+    meta["format"] = "fairppl-campaign/1"
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    campaign = read_campaign(tmp_path / "old")
+    assert campaign.scheme == "units" and campaign.weights is None
+    ids = campaign.ids
+    result = _score(tmp_path / "old", "".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids),
+                    tmp_path)
+    assert result["perplexity"] == pytest.approx(3) and "mean over units" in result["scheme_note"]
