@@ -122,7 +122,8 @@ def common_sentences(table: pl.DataFrame, names: dict[str, str]) -> list[str]:
         part = part.sort("perplexity_per_word")
         first = part.row(0, named=True)
         listed = ", ".join(
-            f"{model_label(r['model'], r['tokenizer'])} {_cell(r['perplexity_per_word'], r['ci_low_per_word'], r['ci_high_per_word'])}"
+            f"{model_label(r['model'], r['tokenizer'])} "
+            f"{_cell(r['perplexity_per_word'], r['ci_low_per_word'], r['ci_high_per_word'])}"
             for r in part.iter_rows(named=True))
         second = part.row(1, named=True)
         if first["ci_high_per_word"] is None or second["ci_low_per_word"] is None:

@@ -178,9 +178,9 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
     of the bet on the correct outcome, ``<unk>``'s for an out-of-vocabulary word), ``log_prob``
     (the model's ln probability of the actual word, :meth:`log_prob`), ``rank`` (1-based place in
     the list of best bets), ``rank_tied_first`` and ``n_tied`` (the tie the correct outcome is
-    in, for Shannon's rank bounds), per list length l ``listed_sum_<l>`` and ``listed_last_<l>`` (:func:`.gambling.summarize_bets`),
-    and the bettor's cost of the position (``cost_passes``, ``cost_positions``,
-    ``cost_seconds``). Nats."""
+    in, for Shannon's rank bounds), per list length l ``listed_sum_<l>`` and
+    ``listed_last_<l>`` (:func:`.gambling.summarize_bets`), and the bettor's cost of the
+    position (``cost_passes``, ``cost_positions``, ``cost_seconds``). Nats."""
     ws = split_words(text)
     lengths = [int(x) for x in list_lengths]
     if any(x < 1 for x in lengths):
