@@ -204,7 +204,8 @@ def test_randomized_rows_name_their_scheme_and_bootstrap_by_hand():
     # 16 // 3 = 5 >= 5: systematic; 16 // 4 = 4 < 5: weighted, and the note says why
     assert drawn[3]["scheme"] == "systematic" and drawn[3]["note"] is None
     assert drawn[4]["scheme"] == "weighted" and "could pick a unit twice" in drawn[4]["note"]
-    # n_t = 6 draws every unit; the length-weighted mean is then the exhaustive value
+    # n_t = 6 draws every unit and the bets are constant within a unit here: every draw's
+    # length-weighted mean is the exhaustive value
     full = table.filter((pl.col("protocol") == "exhaustive") & (pl.col("n_t") == 16)).row(
         0, named=True)
     assert drawn[6]["perplexity_per_word"] == pytest.approx(full["perplexity_per_word"])
