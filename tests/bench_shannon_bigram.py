@@ -9,8 +9,9 @@ test split prints, with the seconds each step took:
 * the likelihood perplexity and the exhaustive gambling perplexity of the same bets (eq. 3; their
   relative difference must be below 1e-9);
 * Table 1: for each n_t, 20 draws of consecutive truncations and of randomized truncations (one
-  per distinct unit, sampled uniformly over units and systematically as in the paper), eq. 8's
-  geometric mean and 95% bounds;
+  per distinct unit: uniformly over units, a mean over units shown for contrast; systematically
+  as in the paper; length-weighted where the systematic scheme cannot give distinct units),
+  eq. 8's geometric mean and 95% bounds;
 * Table 2: for each l, the gambling perplexity of lists limited to the l best bets (with the
   count of lists failing the consistency check) and Shannon's perplexity bounds with the uniform
   and the Zipf tail.
@@ -77,10 +78,11 @@ def main() -> None:
           f"perplexity {likelihood:.4f}, exhaustive gambling {exhaustive:.4f} (relative "
           f"difference {abs(exhaustive / likelihood - 1):.1e})")
 
-    print("\nTable 1: n_t | consecutive | randomized (units) | randomized (systematic)")
+    print("\nTable 1: n_t | consecutive | randomized (units: a mean over units) | randomized "
+          "(systematic) | randomized (weighted)")
     for n_t in [int(x) for x in args.n_t.split(",")]:
         cells = []
-        for name in ("consecutive", "units", "systematic"):
+        for name in ("consecutive", "units", "systematic", "weighted"):
             try:
                 if name == "consecutive":
                     qs = gambling.consecutive_draws(log_bets, n_t)
@@ -94,7 +96,8 @@ def main() -> None:
         print(f"{n_t:6d} | " + " | ".join(cells))
 
     rank_values = np.array([r["rank"] for r in rows])
-    q = ranks.rank_frequencies(rank_values, m)
+    q = ranks.shared_rank_frequencies([r["rank_tied_first"] for r in rows],
+                                      [r["n_tied"] for r in rows], m)
     print("\nTable 2: l | gambling (inconsistent lists) | uniform bounds | Zipf bounds")
     for i, length in enumerate(lengths):
         listed = [r["listed_sum"][i] for r in rows]

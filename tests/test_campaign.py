@@ -355,6 +355,14 @@ BAD_FILE = {  # whole file -> every flag
                   [(2, None, "invalid UTF-8 at byte 31 of the line (b'\\xe9\": '): expected "
                              "UTF-8 text"),
                    (None, "t000002", "missing: no line gives this truncation")]),
+    "UTF-16 with a byte-order mark": (
+        EXAMPLE_BETS.encode("utf-16"),
+        [(None, None, "the file is UTF-16 (little-endian), not UTF-8: expected UTF-8 text, one "
+                      "JSON object per line (save it as UTF-8)")]),
+    "UTF-16 big-endian without one": (
+        EXAMPLE_BETS.encode("utf-16-be"),
+        [(None, None, "the file is UTF-16 (big-endian), not UTF-8: expected UTF-8 text, one "
+                      "JSON object per line (save it as UTF-8)")]),
     "repeated id key": (f'{V1}\n{{"id": "t000002", "id": "t000002", "bets": {{}}}}\n{V3}\n'
                         .encode(),
                         [(2, "t000002", "the key(s) 'id' given more than once: expected each "
@@ -516,8 +524,9 @@ def test_truncations_on_a_tiny_prepared_corpus(tmp_path):
         {"id": i, "word": w} for i, w in zip(ids, ["a", "b", "<unk>", "</s>", "<unk>", "a",
                                                    "</s>"])]
     meta = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
-    assert meta == {"format": "fairppl-campaign/1", "corpus": "toy", "language": "xx",
-                    "split": "test", "protocol": "exhaustive", "n": None, "seed": 0,
+    assert meta == {"format": "fairppl-campaign/2", "corpus": "toy", "language": "xx",
+                    "split": "test", "protocol": "exhaustive", "scheme": "exhaustive",
+                    "n": None, "seed": 0,
                     "vocab_size": 2, "vocabulary_corpus": "toy", "m": 4, "n_truncations": 7,
                     "n_units": 2}
     # Uniform bets score m = 4.
@@ -557,6 +566,11 @@ def test_truncations_refusals(tmp_path):
     proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp",
                 "--vocab-size", "2", "--protocol", "randomized", "--n", "3", cwd=root)
     assert proc.returncode == 2 and "n = 3: only 2 units to draw from" in proc.stderr
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp",
+                "--vocab-size", "2", "--n", "0", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("error: --n 0: expected a number of units >= 1 (or no --n: "
+                                   "every unit)")
     assert not (root / "camp").exists()
     (root / "other").mkdir()
     (root / "other" / "notes.txt").write_text("mine")
@@ -607,3 +621,126 @@ def test_randomized_one_truncation_per_distinct_unit_reproducible(tmp_path):
     # Positions are spread over the units' lengths, the end of the unit included.
     ends = sum(t["word"] == "</s>" for t in every)
     assert 0 < ends < len(every)
+
+
+# ---------------------------------------------------------------- randomized campaigns
+
+
+#: Units whose truncations a toy bettor bets on with ln bet = -L / 4, L the unit's number of
+#: truncations (its words + 1): the per-word Q is sum L^2 / (4 sum L), the mean over units
+#: mean(L) / 4, far apart.
+TOY_TEXTS = [" ".join(["a"] * k) for k in (1, 8, 2, 11, 1, 4, 3, 10, 2, 5, 1, 7, 2, 3, 9)]
+TOY_UNITS = [(f"u{k:02d}", text) for k, text in enumerate(TOY_TEXTS)]
+
+
+def _toy_q(truncations) -> float:
+    """The scorer's Q of the toy bettor on a campaign's truncations (weights from the key)."""
+    length = {uid: len(text.split(" ")) + 1 for uid, text in TOY_UNITS}
+    w = np.array([t.get("weight", 1) for t in truncations], dtype=float)
+    x = np.array([length[t["unit_id"]] / 4 for t in truncations])
+    return float((w * x).sum() / w.sum())
+
+
+@pytest.mark.parametrize("n,scheme", [(3, "systematic"), (7, "systematic"), (9, "weighted"),
+                                      (15, "weighted")])
+def test_randomized_campaigns_estimate_the_per_word_value(n, scheme):
+    outcomes = Outcomes(("a",))
+    lengths = np.array([len(t.split(" ")) + 1 for t in TOY_TEXTS])
+    exhaustive = _toy_q(make_truncations(TOY_UNITS, outcomes, "exhaustive"))
+    assert exhaustive == pytest.approx((lengths ** 2).sum() / (4 * lengths.sum()), rel=1e-14)
+    # N = 84 truncations, the longest unit 12: one every 84 // n >= 12 truncations (distinct
+    # units) up to n = 7; length-weighted beyond; n = 15 takes every unit.
+    qs = []
+    for seed in range(1500):
+        draw = make_truncations(TOY_UNITS, outcomes, "randomized", n, seed)
+        assert len({t["unit_id"] for t in draw}) == n
+        qs.append(_toy_q(draw))
+    assert {t["scheme"] for t in draw} == {scheme}
+    qs = np.array(qs)
+    se = qs.std(ddof=1) / math.sqrt(qs.size)
+    # within 4 Monte Carlo standard errors of the exhaustive per-word value
+    assert abs(qs.mean() - exhaustive) <= 4 * se + 1e-12, (qs.mean(), exhaustive, se)
+    # and far from the mean over units, which drawing units uniformly would estimate
+    assert abs(lengths.mean() / 4 - exhaustive) > 20 * se
+
+
+def test_length_weighted_campaign_is_scored_with_its_weights(tmp_path):
+    outcomes = Outcomes(("a",))
+    draw = make_truncations(TOY_UNITS, outcomes, "randomized", 9, seed=4)
+    assert {t["scheme"] for t in draw} == {"weighted"}
+    folder = tmp_path / "c"
+    write_campaign(folder, draw, outcomes, SETTINGS | {"protocol": "randomized", "n": 9,
+                                                       "seed": 4})
+    keys = _read_jsonl(folder / "key.jsonl")
+    assert [k["weight"] for k in keys] == [t["weight"] for t in draw]
+    campaign = read_campaign(folder)
+    assert campaign.scheme == "weighted" and campaign.weights == tuple(t["weight"] for t in draw)
+    # the toy bettor: bet exp(-L/4) on the answer (listed alone; it passes the check for m = 3
+    # only when the floor (1 - b) / 2 is at most b, so list the full m = 3 outcomes)
+    length = {uid: len(text.split(" ")) + 1 for uid, text in TOY_UNITS}
+    lines = []
+    for t in draw:
+        b = math.exp(-length[t["unit_id"]] / 4)
+        bets = {label: (b if label == t["word"] else (1 - b) / 2) for label in outcomes.labels}
+        lines.append(json.dumps({"id": t["id"], "bets": bets}))
+    result = _score(folder, "\n".join(lines) + "\n", tmp_path)
+    assert result["scheme"] == "weighted" and result["n_flagged"] == 0
+    assert result["perplexity"] == pytest.approx(math.exp(_toy_q(draw)), rel=1e-12)
+    # a plain mean would give another value
+    assert result["perplexity"] != pytest.approx(
+        math.exp(np.mean([length[t["unit_id"]] / 4 for t in draw])), rel=1e-3)
+
+
+def test_rank_values_that_are_no_bounds_say_so(example, tmp_path, capsys):
+    # Every answer at the last place of a complete ranking (m = 5): eq. 9 gives the lower end
+    # 5 ln 5 - 4 ln 4 (perplexity 3125/256 = 12.2, above m) and the upper 0: inverted,
+    # impossible.
+    order = ["the", "cat", "sat", "<unk>", "</s>"]
+    lines = []
+    for k, answer in ((1, "the"), (2, "<unk>"), (3, "</s>")):
+        ranking = [w for w in order if w != answer] + [answer]
+        lines.append(json.dumps({"id": f"t00000{k}", "ranking": ranking}))
+    (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = _score(example, "\n".join(lines) + "\n", tmp_path)
+    assert result["perplexity_lower"] == pytest.approx(3125 / 256)
+    assert result["perplexity_upper"] == pytest.approx(1.0)
+    assert result["rank_bounds_valid"] is False and result["n_truncations_ranked"] == 3
+    assert result["rank_bounds_note"].startswith("no interval: the lower end exceeds the upper")
+    assert "impossible: the lower end 12.21 exceeds m = 5" in result["rank_bounds_note"]
+    assert main(["campaign", "score", str(example), str(tmp_path / "r.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert "entropy values (not bounds): " in out and " from 3 truncations; " in out
+    # Cut lists (l = 2 < m): values, not bounds, even when ordered.
+    text = ('{"id": "t000001", "ranking": ["the", "cat"]}\n'
+            '{"id": "t000002", "ranking": ["<unk>", "cat"]}\n'
+            '{"id": "t000003", "ranking": ["the", "</s>"]}\n')
+    result = _score(example, text, tmp_path)
+    assert result["rank_bounds_valid"] is False
+    assert "uniform: cut at l = 2 of m = 5" in result["rank_bounds_note"]
+
+
+def test_weights_and_earlier_formats_are_checked(tmp_path):
+    outcomes = Outcomes(("a",))
+    draw = make_truncations(TOY_UNITS, outcomes, "randomized", 9, seed=4)
+    folder = tmp_path / "c"
+    write_campaign(folder, draw, outcomes, SETTINGS | {"protocol": "randomized", "n": 9})
+    key = folder / "key.jsonl"
+    lines = key.read_text(encoding="utf-8").splitlines()
+    lines[1] = json.dumps({"id": "t000002", "word": json.loads(lines[1])["word"]})
+    key.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"key.jsonl, line 2: weight None: expected the unit's "
+                                         r"number of truncations"):
+        read_campaign(folder)
+    # a /1 folder (no scheme, no weights): its randomized draws took units uniformly, said so
+    write_campaign(tmp_path / "old", draw, outcomes, SETTINGS | {"protocol": "randomized"})
+    meta_path = tmp_path / "old" / "campaign.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta.pop("scheme")
+    meta["format"] = "fairppl-campaign/1"
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    campaign = read_campaign(tmp_path / "old")
+    assert campaign.scheme == "units" and campaign.weights is None
+    ids = campaign.ids
+    result = _score(tmp_path / "old", "".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids),
+                    tmp_path)
+    assert result["perplexity"] == pytest.approx(3) and "mean over units" in result["scheme_note"]

@@ -141,7 +141,7 @@ def test_consecutive_draws_by_hand():
 
 def test_randomized_draws_by_hand():
     units = [np.log([0.5, 0.25]), np.log([0.1]), np.log([0.2, 0.05, 0.4]), np.log([0.125, 0.5])]
-    qs = randomized_draws(units, n_t=2, n_draws=6, seed=3)
+    qs = randomized_draws(units, n_t=2, n_draws=6, seed=3, sampling="units")
     rng = np.random.default_rng(3)
     expected = []
     for _ in range(6):
@@ -158,16 +158,20 @@ def test_systematic_positions_by_hand():
             self.start = start
 
         def integers(self, low, high):
-            assert (low, high) == (0, 4)
+            assert (low, high) == (0, 12)
             return self.start
 
-    # Units of 2, 1, 3, 2, 4 truncations (N = 12); n_t = 3 takes one every 4.
+    # Units of 2, 1, 3, 2, 4 truncations (N = 12); n_t = 3 takes one every 4 from a start
+    # anywhere in the 12, circularly.
     lengths = [2, 1, 3, 2, 4]
     units, positions = randomized_positions(lengths, 3, Start(1), sampling="systematic")
     # Flat positions 1, 5, 9 -> (unit 0, pos 1), (unit 2, pos 2), (unit 4, pos 1).
     assert units.tolist() == [0, 2, 4] and positions.tolist() == [1, 2, 1]
     units, positions = randomized_positions(lengths, 3, Start(3), sampling="systematic")
     assert units.tolist() == [2, 3, 4] and positions.tolist() == [0, 1, 3]
+    # Start 10: picks 10, 14 - 12 = 2, 6, in corpus order 2 (unit 1), 6 (unit 3), 10 (unit 4).
+    units, positions = randomized_positions(lengths, 3, Start(10), sampling="systematic")
+    assert units.tolist() == [1, 3, 4] and positions.tolist() == [0, 0, 2]
     with pytest.raises(InputError, match="picked twice"):
         randomized_positions(lengths, 4, Start(0), sampling="systematic")
 
@@ -191,7 +195,7 @@ def test_randomized_draws_converge_to_their_expected_values():
     units = [np.full(2, -3.0) if s else np.full(10, -1.0) for s in short]
     flat = np.concatenate(units)
     assert math.log(gambling_perplexity(flat)) == pytest.approx(4 / 3, rel=1e-12)
-    by_unit = randomized_draws(units, n_t=100, n_draws=400, seed=2)
+    by_unit = randomized_draws(units, n_t=100, n_draws=400, seed=2, sampling="units")
     assert by_unit.mean() == pytest.approx(2.0, abs=0.03)
     systematic = randomized_draws(units, n_t=100, n_draws=400, seed=2, sampling="systematic")
     assert systematic.mean() == pytest.approx(4 / 3, abs=0.03)
@@ -238,9 +242,89 @@ def test_bad_draw_inputs_raise():
         randomized_draws(units, 3)
     with pytest.raises(InputError, match="positive integer number of truncations"):
         randomized_draws(units + [np.array([])], 1)
-    with pytest.raises(InputError, match="unknown sampling"):
+    with pytest.raises(InputError, match="unknown sampling 'stratified': expected one of auto, "
+                                         "systematic, weighted, units"):
         randomized_draws(units, 1, sampling="stratified")
     with pytest.raises(InputError, match="at least two draws"):
         draw_summary([1.0])
     with pytest.raises(InputError, match="NaN"):
         draw_summary([1.0, math.nan])
+
+
+# --- Both schemes estimate the per-word quantity (the exhaustive value) ---------------------
+
+#: A toy whose bets get worse with the unit's length: every truncation of a unit of L
+#: truncations has ln bet = -L / 4, so the exhaustive Q = sum L^2 / (4 sum L), while the mean
+#: over units of each unit's mean is mean(L) / 4.
+TOY_LENGTHS = [2, 9, 3, 12, 2, 5, 4, 11, 3, 6, 2, 8]
+TOY_UNITS = [np.full(n, -n / 4) for n in TOY_LENGTHS]
+TOY_Q = sum(n * n for n in TOY_LENGTHS) / (4 * sum(TOY_LENGTHS))
+
+
+def test_schemes_by_exhaustive_enumeration():
+    # Every outcome of a draw with its exact probability: the expected Q is the exhaustive one.
+    lengths = np.array([1, 2, 3, 2])
+    units = [np.log([0.5]), np.log([0.2, 0.05]), np.log([0.4, 0.1, 0.3]), np.log([0.6, 0.25])]
+    flat = np.concatenate(units)
+    exhaustive = -flat.mean()
+    N, n_t = int(lengths.sum()), 2
+    # systematic: N // n_t = 4 >= 3; each of the N starts has chance 1/N.
+    step, ends = N // n_t, np.cumsum(lengths)
+    expected = 0.0
+    for start in range(N):
+        picks = (start + step * np.arange(n_t)) % N
+        owner = np.searchsorted(ends, picks, side="right")
+        assert len(set(owner.tolist())) == n_t  # distinct units
+        expected += -flat[picks].mean() / N
+    assert expected == pytest.approx(exhaustive, rel=1e-13)
+    # weighted: the first truncation uniform over N, then one of the other 3 units, uniform
+    # position; the draw's Q is the length-weighted mean.
+    expected = 0.0
+    for first in range(N):
+        u = int(np.searchsorted(ends, first, side="right"))
+        for v in (k for k in range(4) if k != u):
+            for pos in range(lengths[v]):
+                chance = (1 / N) * (1 / 3) * (1 / lengths[v])
+                q = -(lengths[u] * flat[first] + lengths[v] * units[v][pos]) / (
+                    lengths[u] + lengths[v])
+                expected += chance * q
+    assert expected == pytest.approx(exhaustive, rel=1e-13)
+    # The uniform-units scheme misses it: mean over units of each unit's mean.
+    by_units = -np.mean([u.mean() for u in units])
+    assert abs(by_units - exhaustive) > 0.05
+
+
+@pytest.mark.parametrize("n_t,scheme", [(3, "systematic"), (4, "systematic"),
+                                        (6, "weighted"), (12, "weighted")])
+def test_draws_average_to_the_exhaustive_value(n_t, scheme):
+    from fairppl.shannon.gambling import randomized_scheme
+
+    # N = 67, longest 12: systematic up to n_t = 5, weighted beyond.
+    assert randomized_scheme(TOY_LENGTHS, n_t) == scheme
+    qs = randomized_draws(TOY_UNITS, n_t=n_t, n_draws=4000, seed=n_t)
+    se = qs.std(ddof=1) / math.sqrt(qs.size)
+    # Within 4 Monte Carlo standard errors (a false alarm about once in 16,000 runs; the seed
+    # is fixed, so the test is deterministic); n_t = 12 draws every unit, so se = 0.
+    assert abs(qs.mean() - TOY_Q) <= 4 * se + 1e-12, (qs.mean(), TOY_Q, se)
+    # The uniform-units scheme converges elsewhere, many standard errors away.
+    if n_t < 12:
+        by_units = randomized_draws(TOY_UNITS, n_t=n_t, n_draws=4000, seed=n_t,
+                                    sampling="units")
+        assert abs(by_units.mean() - np.mean(TOY_LENGTHS) / 4) <= 4 * by_units.std(
+            ddof=1) / math.sqrt(4000)
+        assert abs(by_units.mean() - TOY_Q) > 10 * se
+
+
+def test_weighted_draws_are_distinct_units_and_uniform_bets_give_m():
+    from fairppl.shannon.gambling import randomized_scheme
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        units, positions = randomized_positions(TOY_LENGTHS, 7, rng, sampling="weighted")
+        assert len(set(units.tolist())) == 7
+        assert all(0 <= p < TOY_LENGTHS[u] for u, p in zip(units, positions))
+    # Length-weighted means of equal log bets: every draw is exactly ln m.
+    flat = [np.full(n, -math.log(7.0)) for n in TOY_LENGTHS]
+    assert randomized_draws(flat, 9, 50, 1) == pytest.approx([math.log(7.0)] * 50, rel=1e-14)
+    with pytest.raises(InputError, match="exceeds the 12 units"):
+        randomized_scheme(TOY_LENGTHS, 13)

@@ -197,3 +197,51 @@ def test_bad_input_raises():
         shannon_bounds_limited([0.5, 0.4], 2, 2)
     with pytest.raises(InputError, match="cannot be fitted"):
         shannon_bounds_limited([0.0, 0.0], 5, 2, tail="zipf")
+
+
+def test_ties_are_spread_over_their_places():
+    from fairppl.shannon.ranks import shared_rank_frequencies
+
+    # Three truncations of m = 5: rank 2 alone; tied with 2 others at places 1-3; tied with
+    # every outcome (a uniform bettor).
+    q = shared_rank_frequencies([2, 1, 1], [1, 3, 5], 5)
+    assert q == pytest.approx([(1 / 3 + 1 / 5) / 3, (1 + 1 / 3 + 1 / 5) / 3,
+                               (1 / 3 + 1 / 5) / 3, 1 / 15, 1 / 15], rel=1e-14)
+    assert q.sum() == pytest.approx(1.0, rel=1e-14)
+    # no tie: the plain frequencies
+    assert shared_rank_frequencies([1, 3, 3], [1, 1, 1], 4).tolist() == pytest.approx(
+        rank_frequencies(np.array([1, 3, 3]), 4).tolist())
+    # a uniform bettor: q_r = 1/m, both ends of eq. 9 ln m
+    m = 7
+    lower, upper = shannon_bounds(shared_rank_frequencies([1] * 3, [m] * 3, m))
+    assert (lower, upper) == pytest.approx((LN(m), LN(m)), rel=1e-13)
+    with pytest.raises(InputError, match="a tie reaches rank 6, beyond the m = 5"):
+        shared_rank_frequencies([3], [4], 5)
+
+
+def test_which_values_are_bounds():
+    from fairppl.shannon.ranks import bounds_status
+
+    # Two equally likely words among m = 10 (an ideal predictor: q = 1/2, 1/2): H = ln 2 and
+    # eq. 9 gives exactly [ln 2, ln 2], a bound.
+    q = [0.5, 0.5] + [0.0] * 8
+    assert shannon_bounds(q) == pytest.approx((LN(2), LN(2)), rel=1e-14)
+    assert bounds_status(LN(2), LN(2), 10, 10, "uniform")[0] is True
+    # Cut at l = 1 with a uniform tail: eq. 11 gives 10 t ln 10 = (10/18) ln 10 = 1.28 > ln 2,
+    # above the true entropy: no lower bound; eq. 12's upper end stays above H.
+    lower, upper = shannon_bounds_limited([0.5], 10, 1)
+    assert lower == pytest.approx(10 / 18 * LN(10), rel=1e-14) and lower > LN(2)
+    assert upper >= LN(2)
+    valid, note = bounds_status(lower, upper, 10, 1, "uniform")
+    assert valid is False and "the upper end stays an upper bound" in note
+    assert "neither end is a bound" in bounds_status(0.1, 0.2, 10, 1, "zipf")[1]
+    # The uniform tail's upper end is never below eq. 9's on the full frequencies.
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        m = int(rng.integers(3, 30))
+        full = np.sort(rng.dirichlet(np.ones(m) * 0.3))[::-1]
+        l = int(rng.integers(1, m))
+        assert shannon_bounds_limited(full[:l], m, l)[1] >= shannon_bounds(full)[1] - 1e-12
+    # inverted and impossible
+    valid, note = bounds_status(LN(9), LN(3), 4, 4, "uniform")
+    assert valid is False and note.startswith("inverted") and "impossible: the lower end 9" in note

@@ -3,6 +3,7 @@ known answers: uniform bets give m under every protocol, the limited protocol ap
 exactly, the rank bounds at l = m are eq. 9 of the rank frequencies, the randomized protocol
 refuses more units than it has, and the likelihood reference is the mean of the log-probabilities."""
 
+import html
 import math
 
 import numpy as np
@@ -27,7 +28,8 @@ def _frame(bets_rows, correct, units, log_probs=None, m=None):
                "m": m, "unit_id": unit, "unit_order": int(unit[1:]), "position": i,
                "outcome": "<unk>" if c == m - 2 else "w", "log_bet": s["log_bet"],
                "log_prob": (log_probs[i] if log_probs is not None else s["log_bet"]),
-               "rank": s["rank"], "cost_seconds": 0.5, "cost_positions": 3}
+               "rank": s["rank"], "rank_tied_first": s["rank_tied_first"],
+               "n_tied": s["n_tied"], "cost_seconds": 0.5, "cost_positions": 3}
         for length, a, b in zip(lengths, s["listed_sum"], s["listed_last"]):
             row[f"listed_sum_{length}"] = a
             row[f"listed_last_{length}"] = b
@@ -52,6 +54,16 @@ def test_uniform_bets_give_m_under_every_protocol():
     assert table["seconds_per_truncation"].drop_nulls().unique().to_list() == [0.5]
     common = table.filter(pl.col("protocol") == "common").row(0, named=True)
     assert common["perplexity_per_word"] == pytest.approx(4.0) and common["n_units"] == 4
+    # every replicate of the bootstrap over units gives m too
+    for row in (common, table.filter((pl.col("protocol") == "exhaustive")
+                                     & (pl.col("n_t") == 12)).row(0, named=True)):
+        assert (row["ci_low_per_word"], row["ci_high_per_word"]) == pytest.approx((4.0, 4.0))
+    # a uniform bettor's ties spread over every place: q_r = 1/m, both bounds m exactly
+    bounds = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == m))
+    assert bounds["low_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
+    assert bounds["high_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
+    assert bounds["rank_bounds_valid"].to_list() == [True, True]
+    assert bounds["n_truncations"].to_list() == [12, 12]
 
 
 def test_limited_lists_and_rank_bounds_by_hand():
@@ -127,3 +139,133 @@ def test_fitting_units_keeps_what_the_bettor_can_hold():
     kept, left = fitting_units(units, Window())
     assert kept["unit_id"].to_list() == ["u0", "u2"] and left == ["u1"]
     assert fitting_units(units, object())[0].equals(units)
+
+
+def test_uniform_bettor_on_zipf_answers_gets_m_not_the_answers_frequencies():
+    # m = 200 outcomes, answers drawn by a Zipf law over the outcome order (the vocabulary's
+    # frequency order). Ties in outcome order would give the uniform bettor the answers' ranks;
+    # spread over their places, q_r = 1/m and eq. 9 gives ln m at both ends (perplexity m).
+    m = 200
+    rng = np.random.default_rng(5)
+    p = 1 / np.arange(1, m + 1)
+    answers = rng.choice(m, size=400, p=p / p.sum())
+    frame = _frame([np.full(m, 1 / m)] * 400, answers.tolist(),
+                   [f"u{i // 8}" for i in range(400)])
+    table = shannon_table([frame], SETTINGS)
+    full = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == m))
+    assert full["low_per_word"].to_list() == pytest.approx([m, m], rel=1e-9)
+    assert full["high_per_word"].to_list() == pytest.approx([m, m], rel=1e-9)
+    # ranks in outcome order would have told a story: eq. 9 of the answers' own frequencies
+    lower, upper = shannon_bounds(rank_frequencies(answers + 1, m))
+    assert math.exp(upper) < 0.8 * m
+    # the uniform tail completes the head 1/m with 1/m: the same m at every l, but a cut list
+    # is flagged as no bound all the same
+    cut = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 2)
+                       & (pl.col("tail") == "uniform")).row(0, named=True)
+    assert cut["low_per_word"] == pytest.approx(m) and cut["high_per_word"] == pytest.approx(m)
+    assert cut["rank_bounds_valid"] is False
+    assert cut["rank_bounds_note"].startswith("cut at l = 2 of m = 200: the ranks beyond l are "
+                                              "assumed, so the upper end stays an upper bound")
+    hist = rank_histogram_table([frame])
+    assert hist.height == m and hist["count"].to_list() == pytest.approx([2.0] * m)
+
+
+def test_inverted_and_impossible_rank_values_are_flagged():
+    # m = 4: every correct outcome at rank 4 (the bettor's last guess). Eq. 9: q_4 = 1, lower =
+    # 4 ln 4 - 3 ln 3 (perplexity 256/27 = 9.48) > ln 4 >= upper = 0: inverted and impossible.
+    frame = _frame([[0.4, 0.3, 0.2, 0.1]] * 6, [3] * 6, [f"u{i // 2}" for i in range(6)])
+    table = shannon_table([frame], SETTINGS)
+    row = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 4)
+                       & (pl.col("tail") == "uniform")).row(0, named=True)
+    assert row["low_per_word"] == pytest.approx(256 / 27) and row["high_per_word"] == 1.0
+    assert row["rank_bounds_valid"] is False
+    assert row["rank_bounds_note"].startswith("inverted: the lower end")
+    assert "impossible: the lower end 9.481 exceeds m = 4" in row["rank_bounds_note"]
+    assert row["rank_bounds_note"].endswith("(6 truncations)")
+    # nothing within the first rank: no Zipf law to fit, said in the row
+    zipf = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 1)
+                        & (pl.col("tail") == "zipf")).row(0, named=True)
+    assert zipf["low_per_word"] is None and zipf["rank_bounds_valid"] is False
+    assert zipf["rank_bounds_note"].startswith("no correct outcome within the first 1 ranks")
+
+
+def test_randomized_rows_name_their_scheme_and_bootstrap_by_hand():
+    from fairppl.stats.bootstrap import BootstrapSettings, ratio_interval
+
+    # units u0..u5 of 2, 5, 2, 3, 2, 2 truncations (N = 16), bets of their own per unit
+    lengths = [2, 5, 2, 3, 2, 2]
+    units = [f"u{k}" for k, n in enumerate(lengths) for _ in range(n)]
+    bets = [[b, 1 - b] for k, n in enumerate(lengths) for b in [0.2 + 0.1 * k] * n]
+    frame = _frame(bets, [0] * len(units), units)
+    settings = dict(SETTINGS, n_t=[3, 4, 6])
+    table = shannon_table([frame], settings, BootstrapSettings(replicates=200, seed=3))
+    drawn = {r["n_t"]: r for r in table.filter(pl.col("protocol") == "randomized")
+             .iter_rows(named=True)}
+    # 16 // 3 = 5 >= 5: systematic; 16 // 4 = 4 < 5: weighted, and the note says why
+    assert drawn[3]["scheme"] == "systematic" and drawn[3]["note"] is None
+    assert drawn[4]["scheme"] == "weighted" and "could pick a unit twice" in drawn[4]["note"]
+    # n_t = 6 draws every unit and the bets are constant within a unit here: every draw's
+    # length-weighted mean is the exhaustive value
+    full = table.filter((pl.col("protocol") == "exhaustive") & (pl.col("n_t") == 16)).row(
+        0, named=True)
+    assert drawn[6]["perplexity_per_word"] == pytest.approx(full["perplexity_per_word"])
+    # the interval over units: per unit the sum of -ln bet and its count, sorted unit ids
+    nats = [-n * math.log(0.2 + 0.1 * k) for k, n in enumerate(lengths)]
+    low, high = ratio_interval(nats, lengths, BootstrapSettings(replicates=200, seed=3))
+    assert (full["ci_low_per_word"], full["ci_high_per_word"]) == pytest.approx(
+        (math.exp(low), math.exp(high)), rel=1e-12)
+    assert full["ci_low_per_word"] < full["perplexity_per_word"] < full["ci_high_per_word"]
+    assert (full["ci_replicates"], full["ci_level"]) == (200, 0.95)
+
+
+def test_a_table_without_the_tie_columns_is_refused():
+    frame = _frame([[0.5, 0.5]], [0], ["u0"]).drop("n_tied")
+    with pytest.raises(Exception, match=r"lacks \['n_tied'\].*run its shannon_bets job again"):
+        shannon_table([frame], SETTINGS)
+
+
+def _two_bettors(better: str):
+    """Bettor toy on u0..u3 (1/4 on u0-u2, 1/2 on u3), bettor other on u3 only (1/8): on their
+    one common unit toy scores 2 and other 8. ``better`` swaps the bets of the common unit."""
+    a = _frame([[0.25] * 4] * 6 + [[0.5, 0.5, 0.0, 0.0]] * 2, [0, 1] * 4,
+               ["u0", "u0", "u1", "u1", "u2", "u2", "u3", "u3"])
+    b = _frame([[0.125] * 8] * 2, [0, 1], ["u3"] * 2).with_columns(model=pl.lit("other"))
+    if better == "other":
+        b = _frame([[0.75, 0.25]] * 2, [0, 0], ["u3"] * 2).with_columns(model=pl.lit("other"))
+    return [a, b]
+
+
+def test_report_sentences_follow_the_table():
+    from fairppl.report.shannon import read_published, shannon_body
+
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    published = read_published(root / "resources" / "published" / "shannon_bimbot.tsv")
+    for better, order in (("toy", "toy / word-v2 2.00, other / word-v2 8.00"),
+                          ("other", "other / word-v2 1.33, toy / word-v2 2.00")):
+        table = shannon_table(_two_bettors(better), SETTINGS)
+        body = html.unescape(shannon_body({"table": table, "published": published},
+                                          {"eng": "English"}, {}, lambda path, alt: ""))
+        assert (f"English (bible), on the 1 units all its 2 bettors bet on (2 truncations): "
+                f"{order}; without intervals to tell them apart.") in body
+        # the full-set numbers come from 4 and 1 units: said, computed
+        assert "come from 1, 4 units depending on the bettor" in body
+        # no French bigram here: the published values stand alone, nothing fixed of ours
+        assert "No fra eq. 7 bigram played here" in body
+        assert "m = 20003 outcomes, 1707527 test words" in body
+    # a French eq. 7 bigram: the shape, with the ratios at the l both have
+    frame = _frame([[0.5, 0.3, 0.15, 0.05], [0.7, 0.1, 0.1, 0.1]], [2, 0], ["u0", "u1"])
+    frame = frame.with_columns(language=pl.lit("fra"), model=pl.lit("bigram-eq7"))
+    table = shannon_table([frame], SETTINGS)
+    body = html.unescape(shannon_body({"table": table, "published": published},
+                                      {"fra": "French"}, {}, lambda path, alt: ""))
+    full = (0.15 * 0.7) ** -0.5
+    ratio = (0.5 / 3 * 0.7) ** -0.5 / full
+    assert f"{ratio:.3f}" == "0.949"
+    assert (f"at l = 1 the paper's list gives {7349.12 / 159.77:.1f} times its full-list "
+            f"value, ours 0.949 times.") in body
+    assert "the perplexities themselves do not compare, only the shape" in body
+    # every bettor's gambling perplexity against its own rank interval, counted
+    # ranks 3 and 1: q = (1/2, 0, 1/2, 0) rises, so eq. 9 gives no interval, and it is said
+    assert "are an interval for 0 of 1 bettors; 1 is none (inverted or above m" in body

@@ -44,11 +44,23 @@ def test_every_bettor_plays_and_the_table_holds_every_protocol(study):
         assert limited["perplexity_per_word"][-1] == pytest.approx(full, rel=1e-12)
         assert (limited["n_inconsistent"] == 0).all(), (lang, model)
         # Shannon's lower bound needs non-increasing rank frequencies (an ideal predictor): on
-        # a few dozen truncations of a barely trained model they rise, and the row says so
+        # a few dozen truncations of a barely trained model they rise, and the row says so;
+        # cut lists are never bounds; every row names its number of truncations
         bounds = part.filter(pl.col("protocol") == "rank-bounds")
         crossed = bounds.filter(pl.col("low_per_word") > pl.col("high_per_word"))
-        assert crossed["note"].is_not_null().all()
-        assert crossed["note"].str.contains("no bound here").all()
+        assert not crossed["rank_bounds_valid"].any()
+        assert crossed["rank_bounds_note"].str.contains("inverted").all()
+        assert not bounds.filter(pl.col("l") < pl.col("m_outcomes"))["rank_bounds_valid"].any()
+        n_truncations = part.filter(pl.col("protocol") == "exhaustive")["n_truncations"][0]
+        assert (bounds["n_truncations"] == n_truncations).all()
+        # every randomized row names its scheme; every fixed-set perplexity has an interval
+        drawn = part.filter((pl.col("protocol") == "randomized")
+                            & pl.col("perplexity_per_word").is_not_null())
+        assert set(drawn["scheme"]) <= {"systematic", "weighted"} and drawn.height
+        fixed = part.filter(pl.col("protocol").is_in(["limited", "common"])
+                            | ((pl.col("protocol") == "exhaustive") & pl.col("scheme").is_null()))
+        with_units = fixed.filter(pl.col("n_units") >= 2)
+        assert with_units["ci_low_per_word"].is_not_null().all(), (lang, model)
     # the units of a costlier bettor are among a cheaper one's (nested subsets)
     eng = {m: set(_bets(wd, "eng", m, t)["unit_id"]) for m, t in
            [("kenlm-word-o3", "word-v100"), ("transformer", "char"), ("tiny-random", "native")]}

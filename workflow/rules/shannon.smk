@@ -53,6 +53,7 @@ rule shannon_table:
         "../../envs/shannon.yaml"
     params:
         settings=shannon_settings(),
+        bootstrap=bootstrap_settings(),
     script:
         "../scripts/shannon_table.py"
 

@@ -6,12 +6,14 @@ import logging
 
 from fairppl.core.io import read_parquet, write_table
 from fairppl.shannon.table import rank_histogram_table, shannon_table
+from fairppl.stats.bootstrap import BootstrapSettings
 
 
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     frames = [read_parquet(path) for path in snakemake.input.tables]
-    table = shannon_table(frames, snakemake.params.settings)
+    table = shannon_table(frames, snakemake.params.settings,
+                          BootstrapSettings(**snakemake.params.bootstrap))
     write_table(table, csv=snakemake.output.table)
     write_table(rank_histogram_table(frames), csv=snakemake.output.ranks)
     logging.info("%d rows from %d bettors", table.height, len(frames))

@@ -28,8 +28,9 @@ def _truncations(args) -> int:
                           protocol=args.protocol, n=args.n, seed=args.seed,
                           vocab_size=args.vocab_size, config_path=args.config)
     verb = "wrote" if meta["status"] == "written" else "unchanged (same settings and files):"
+    scheme = "" if meta["protocol"] == "exhaustive" else f", {meta['scheme']} scheme"
     print(f"{verb} {args.out}: {meta['n_truncations']} truncations of {meta['n_units']} units "
-          f"({meta['protocol']}, {meta['corpus']}/{meta['language']} {meta['split']}), "
+          f"({meta['protocol']}{scheme}, {meta['corpus']}/{meta['language']} {meta['split']}), "
           f"m = {meta['m']} outcomes")
     return 0
 
@@ -44,7 +45,9 @@ def add_truncations(csub) -> None:
     p.add_argument("--split", default="test",
                    help="split whose units are truncated (default test; all: every unit)")
     p.add_argument("--protocol", default="exhaustive", choices=PROTOCOLS,
-                   help="every position of every unit, or one random position per unit")
+                   help="every position of every unit, or one random position in each of N "
+                        "distinct units (the paper's systematic scheme where N allows, else "
+                        "length-weighted: both estimate the per-word perplexity)")
     p.add_argument("--n", type=int, default=None,
                    help="units: the first N (exhaustive) or N drawn (randomized); default all")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomized draws (0)")
@@ -62,7 +65,8 @@ def _number(x) -> str:
 
 def summary(result: dict) -> str:
     """The readable summary of :func:`fairppl.shannon.campaign.score_submission`'s result."""
-    lines = [f"campaign: {result['campaign']} ({result['protocol']}, m = {result['m']}, "
+    scheme = "" if result["protocol"] == "exhaustive" else f", {result['scheme']} scheme"
+    lines = [f"campaign: {result['campaign']} ({result['protocol']}{scheme}, m = {result['m']}, "
              f"{result['n_truncations']} truncations)",
              f"kind: {result['kind'] or 'unknown (no valid record)'}"]
     if result["n_scored"]:
@@ -79,14 +83,23 @@ def summary(result: dict) -> str:
                          f" list lengths {result['list_length_min']} to "
                          f"{result['list_length_max']}")
         else:
-            lines.append(f"entropy bounds: {result['entropy_lower_bits']:.6g} to "
-                         f"{result['entropy_upper_bits']:.6g} bits per word (perplexity "
+            kind = "bounds" if result["rank_bounds_valid"] else "values (not bounds)"
+            lines.append(f"entropy {kind}: {_number(result['entropy_lower_bits'])} to "
+                         f"{_number(result['entropy_upper_bits'])} bits per word (perplexity "
                          f"{_number(result['perplexity_lower'])} to "
-                         f"{_number(result['perplexity_upper'])}); ranks within the shortest "
-                         f"list, l = {result['list_length']}")
+                         f"{_number(result['perplexity_upper'])}) from "
+                         f"{result['n_truncations_ranked']} truncations; ranks within the "
+                         f"shortest list, l = {result['list_length']}")
+            lines.append(f"rank bounds: {result['rank_bounds_note']}")
             for tail, t in result["tails"].items():
+                if t["entropy_lower_bits"] is None:
+                    lines.append(f"  {tail} tail: {t['note']}")
+                    continue
                 lines.append(f"  {tail} tail: {t['entropy_lower_bits']:.6g} to "
-                             f"{t['entropy_upper_bits']:.6g} bits per word")
+                             f"{t['entropy_upper_bits']:.6g} bits per word"
+                             f"{'' if t['valid'] else ' (not bounds)'}")
+        if result.get("scheme_note"):
+            lines.append(f"note: {result['scheme_note']}")
     lines.append(f"n_scored: {result['n_scored']}")
     lines.append(f"n_flagged: {result['n_flagged']}")
     if result["note"]:
@@ -174,7 +187,8 @@ ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 def _bets(args) -> int:
     from ..core.errors import InputError
     from ..shannon.bettors import campaign_bets
-    from ..shannon.campaign import TRUNCATIONS, _jsonl_records, read_campaign, write_bets
+    from ..shannon.campaign_folder import TRUNCATIONS, _jsonl_records, read_campaign
+    from ..shannon.submission import write_bets
 
     campaign = read_campaign(args.dir)
     length = None if args.l == "all" else int(args.l)

@@ -1,7 +1,11 @@
 """The report's section on the Shannon game (Bimbot, El-Bèze & Jardino): per language and bettor
 the gambling perplexity with exhaustive truncations beside the likelihood perplexity, the
 randomized estimate with its bounds, lists limited to the l best bets, Shannon's rank bounds, the
-cost per truncation, the figure, and the paper's Le Monde values beside ours in a note.
+cost per truncation, the figure, and the paper's Le Monde values beside ours in a note. Every
+count, name and comparison in the text is computed from the tables: the main sentence compares
+the bettors of a language on the units they all bet on (the ``common`` rows, with their
+intervals over units), and the Le Monde comparison is worded as one of shape only (another text,
+another m), with the ratios at each list length.
 
 Built from ``results/tables/shannon.csv`` (``tables["table"]``), ``shannon_ranks.csv``
 (``tables["ranks"]``), the published values (``tables["published"]``, from
@@ -18,9 +22,6 @@ from .plots import model_label
 
 #: The published values' file, shipped with the workflow.
 PUBLISHED = "shannon_bimbot.tsv"
-
-#: The paper's likelihood perplexity and outcome count (Le Monde, bigram of eq. 7).
-PAPER_LIKELIHOOD, PAPER_M = 159.77, 20003
 
 
 def read_published(path) -> pl.DataFrame:
@@ -53,28 +54,34 @@ def summary_table(table: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
         common = part.filter(pl.col("protocol") == "common")
         bounds = part.filter((pl.col("protocol") == "rank-bounds")
                              & (pl.col("l") == pl.col("m_outcomes")) & (pl.col("tail") == "uniform"))
+        c = common.row(0, named=True) if common.height else None
         row = {
             "language": names.get(language, language),
             "bettor": model_label(model, tok),
             "units": full["n_units"],
             "truncations": full["n_truncations"],
             "oov": full["oov_percent"],
-            "gambling": full["perplexity_per_word"],
+            "gambling": _cell(full["perplexity_per_word"], full["ci_low_per_word"],
+                              full["ci_high_per_word"]),
             "likelihood": full["likelihood_perplexity_per_word"],
-            "common units": common["n_units"][0] if common.height else None,
-            "gambling, common": (common["perplexity_per_word"][0] if common.height else None),
+            "common units": c["n_units"] if c else None,
+            "gambling, common": (_cell(c["perplexity_per_word"], c["ci_low_per_word"],
+                                       c["ci_high_per_word"]) if c else ""),
         }
         if drawn.height:
             last = drawn.row(-1, named=True)
-            row["randomized"] = (f"n_t={last['n_t']}: " + _cell(
-                last["perplexity_per_word"], last["low_per_word"], last["high_per_word"]))
+            row["randomized"] = (f"n_t={last['n_t']}, {last['n_draws']} draws, "
+                                 f"{last['scheme']}: " + _cell(
+                                     last["perplexity_per_word"], last["low_per_word"],
+                                     last["high_per_word"]))
         else:
             row["randomized"] = ""
         for length in (1, 10, 100):
             row[f"l={length}"] = limited.get(length)
         if bounds.height:
             b = bounds.row(0, named=True)
-            row["rank bounds"] = _cell(None, b["low_per_word"], b["high_per_word"])
+            row["rank bounds"] = _cell(None, b["low_per_word"], b["high_per_word"]) + (
+                "" if b["rank_bounds_valid"] else " (no bound)")
         else:
             row["rank bounds"] = ""
         row["s/truncation"] = full["seconds_per_truncation"]
@@ -88,36 +95,137 @@ HEADERS = {
     "units": "evaluation units (count)",
     "truncations": "bets placed (count)",
     "oov": "correct outcome <unk> (percent)",
-    "gambling": "exhaustive gambling perplexity (per word)",
+    "gambling": "exhaustive gambling perplexity [interval over units] (per word)",
     "likelihood": "likelihood perplexity, same words (per word)",
     "common units": "units every bettor of the language bet on (count)",
-    "gambling, common": "exhaustive gambling perplexity on them (per word)",
-    "randomized": "geometric mean [95% bounds] of 20 draws (per word)",
+    "gambling, common": "exhaustive gambling perplexity on them [interval] (per word)",
+    "randomized": "largest n_t: draws, scheme, geometric mean [eq. 8 bounds] (per word)",
     "l=1": "list of the best bet + floor (per word)",
     "l=10": "10 best bets + floor (per word)",
     "l=100": "100 best bets + floor (per word)",
-    "rank bounds": "Shannon's bounds from ranks only (per word)",
+    "rank bounds": "Shannon's values from ranks only, l = m (per word)",
     "s/truncation": "bettor's wall-clock time (s)",
 }
 
 
+def common_sentences(table: pl.DataFrame, names: dict[str, str]) -> list[str]:
+    """Per language with two bettors or more, the bettors in order of their gambling perplexity
+    on the units every one of them bet on (the ``common`` rows), with their intervals, and
+    whether the best one's interval overlaps the next one's."""
+    common = table.filter((pl.col("protocol") == "common")
+                          & pl.col("perplexity_per_word").is_not_null())
+    out = []
+    for (corpus, language), part in sorted(common.group_by(["corpus", "language"]),
+                                           key=lambda g: g[0]):
+        if part.height < 2:
+            continue
+        part = part.sort("perplexity_per_word")
+        first = part.row(0, named=True)
+        listed = ", ".join(
+            f"{model_label(r['model'], r['tokenizer'])} "
+            f"{_cell(r['perplexity_per_word'], r['ci_low_per_word'], r['ci_high_per_word'])}"
+            for r in part.iter_rows(named=True))
+        second = part.row(1, named=True)
+        if first["ci_high_per_word"] is None or second["ci_low_per_word"] is None:
+            apart = "without intervals to tell them apart"
+        elif first["ci_high_per_word"] < second["ci_low_per_word"]:
+            apart = (f"{model_label(first['model'], first['tokenizer'])}'s interval lies below "
+                     f"the next one's")
+        else:
+            apart = ("the two best intervals overlap: these verses do not separate them "
+                     "(intervals, not a paired test)")
+        out.append(f"{names.get(language, language)} ({corpus}), on the {first['n_units']} "
+                   f"units all its {part.height} bettors bet on ({first['n_truncations']} "
+                   f"truncations): {listed}; {apart}.")
+    return out
+
+
 def published_comparison(table: pl.DataFrame, published: pl.DataFrame,
                          language: str = "fra") -> pl.DataFrame | None:
-    """The paper's limited-list and rank-bound perplexities relative to its full-list value, beside
-    ours for the same kind of bettor (the eq. 7 bigram) in French, at the list lengths both have."""
+    """The paper's limited-list perplexities relative to its full-list value (its largest l),
+    beside ours for the same kind of bettor (the eq. 7 bigram) in French relative to our
+    full-list value, at every l of the paper's Table 2 (ours empty where we have no such l)."""
     ours = table.filter((pl.col("language") == language) & (pl.col("model") == "bigram-eq7"))
-    if not ours.height or not published.height:
+    paper = published.filter(pl.col("protocol") == "limited").sort("l")
+    if not ours.height or not paper.height:
         return None
     full = ours.filter(pl.col("protocol") == "limited").sort("l")["perplexity_per_word"][-1]
+    paper_full = paper["perplexity"][-1]
     rows = []
-    for r in published.filter(pl.col("protocol") == "limited").iter_rows(named=True):
+    for r in paper.iter_rows(named=True):
         mine = ours.filter((pl.col("protocol") == "limited") & (pl.col("l") == r["l"]))
         rows.append({"l": r["l"], "paper": r["perplexity"],
-                     "paper_ratio": r["perplexity"] / PAPER_LIKELIHOOD,
+                     "paper_ratio": r["perplexity"] / paper_full,
                      "ours": mine["perplexity_per_word"][0] if mine.height else None,
                      "ours_ratio": (mine["perplexity_per_word"][0] / full
                                     if mine.height else None)})
     return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def published_sentence(table: pl.DataFrame, published: pl.DataFrame,
+                       comparison: pl.DataFrame | None, names: dict[str, str],
+                       language: str = "fra") -> str:
+    """The comparison with the paper's Le Monde values in words that match it: another m and
+    another text, so only the shape (ratios to the full-list value at each l) compares."""
+    paper = published.filter(pl.col("protocol") == "limited").sort("l")
+    paper_m = int(published.filter(pl.col("protocol") == "exhaustive")["l"].max())
+    paper_n = int(paper["n_t"].max())
+    drawn = published.filter(pl.col("protocol") == "randomized").sort("n_t")
+    text = (f"Published: Bimbot et al.'s eq. 7 bigram on Le Monde, m = {paper_m} outcomes, "
+            f"{paper_n} test words, full-list perplexity {fmt(paper['perplexity'][-1])}")
+    if drawn.height:
+        d = drawn.row(0, named=True)
+        text += (f" (randomized truncations, n_t = {d['n_t']}: "
+                 f"{_cell(d['perplexity'], d['low'], d['high'])})")
+    ours = table.filter((pl.col("language") == language) & (pl.col("model") == "bigram-eq7")
+                        & (pl.col("protocol") == "exhaustive")
+                        & (pl.col("n_t") == pl.col("n_truncations")))
+    if comparison is None or not ours.height:
+        return text + (f". No {names.get(language, language)} eq. 7 bigram played here, so "
+                       f"there is nothing of ours to set beside it.")
+    o = ours.row(0, named=True)
+    both = comparison.filter(pl.col("ours").is_not_null())
+    ratios = "; ".join(f"at l = {r['l']} the paper's list gives {fmt(r['paper_ratio'])} times "
+                       f"its full-list value, ours {fmt(r['ours_ratio'])} times"
+                       for r in both.iter_rows(named=True))
+    text += (f". Ours is the same kind of bettor on another text ({o['corpus']}, "
+             f"{names.get(language, language)}, {o['n_units']} units, {o['n_truncations']} "
+             f"truncations) with another m ({o['m_outcomes']}): the perplexities themselves "
+             f"do not compare, only the shape of the limited-list curve, as ratios to each "
+             f"one's full-list value")
+    return text + (f": {ratios}." if both.height else
+                   ": no list length of ours matches one of the paper's.")
+
+
+def rank_bound_sentence(table: pl.DataFrame) -> str | None:
+    """Where each bettor's gambling perplexity lies against its own full-list rank values (the
+    paper reads them as an interval the model's perplexity falls in), and how many are no
+    interval at all."""
+    bounds = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("tail") == "uniform")
+                          & (pl.col("l") == pl.col("m_outcomes")))
+    full = table.filter((pl.col("protocol") == "exhaustive")
+                        & (pl.col("n_t") == pl.col("n_truncations")))
+    keys = ["corpus", "language", "model", "tokenizer"]
+    joined = bounds.select(keys + ["low_per_word", "high_per_word", "rank_bounds_valid"]).join(
+        full.select(keys + ["perplexity_per_word"]), on=keys, how="inner")
+    if not joined.height:
+        return None
+    valid = joined.filter(pl.col("rank_bounds_valid"))
+    above = valid.filter(pl.col("perplexity_per_word") > pl.col("high_per_word")).height
+    inside = valid.filter((pl.col("perplexity_per_word") >= pl.col("low_per_word"))
+                          & (pl.col("perplexity_per_word") <= pl.col("high_per_word"))).height
+    below = valid.height - above - inside
+    text = (f"Shannon's rank values (eq. 9 on every rank, l = m, ties spread over their places) "
+            f"are an interval for {valid.height} of {joined.height} bettors; "
+            f"{joined.height - valid.height} {'is' if joined.height - valid.height == 1 else 'are'}"
+            f" none (inverted or above m: "
+            f"rank_bounds_note in shannon.csv). The paper reads the interval as one the "
+            f"model's perplexity falls in; here the bettor's own gambling perplexity falls "
+            f"inside it for {inside}, above it for {above} and below it for {below}. Above is "
+            f"no contradiction: the upper end is what betting q_r on the r-th guess would "
+            f"score, which beats a model whose probabilities are worse calibrated than its "
+            f"ranks. Cut at l < m the values are not bounds (the tail beyond l is assumed).")
+    return text
 
 
 def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
@@ -130,37 +238,48 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
     m = sorted(set(table["m_outcomes"]))
     parts.append(_p(
         "In the Shannon game each model distributes a capital of 1 over the next word after a "
-        "truncated verse; the gambling perplexity is the inverse geometric mean of the bets on "
-        "the words that came. It needs neither the model's code nor its vocabulary: a site "
-        "sends bets, the organiser scores them (`fairppl campaign`, README). The outcomes are "
+        "truncated verse (a truncation: the words before a position); the gambling perplexity "
+        "is the inverse geometric mean of the bets on the words that came. It needs neither "
+        "the model's code nor its vocabulary: a site sends bets, the organiser scores them "
+        "(`fairppl campaign`, README). The outcomes are "
         f"the language's most frequent training words, <unk> for every other word and </s> "
         f"for the end of the verse (m = {', '.join(map(str, m))}). A subword or character "
         "model's bet on a word is the probability that the next whitespace-delimited word is "
         "exactly that word: its canonical tokens and then a word boundary or the end of the "
-        "text, given that the context ends at a boundary; <unk> takes the rest of the mass."))
+        "text, given that the context ends at a boundary; <unk> takes the rest of the mass. "
+        "A list of the l best bets gives every other outcome the floor (1 - A_l) / (m - l), "
+        "A_l the listed bets' sum; Shannon's rank values use only the rank of the correct "
+        "word; n_t is the number of truncations behind an estimate."))
+    sentences = common_sentences(table, names)
+    full = table.filter((pl.col("protocol") == "exhaustive")
+                        & (pl.col("n_t") == pl.col("n_truncations")))
+    counts = sorted(set(full["n_units"].to_list()))
+    if sentences:
+        ci = full.row(0, named=True)
+        parts.append(_p(
+            "Compared on the same verses (the common rows; 95% intervals from a bootstrap "
+            f"over those verses, B = {ci['ci_replicates']}): " + " ".join(sentences)
+            + (f" The full-set numbers of the table below come from {', '.join(map(str, counts))}"
+               f" units depending on the bettor, so they do not compare across bettors of one "
+               f"language; the common rows do." if len(counts) > 1 else "")))
     parts.append(_p(
         "Perplexities are per word and comparable between models of one language only (same "
         "outcomes, same verses); across languages the vocabularies and word lengths differ, so "
         "bits per English character remains the cross-language measure. With exhaustive "
         "truncations and bets equal to the model's conditional probabilities the gambling "
         "perplexity equals the likelihood perplexity; for a token model the two differ only "
-        "through <unk>, which the game pools over every out-of-vocabulary word.", "note"))
+        "through <unk>, which the game pools over every out-of-vocabulary word. Randomized "
+        "rows estimate the exhaustive value by the paper's systematic scheme where n_t allows "
+        "one truncation per distinct verse, else by a length-weighted draw (the scheme column "
+        "of shannon.csv); their brackets are eq. 8's spread of one draw.", "note"))
     summary = summary_table(table, names)
     parts.append(html_table(summary, HEADERS, caption="The Shannon game per language and bettor "
                             "(results/tables/shannon.csv has every protocol, n_t and l)"))
     parts.append(figure(figures.get("shannon"), "Gambling perplexity against the list length, "
                         "randomized estimates against n_t, rank histogram"))
-    crossed = table.filter((pl.col("protocol") == "rank-bounds")
-                           & (pl.col("low_per_word") > pl.col("high_per_word")))
-    if crossed.height:
-        who = sorted({f"{names.get(r['language'], r['language'])} "
-                      f"{model_label(r['model'], r['tokenizer'])}"
-                      for r in crossed.iter_rows(named=True)})
-        parts.append(_p(
-            "Shannon's lower bound holds for an ideal predictor, whose rank frequencies never "
-            "rise; on a few verses they do, and the lower end can exceed the upper one. Where it "
-            f"does ({'; '.join(who)}), the bracket is no bound, only the two numbers (the rows' "
-            "note in shannon.csv says so).", "note"))
+    sentence = rank_bound_sentence(table)
+    if sentence:
+        parts.append(_p(sentence, "note"))
     bad = table.filter((pl.col("protocol") == "limited") & (pl.col("n_inconsistent") > 0))
     if bad.height:
         where = sorted({f"{names.get(r['language'], r['language'])} "
@@ -172,20 +291,14 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                         "hold less than about 1e-16 in all: the listed bets then sum to exactly "
                         "1, leaving 1 - A_l = 0.", "note"))
     published = tables.get("published")
-    if published is not None:
+    if published is not None and published.height:
         comparison = published_comparison(table, published)
-        parts.append(_p(
-            f"Published (Le Monde, not our Bible): Bimbot et al.'s bigram, m = {PAPER_M}, has a "
-            f"likelihood perplexity of {PAPER_LIKELIHOOD}; lists of 10 bets give 1098.54 and of "
-            "5000 give 160.50; Shannon's rank bounds run from 48.87 to 188.05; randomized "
-            "truncations with n_t = 1000 give 160.90 [130.52, 198.34]. Only the shape of the "
-            "curves can be compared: our vocabulary is 20 times smaller, our corpus a "
-            "translation, our test set 100 short verses (the word bettors; fewer for the "
-            "others).", "note"))
+        parts.append(_p(published_sentence(table, published, comparison, names), "note"))
         if comparison is not None:
             parts.append(html_table(comparison, {
                 "l": "list length", "paper": "Le Monde bigram (per word)",
                 "paper_ratio": "÷ its full-list value", "ours": "French Bible bigram (per word)",
                 "ours_ratio": "÷ our full-list value"},
-                caption="Limited lists, the paper's Table 2 beside ours (French; m differs)"))
+                caption="Limited lists, the paper's Table 2 beside ours (another text and "
+                        "another m: compare the ratios, the shape, not the values)"))
     return "".join(parts)

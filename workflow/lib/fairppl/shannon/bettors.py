@@ -176,10 +176,11 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
     ``unit_id``, ``position`` (0-based), ``outcome`` (the correct outcome's label),
     ``in_vocabulary`` (the word is a vocabulary word; ``</s>`` counts as one), ``log_bet`` (ln
     of the bet on the correct outcome, ``<unk>``'s for an out-of-vocabulary word), ``log_prob``
-    (the model's ln probability of the actual word, :meth:`log_prob`), ``rank`` (1-based), per
-    list length l ``listed_sum_<l>`` and ``listed_last_<l>`` (:func:`.gambling.summarize_bets`),
-    and the bettor's cost of the position (``cost_passes``, ``cost_positions``,
-    ``cost_seconds``). Nats."""
+    (the model's ln probability of the actual word, :meth:`log_prob`), ``rank`` (1-based place in
+    the list of best bets), ``rank_tied_first`` and ``n_tied`` (the tie the correct outcome is
+    in, for Shannon's rank bounds), per list length l ``listed_sum_<l>`` and
+    ``listed_last_<l>`` (:func:`.gambling.summarize_bets`), and the bettor's cost of the
+    position (``cost_passes``, ``cost_positions``, ``cost_seconds``). Nats."""
     ws = split_words(text)
     lengths = [int(x) for x in list_lengths]
     if any(x < 1 for x in lengths):
@@ -195,7 +196,8 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
         summary = summarize_bets(bets, correct, lengths)
         row = {"unit_id": str(unit_id), "position": k, "outcome": label,
                "in_vocabulary": label != UNK_OUTCOME, "log_bet": summary["log_bet"],
-               "log_prob": bettor.log_prob(ctx, word), "rank": summary["rank"]}
+               "log_prob": bettor.log_prob(ctx, word), "rank": summary["rank"],
+               "rank_tied_first": summary["rank_tied_first"], "n_tied": summary["n_tied"]}
         for length, total, last in zip(lengths, summary["listed_sum"], summary["listed_last"]):
             row[f"listed_sum_{length}"] = total
             row[f"listed_last_{length}"] = last

@@ -3,8 +3,13 @@
 A truncation's bets are an array over the m outcomes (:mod:`.outcomes`), non-negative, summing to
 at most 1. What the estimators need from one truncation is summarised once
 (:func:`summarize_bets`): the log bet on the correct outcome, its rank, and for every list length l
-the sum A_l of the l largest bets and the l-th largest bet. Ranks order the outcomes by decreasing
-bet, ties broken by outcome order (the vocabulary's frequency order), so a rank is deterministic.
+the sum A_l of the l largest bets and the l-th largest bet. A list of the l best bets orders the
+outcomes by decreasing bet, ties in outcome order (the vocabulary's frequency order): ``rank`` is
+the correct outcome's place in that list, which decides whether a list of l holds it. Shannon's
+rank bounds must not read that tie order as knowledge (a uniform bettor would seem to rank the
+frequent words first), so the summary also gives the tie: ``rank_tied_first``, the best place
+the tied outcomes share, and ``n_tied``, how many share the correct outcome's bet (1: no tie);
+:func:`fairppl.shannon.ranks.shared_rank_frequencies` spreads each tie over its places.
 
 Lists limited to the l best bets (eq. 6): a correct outcome outside the list gets the floor
 ``(1 - A_l) / (m - l)``; a list is consistent when ``0 < 1 - A_l <= (m - l) * (smallest listed
@@ -47,11 +52,16 @@ def check_bets(bets: np.ndarray, m: int) -> np.ndarray:
 
 def summarize_bets(bets: np.ndarray, correct: int, list_lengths: Sequence[int]) -> dict:
     """One truncation's summary: ``log_bet`` (ln of the correct outcome's bet; ``-inf`` for a zero
-    bet), ``rank`` (1-based), and per list length l (capped at m): ``listed_sum`` (A_l, the sum of
-    the l largest bets, by ``math.fsum``) and ``listed_last`` (the l-th largest bet)."""
+    bet), ``rank`` (1-based place in the list of best bets, ties in outcome order),
+    ``rank_tied_first`` (1 + the number of outcomes with a larger bet) and ``n_tied`` (outcomes
+    with exactly the correct outcome's bet, itself included), and per list length l (capped at
+    m): ``listed_sum`` (A_l, the sum of the l largest bets, by ``math.fsum``) and
+    ``listed_last`` (the l-th largest bet)."""
     arr = check_bets(bets, len(bets))
     order = np.argsort(-arr, kind="stable")
     rank = int(np.nonzero(order == correct)[0][0]) + 1
+    above = int(np.count_nonzero(arr > arr[correct]))
+    tied = int(np.count_nonzero(arr == arr[correct]))
     ranked = arr[order]
     sums, lasts = [], []
     for length in list_lengths:
@@ -60,6 +70,7 @@ def summarize_bets(bets: np.ndarray, correct: int, list_lengths: Sequence[int]) 
         lasts.append(float(ranked[n - 1]))
     bet = float(arr[correct])
     return {"log_bet": math.log(bet) if bet > 0 else -math.inf, "rank": rank,
+            "rank_tied_first": above + 1, "n_tied": tied,
             "listed_sum": sums, "listed_last": lasts}
 
 
@@ -138,13 +149,6 @@ def _check_log_bets(log_bets, what: str) -> np.ndarray:
     return values
 
 
-def _draw_q(values: np.ndarray) -> float:
-    """Q = -mean(log bets) of one draw, by ``math.fsum`` (``inf`` when a bet is zero)."""
-    if np.isneginf(values).any():
-        return math.inf
-    return -math.fsum(values.tolist()) / values.size
-
-
 def consecutive_draws(log_bets, n_t: int, n_draws: int = 20, seed: int = 0) -> np.ndarray:
     """The paper's Table 1, top: ``n_draws`` draws of ``n_t`` consecutive truncations of the
     exhaustive protocol (``log_bets`` in corpus order, every truncation of every unit); each draw's
@@ -160,29 +164,16 @@ def consecutive_draws(log_bets, n_t: int, n_draws: int = 20, seed: int = 0) -> n
     if n_t > values.size:
         raise InputError(f"n_t = {n_t} exceeds the {values.size} truncations available")
     starts = np.random.default_rng(seed).integers(0, values.size - n_t + 1, size=n_draws)
-    return np.array([_draw_q(values[s:s + n_t]) for s in starts], dtype=np.float64)
+    return np.array([draw_q(values[s:s + n_t]) for s in starts], dtype=np.float64)
 
 
-def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.Generator,
-                         sampling: str = "units") -> tuple[np.ndarray, np.ndarray]:
-    """One draw of the randomized protocol: ``(units, positions)``, ``n_t`` distinct unit indices
-    and one truncation position in each (0-based, ``position < unit_lengths[unit]``, a unit of n
-    words having n + 1 truncations).
+#: The randomized schemes: ``systematic`` (the paper's), ``weighted`` (its length-weighted
+#: substitute where the systematic scheme cannot give distinct units) and ``units`` (every unit
+#: equally likely: the mean over units, kept only to show the difference; no table row uses it).
+SCHEMES = ("systematic", "weighted", "units")
 
-    ``sampling="units"`` (the default): ``units = rng.choice(U, size=n_t, replace=False)`` (U
-    units, every unit equally likely), then ``positions = rng.integers(0, lengths[units])``
-    (uniform within each unit). Every unit weighs the same, so the draws estimate the mean over
-    units of each unit's mean log bet, which differs from the exhaustive per-truncation mean when
-    the bets' quality depends on the unit's length.
 
-    ``sampling="systematic"``: the paper's section 5 scheme, one truncation every ``s = N // n_t``
-    of the N truncations in corpus order from a start ``rng.integers(0, s)``: every truncation of
-    the first ``s * n_t`` has the same chance 1/s, so longer units are picked more often and the
-    draws estimate the per-truncation mean (the remainder ``N - s * n_t`` at the end is never
-    picked). The units are distinct only when ``s`` is at least the longest unit's number of
-    truncations; a smaller ``s`` raises InputError (lower ``n_t``). No scheme does better: with
-    one truncation per distinct unit, equal chances for every truncation mean a chance of
-    ``n_t * L / N`` for a unit of L truncations, at most 1 only while ``n_t <= N / L``."""
+def _check_lengths(unit_lengths, n_t) -> tuple[np.ndarray, int]:
     lengths = np.asarray(unit_lengths)
     if lengths.ndim != 1 or lengths.size == 0:
         raise InputError("randomized draws need at least one unit")
@@ -192,6 +183,54 @@ def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.G
     if n_t > lengths.size:
         raise InputError(f"n_t = {n_t} exceeds the {lengths.size} units available (one "
                          f"truncation per distinct unit)")
+    return lengths.astype(np.int64), n_t
+
+
+def randomized_scheme(unit_lengths: Sequence[int], n_t: int) -> str:
+    """The scheme a randomized draw of ``n_t`` truncations uses: ``systematic`` when one
+    truncation every ``N // n_t`` (N truncations in all) is at least the longest unit's number of
+    truncations, so the picks fall in distinct units; else ``weighted``. Both estimate the
+    per-truncation (per-word) quantity without bias (:func:`randomized_positions`)."""
+    lengths, n_t = _check_lengths(unit_lengths, n_t)
+    return "systematic" if int(lengths.sum()) // n_t >= int(lengths.max()) else "weighted"
+
+
+def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.Generator,
+                         sampling: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+    """One draw of the randomized protocol: ``(units, positions)``, ``n_t`` distinct unit indices
+    and one truncation position in each (0-based, ``position < unit_lengths[unit]``, a unit of n
+    words having n + 1 truncations). Every scheme but ``units`` estimates the per-truncation
+    mean, the quantity of the exhaustive protocol (Bimbot et al., section 5: the randomized
+    estimates converge to the likelihood perplexity), with :func:`draw_q`'s weights.
+
+    ``sampling="systematic"``: the paper's section 5 scheme, "one word every s words" from a
+    random first word, made circular (Lahiri's circular systematic sampling): ``s = N // n_t``,
+    a start ``rng.integers(0, N)`` and the picks ``(start + k s) mod N`` for k < n_t, returned
+    in corpus order. Every truncation has the same chance n_t / N, so the plain mean of a draw's
+    log bets is unbiased for the per-truncation mean (no remainder of N is left out). Picks are
+    at least ``s`` apart, so the units are distinct when ``s`` is at least the longest unit's
+    number of truncations; a smaller ``s`` raises InputError. No scheme of equal chances does
+    better: one truncation per distinct unit with chance n_t / N for each of a unit's L
+    truncations gives the unit a chance n_t L / N, at most 1 only while n_t <= N / L.
+
+    ``sampling="weighted"``: for any n_t up to the number of units, a draw with probability
+    proportional to its units' total size (Lahiri 1951; Midzuno 1952): the first truncation
+    uniformly over all N (its unit therefore with chance L / N), then n_t - 1 other units
+    uniformly without replacement, one uniform position in each. Its estimate of Q is the
+    length-weighted mean ``sum L_u x_u / sum L_u`` (x_u: the -ln bet at the drawn position of
+    unit u, L_u its number of truncations; :func:`draw_q`), which under this design is exactly
+    unbiased for the per-truncation mean: given the set of units, each position is uniform, so
+    the expectation is ``sum Y_u / sum L_u`` (Y_u the unit's total), and the set's chance is
+    ``sum L_u / (N C(U - 1, n_t - 1))``, which cancels the denominator; summed over the sets,
+    every unit's Y_u appears C(U - 1, n_t - 1) times: Y / N. With n_t = U every unit is drawn.
+
+    ``sampling="units"``: ``units = rng.choice(U, size=n_t, replace=False)``, then uniform
+    positions; its plain mean estimates the mean over units of each unit's mean, not the
+    per-truncation mean, when the bets' quality depends on the unit's length (kept for the
+    benchmark that shows the difference). ``"auto"``: :func:`randomized_scheme`."""
+    lengths, n_t = _check_lengths(unit_lengths, n_t)
+    if sampling == "auto":
+        sampling = randomized_scheme(lengths, n_t)
     if sampling == "units":
         units = rng.choice(lengths.size, size=n_t, replace=False)
         return units, rng.integers(0, lengths[units])
@@ -203,29 +242,57 @@ def randomized_positions(unit_lengths: Sequence[int], n_t: int, rng: np.random.G
             raise InputError(f"systematic sampling of n_t = {n_t} of {total} truncations takes one "
                              f"every {step}, fewer than the longest unit's {longest}: a unit could "
                              f"be picked twice (expected n_t <= {total // longest})")
-        picks = int(rng.integers(0, step)) + step * np.arange(n_t)
+        picks = np.sort((int(rng.integers(0, total)) + step * np.arange(n_t)) % total)
         ends = np.cumsum(lengths)
         units = np.searchsorted(ends, picks, side="right")
         positions = picks - (ends[units] - lengths[units])
         return units, positions
-    raise InputError(f"unknown sampling {sampling!r}: expected 'units' or 'systematic'")
+    if sampling == "weighted":
+        ends = np.cumsum(lengths)
+        first_pick = int(rng.integers(0, int(ends[-1])))
+        first = int(np.searchsorted(ends, first_pick, side="right"))
+        others = np.delete(np.arange(lengths.size), first)
+        rest = rng.choice(others, size=n_t - 1, replace=False)
+        units = np.concatenate([[first], rest]).astype(np.int64)
+        positions = np.concatenate([[first_pick - (ends[first] - lengths[first])],
+                                    rng.integers(0, lengths[rest])]).astype(np.int64)
+        return units, positions
+    raise InputError(f"unknown sampling {sampling!r}: expected one of auto, "
+                     f"{', '.join(SCHEMES)}")
+
+
+def draw_q(values, weights=None) -> float:
+    """Q of one draw in nats: ``-mean(values)`` (``values`` the drawn truncations' log bets), or
+    with ``weights`` (the weighted scheme's L_u) ``-sum(w x) / sum(w)``; ``inf`` for a zero bet."""
+    values = np.asarray(values, dtype=np.float64)
+    if np.isneginf(values).any():
+        return math.inf
+    if weights is None:
+        return -math.fsum(values.tolist()) / values.size
+    w = np.asarray(weights, dtype=np.float64)
+    return -math.fsum((w * values).tolist()) / math.fsum(w.tolist())
 
 
 def randomized_draws(log_bets_per_unit: Sequence[np.ndarray], n_t: int, n_draws: int = 20,
-                     seed: int = 0, sampling: str = "units") -> np.ndarray:
+                     seed: int = 0, sampling: str = "auto") -> np.ndarray:
     """The paper's Table 1, bottom: ``n_draws`` draws of ``n_t`` truncations, one per distinct
     unit (:func:`randomized_positions`, all draws from one ``numpy.random.default_rng(seed)``, in
-    order); each draw's Q = -mean(log bets) in nats. ``log_bets_per_unit[i]`` holds the log bets
-    of every truncation of unit i, in order. Raises InputError when ``n_t`` exceeds the number of
-    units. ``tests/bench_shannon_bigram.py`` prints both samplings beside the exhaustive value."""
+    order); each draw's Q in nats (:func:`draw_q`, weighted by the units' lengths for the
+    ``weighted`` scheme). ``log_bets_per_unit[i]`` holds the log bets of every truncation of
+    unit i, in order. ``sampling="auto"``: :func:`randomized_scheme`. Raises InputError when
+    ``n_t`` exceeds the number of units. ``tests/bench_shannon_bigram.py`` prints the schemes
+    beside the exhaustive value."""
     units = [_check_log_bets(u, f"unit {i}") for i, u in enumerate(log_bets_per_unit)]
     n_draws = _positive_int(n_draws, "the number of draws")
     lengths = np.array([u.size for u in units], dtype=np.int64)
+    if sampling == "auto":
+        sampling = randomized_scheme(lengths, n_t)
     rng = np.random.default_rng(seed)
     qs = []
     for _ in range(n_draws):
         chosen, positions = randomized_positions(lengths, n_t, rng, sampling)
-        qs.append(_draw_q(np.array([units[u][p] for u, p in zip(chosen, positions)])))
+        values = np.array([units[u][p] for u, p in zip(chosen, positions)])
+        qs.append(draw_q(values, lengths[chosen] if sampling == "weighted" else None))
     return np.array(qs, dtype=np.float64)
 
 

@@ -10,10 +10,12 @@ predictor that ranks by the true conditional distribution (eq. 9, ``q_{m+1} = 0`
 (the upper bound: the outcome is a function of the context and the rank, so H(X | C) is at most
 the entropy of the rank; the lower bound: a sorted distribution p is the mixture, with weights
 r (p_r - p_{r+1}), of the uniform distributions on its r most likely outcomes, and entropy is
-concave). For another ranker the bounds are computed all the same; they then bound nothing that
-is proven. The upper bound is also what a bettor achieves that puts q_r on its r-th guess (its
-gambling entropy is exactly -sum_r q_r ln q_r), so it can lie below the ranking model's own
-perplexity when that model's probabilities are worse calibrated than its ranks. Entropies are in
+concave). For another ranker the upper bound still holds (its argument uses nothing of the
+ranking) and the lower one is computed all the same, bounding nothing that is proven. The upper
+bound is also what a bettor achieves that puts q_r on its r-th guess (its gambling entropy is
+exactly -sum_r q_r ln q_r), so it can lie below the ranking model's own perplexity when that
+model's probabilities are worse calibrated than its ranks: the paper's reading, that the model's
+perplexity falls inside the interval, need not hold for a given model. Entropies are in
 nats; :func:`bounds_as_perplexity` turns them into perplexities.
 
 When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came beyond rank l):
@@ -31,6 +33,25 @@ When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came 
   carry it: q_r = c / r with c = (1 - S_l) / sum_{r=l+1}^{m} 1/r.
 
 At l = m there is no tail and both give eq. 9 exactly.
+
+Which values are bounds (:func:`bounds_status`). At l = m the upper end bounds the entropy for any
+ranking; the lower end holds for a ranking by the true conditional distribution, whose rank
+frequencies never rise, and the two are then ordered. Cut at l < m they are not bounds: eq. 9's
+lower end is sum_r q_r g(r) with g(r) = r ln r - (r - 1) ln(r - 1) increasing, so a uniform
+tail, which moves the unseen mass to ranks up to m, can raise it above the true entropy (a source
+of two equally likely words among m = 10 has H = ln 2 = 0.69; cut at l = 1, eq. 11 gives
+(10/18) ln 10 = 1.28); a uniform tail has the most entropy a tail of its mass can have, so its
+upper end is at least eq. 9's and stays an upper bound; the Zipf tail guarantees neither end.
+The paper's own Table 2 shows it: at l = 1 its uniform values are 5161 to 7689 around a
+likelihood perplexity of 159.8. An interval whose lower end exceeds its upper one, or ln m (no
+distribution over m outcomes has more entropy), is flagged as no interval.
+
+Ties: a bettor that gives several outcomes the same bet does not rank them. Each tie is spread
+over the places it occupies (:func:`shared_rank_frequencies`): a correct outcome tied with k - 1
+others at places f..f + k - 1 adds 1/k to each of those q_r. These are the expected rank
+frequencies when the tied outcomes are put in a uniformly random order, computed exactly, so no
+seed is needed; a uniform bettor gets q_r = 1/m and both bounds ln m, its perplexity. (Mid-ranks
+would put every truncation of a uniform bettor at the one place (m + 1)/2: an upper bound of 0.)
 """
 
 from __future__ import annotations
@@ -73,6 +94,49 @@ def rank_frequencies(ranks, m: int) -> np.ndarray:
     if arr.max() > m:
         raise InputError(f"rank {int(arr.max())} exceeds the number of outcomes m = {m}")
     return np.bincount(arr - 1, minlength=m).astype(np.float64) / arr.size
+
+
+def shared_rank_frequencies(first, n_tied, m: int) -> np.ndarray:
+    """q_r for r = 1..m with ties spread over their places (module docstring): truncation t's
+    correct outcome shares places ``first[t]``..``first[t] + n_tied[t] - 1`` with the outcomes
+    of the same bet and adds ``1 / n_tied[t]`` to each. With no tie (every ``n_tied`` 1) this is
+    :func:`rank_frequencies` of ``first``. Raises InputError on a tie that leaves 1..m."""
+    m = _positive_int(m, "m")
+    first = _check_ranks(first)
+    tied = _check_ranks(n_tied)
+    if tied.size != first.size:
+        raise InputError(f"{first.size} ranks and {tied.size} tie sizes: expected one per "
+                         f"truncation")
+    last = first + tied - 1
+    if last.max() > m:
+        raise InputError(f"a tie reaches rank {int(last.max())}, beyond the m = {m} outcomes")
+    diff = np.zeros(m + 1)
+    np.add.at(diff, first - 1, 1.0 / tied)
+    np.add.at(diff, last, -1.0 / tied)
+    return np.maximum(np.cumsum(diff[:m]), 0.0) / first.size
+
+
+def bounds_status(lower: float, upper: float, m: int, l: int, tail: str) -> tuple[bool, str]:
+    """Whether the rank values ``(lower, upper)`` (nats) cut at ``l`` of ``m`` with ``tail`` are
+    bounds, and why (module docstring): ``(True, ...)`` only at l = m with the two ordered and the
+    lower one at most ln m. The note names an inverted or impossible interval first."""
+    problems = []
+    if lower > upper + 1e-12:
+        problems.append(f"inverted: the lower end exp({lower:.4g}) exceeds the upper one "
+                        f"exp({upper:.4g}), so there is no interval (Shannon's lower bound needs "
+                        f"rank frequencies that never rise, as an ideal predictor's)")
+    if lower > math.log(m) + 1e-12:
+        problems.append(f"impossible: the lower end {math.exp(lower):.4g} exceeds m = {m}, the "
+                        f"perplexity of uniform bets, which no bettor's entropy can exceed")
+    if l < m:
+        kept = ("the upper end stays an upper bound (a uniform tail has the most entropy) but "
+                "the lower end is no bound (the tail's ranks raise it)") if tail == "uniform" \
+            else "neither end is a bound (the Zipf tail is an extrapolation)"
+        problems.append(f"cut at l = {l} of m = {m}: the ranks beyond l are assumed, so {kept}")
+    if problems:
+        return False, "; ".join(problems)
+    return True, ("eq. 9 on every rank: the upper end bounds the entropy for any ranking, the "
+                  "lower end for a ranking by the true conditional distribution")
 
 
 def rank_histogram(ranks) -> list[tuple[int, int]]:

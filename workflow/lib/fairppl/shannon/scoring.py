@@ -1,0 +1,198 @@
+"""Scoring a checked submission with the campaign's key (Bimbot et al., eqs. 3, 6 and 9-12): the
+gambling perplexity with a bootstrap interval over units, or Shannon's rank values with what
+they bound.
+
+The perplexity is per word whatever the scheme: exp(-mean ln bet) for an exhaustive or a
+systematic campaign (every truncation equally likely), exp(-sum w ln bet / sum w) for a
+length-weighted one (w: the unit's number of truncations, from the key;
+:func:`fairppl.shannon.gambling.randomized_positions` shows that its log is unbiased for the
+per-word value). A /1 randomized campaign drew every unit equally likely: its plain mean
+estimates the mean over units, and the result says so."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from .campaign_folder import Campaign
+from .gambling import floor_bet
+from .submission import BETS, Record, _as_float
+
+#: The fewest distinct units the scored truncations must cover for a bootstrap interval.
+MIN_INTERVAL_UNITS = 20
+TAILS = ("uniform", "zipf")
+
+
+def _bootstrap_interval(log_bets: np.ndarray, units: Sequence[str],
+                        weights: np.ndarray) -> tuple[dict | None, str]:
+    """Interval of the perplexity from a bootstrap over units (per unit the weighted sum of
+    -ln bet and the sum of the weights, a ratio of sums), or (None, why not)."""
+    from ..stats.bootstrap import BootstrapSettings, ratio_interval
+
+    distinct = sorted(set(units))
+    if len(distinct) < MIN_INTERVAL_UNITS:
+        return None, (f"no interval: the scored truncations cover {len(distinct)} distinct "
+                      f"unit(s), fewer than {MIN_INTERVAL_UNITS}")
+    if np.isneginf(log_bets).any():
+        return None, "no interval: a bet of 0 on a correct outcome makes the perplexity infinite"
+    where = {u: i for i, u in enumerate(distinct)}
+    idx = np.array([where[u] for u in units])
+    nats = np.bincount(idx, weights=-log_bets * weights, minlength=len(distinct))
+    counts = np.bincount(idx, weights=weights, minlength=len(distinct))
+    settings = BootstrapSettings()
+    low, high = ratio_interval(nats, counts, settings)
+    return ({"low": math.exp(low), "high": math.exp(high), "level": settings.level,
+             "replicates": settings.replicates, "seed": settings.seed,
+             "n_units": len(distinct)},
+            f"{settings.level:.0%} interval of a bootstrap over {len(distinct)} units "
+            f"(B = {settings.replicates}, seed {settings.seed})")
+
+
+def _score_bets(campaign: Campaign, records: Sequence[Record]) -> dict:
+    pos, m, labels = campaign.position(), campaign.m, campaign.outcomes.labels
+    log_bets = np.empty(len(records))
+    n_floor = n_uniform = 0
+    lengths = []
+    for k, rec in enumerate(records):
+        bets = {w: _as_float(v) for w, v in rec.entries.items()}
+        correct = labels[campaign.answers[pos[rec.id]]]
+        length = len(bets)
+        lengths.append(length)
+        if correct in bets:
+            bet = bets[correct]
+        else:
+            bet = floor_bet(math.fsum(bets.values()), m, length)
+            n_floor += 1
+            n_uniform += length == 0
+        log_bets[k] = math.log(bet) if bet > 0 else -math.inf
+    units = [campaign.unit_ids[pos[r.id]] for r in records]
+    weights = _weights(campaign, records)
+    perplexity = (math.inf if np.isneginf(log_bets).any() else
+                  math.exp(-math.fsum((weights * log_bets).tolist())
+                           / math.fsum(weights.tolist())))
+    out = {"perplexity": perplexity, "n_floor": n_floor,
+           "n_uniform": n_uniform, "list_length_min": min(lengths),
+           "list_length_max": max(lengths),
+           "n_units_scored": len(set(units))}
+    interval, note = _bootstrap_interval(log_bets, units, weights)
+    out["interval"] = interval
+    out["interval_note"] = note
+    if math.isinf(out["perplexity"]):
+        zero = [r.line for r, lb in zip(records, log_bets) if np.isneginf(lb)]
+        out["perplexity_note"] = (f"a bet of 0 on the correct outcome on {len(zero)} line(s) "
+                                  f"(first: line {zero[0]}): the perplexity is infinite")
+    return out
+
+
+def _weights(campaign: Campaign, records: Sequence[Record]) -> np.ndarray:
+    """Each scored record's weight: 1, or its unit's number of truncations in a length-weighted
+    campaign."""
+    if campaign.weights is None:
+        return np.ones(len(records))
+    pos = campaign.position()
+    return np.array([campaign.weights[pos[r.id]] for r in records], dtype=np.float64)
+
+
+def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
+    from . import ranks as rank_bounds
+
+    pos, m, labels = campaign.position(), campaign.m, campaign.outcomes.labels
+    length = min(len(r.entries) for r in records)
+    ranks = np.empty(len(records), dtype=np.int64)
+    beyond = 0
+    for k, rec in enumerate(records):
+        correct = labels[campaign.answers[pos[rec.id]]]
+        try:
+            rank = rec.entries.index(correct) + 1
+        except ValueError:
+            rank = None
+        if rank is None or rank > length:
+            beyond += 1
+            rank = length + 1  # beyond the shortest list: only q_1..q_l are used
+        ranks[k] = rank
+    weights = _weights(campaign, records)
+    q = np.bincount(ranks - 1, weights=weights, minlength=m + 1)[:m] / math.fsum(
+        weights.tolist())
+    n = len(records)
+    tails = {}
+    for tail in TAILS:
+        if tail == "zipf" and length < m and not q[:length].any():
+            tails[tail] = {"entropy_lower_bits": None, "entropy_upper_bits": None,
+                           "perplexity_lower": None, "perplexity_upper": None, "valid": False,
+                           "note": f"no correct outcome within the first {length} ranks: no "
+                                   f"Zipf law to fit"}
+            continue
+        if length >= m:
+            lower, upper = rank_bounds.shannon_bounds(q)
+        else:
+            lower, upper = rank_bounds.shannon_bounds_limited(q[:length], m, length, tail=tail)
+        valid, why = rank_bounds.bounds_status(lower, upper, m, min(length, m), tail)
+        tails[tail] = {"entropy_lower_bits": lower / math.log(2),
+                       "entropy_upper_bits": upper / math.log(2),
+                       "perplexity_lower": math.exp(lower), "perplexity_upper": math.exp(upper),
+                       "valid": valid, "note": why}
+    fitted = [t for t in tails.values() if t["entropy_lower_bits"] is not None]
+    lower = min(t["entropy_lower_bits"] for t in fitted)
+    upper = max(t["entropy_upper_bits"] for t in fitted)
+    valid = all(t["valid"] for t in tails.values())
+    if valid:
+        note = tails["uniform"]["note"]
+    elif lower > upper:
+        note = ("no interval: the lower end exceeds the upper one (see tails); "
+                + tails["uniform"]["note"])
+    else:
+        note = "; ".join(f"{tail}: {t['note']}" for tail, t in tails.items())
+    units = {campaign.unit_ids[pos[r.id]] for r in records}
+    return {"perplexity": None, "list_length": length, "n_beyond_list": beyond,
+            "n_units_scored": len(units), "n_truncations_ranked": n,
+            "entropy_lower_bits": lower, "entropy_upper_bits": upper,
+            "perplexity_lower": 2.0 ** lower, "perplexity_upper": 2.0 ** upper,
+            "rank_bounds_valid": valid, "rank_bounds_note": note, "tails": tails}
+
+
+def score_submission(campaign: Campaign, records: Sequence[Record], flags: Sequence[dict],
+                     allow_invalid: bool = False) -> dict:
+    """Score the valid ``records`` of a submission (:func:`read_submission`).
+
+    With flags and not ``allow_invalid`` nothing is scored (``perplexity`` ``None``, ``note``
+    says why). Bets: ``perplexity`` (eq. 3 over the scored truncations), ``interval`` (a
+    bootstrap over units of the per-unit sums of -log bets and truncation counts, when they
+    cover at least ``MIN_INTERVAL_UNITS`` units, else ``None`` with ``interval_note``).
+    Rankings: ``entropy_lower_bits``/``entropy_upper_bits`` (bits per word, the wider of the
+    uniform and Zipf tails' values, per tail in ``tails``) from the ranks of the correct
+    outcomes within the shortest list ``list_length`` (a rank past it counts as beyond), over
+    ``n_truncations_ranked`` truncations; ``rank_bounds_valid`` is true only when they are
+    bounds (every ranking complete, the two ends ordered and the lower at most log m) and
+    ``rank_bounds_note`` says why (:func:`fairppl.shannon.ranks.bounds_status`). Both kinds:
+    ``scheme`` (how the truncations were drawn) and, for a /1 randomized campaign,
+    ``scheme_note``."""
+    kinds = {r.kind for r in records}
+    if len(kinds) > 1:
+        raise ValueError("records of both kinds: read_submission flags one of them")
+    out = {"campaign": str(campaign.folder), "protocol": campaign.protocol,
+           "scheme": campaign.scheme, "m": campaign.m,
+           "n_truncations": len(campaign.ids), "kind": kinds.pop() if kinds else None,
+           "perplexity": None, "n_scored": 0, "n_valid": len(records),
+           "n_flagged": len(flags), "flagged": list(flags), "allow_invalid": bool(allow_invalid),
+           "note": None}
+    if flags and not allow_invalid:
+        out["note"] = (f"not scored: {len(flags)} flagged; fix them, or pass --allow-invalid to "
+                       f"score the {len(records)} valid record(s)")
+        return out
+    if not records:
+        out["note"] = "nothing to score: no valid record"
+        return out
+    scored = _score_bets(campaign, records) if out["kind"] == BETS else \
+        _score_rankings(campaign, records)
+    out.update(scored)
+    out["n_scored"] = len(records)
+    if campaign.scheme == "units":
+        out["scheme_note"] = ("an earlier campaign (fairppl-campaign/1) whose randomized draws "
+                              "took every unit equally likely: its score estimates the mean "
+                              "over units, not the per-word value")
+    if flags:
+        out["note"] = (f"scored the valid rest (--allow-invalid): {len(records)} of "
+                       f"{len(campaign.ids)} truncations; {len(flags)} flagged left out")
+    return out

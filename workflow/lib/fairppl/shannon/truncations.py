@@ -1,0 +1,172 @@
+"""Building a campaign's truncations (Bimbot et al., sections 4.1-4.2 and 5): from units in
+corpus order, or from the units of a finished study (:func:`build_campaign`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..core.errors import InputError
+from ..core.io import read_parquet
+from .campaign_folder import PROTOCOLS, read_settings, write_campaign
+from .gambling import randomized_positions, randomized_scheme
+from .outcomes import Outcomes, build_outcomes, contexts, unit_outcomes
+
+
+def truncation_id(k: int) -> str:
+    """The id of the k-th truncation (1-based) of a campaign file."""
+    return f"t{k:06d}"
+
+
+def make_truncations(units: Sequence[tuple[str, str]], outcomes: Outcomes, protocol: str,
+                     n: int | None = None, seed: int = 0) -> list[dict]:
+    """The truncations of ``units`` (``(unit_id, normalised text)`` in corpus order) as dicts
+    ``id, unit_id, context, word`` (``word``: the correct outcome), and for the randomized
+    protocol ``scheme`` and ``weight``.
+
+    ``exhaustive``: every position of every unit (the first ``n`` units when ``n`` is given),
+    the end of the unit included. ``randomized``: one truncation in each of ``n`` distinct
+    units (all when ``None``), drawn with ``numpy.random.default_rng(seed)`` by
+    :func:`fairppl.shannon.gambling.randomized_positions`: the paper's systematic scheme where
+    ``n`` allows distinct units (every truncation equally likely, ``weight`` 1), else the
+    length-weighted scheme (``weight``: the unit's number of truncations, by which the scorer
+    weighs the truncation's log bet). Either way the score estimates the per-word gambling
+    perplexity of the exhaustive protocol on the same units, without bias in log terms.
+    Written in corpus order."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"n = {n!r}: expected a number of units >= 1")
+    if not units:
+        raise InputError("no units to truncate")
+    if n is not None and n > len(units):
+        raise InputError(f"n = {n}: only {len(units)} units to draw from; expected n <= "
+                         f"{len(units)}")
+    out = []
+    if protocol == "exhaustive":
+        for uid, text in units[:n]:
+            ctx, answers = contexts(text), unit_outcomes(text, outcomes)
+            for p in range(len(ctx)):
+                out.append({"id": truncation_id(len(out) + 1), "unit_id": uid,
+                            "context": ctx[p], "word": answers[p]})
+        return out
+    lengths = np.array([len(contexts(text)) for _, text in units], dtype=np.int64)
+    size = n or len(units)
+    scheme = randomized_scheme(lengths, size)
+    picks, positions = randomized_positions(lengths, size, np.random.default_rng(seed), scheme)
+    for i, p in sorted(zip(picks.tolist(), positions.tolist())):
+        uid, text = units[i]
+        out.append({"id": truncation_id(len(out) + 1), "unit_id": uid,
+                    "context": contexts(text)[p], "word": unit_outcomes(text, outcomes)[p],
+                    "scheme": scheme,
+                    "weight": int(lengths[i]) if scheme == "weighted" else 1})
+    return out
+
+
+# ---------------------------------------------------------------- building from a study
+
+
+def _load_config(path: str | os.PathLike) -> dict | None:
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise InputError(f"not valid YAML ({str(err).splitlines()[0]})", path=str(path)) from None
+    if not isinstance(config, dict):
+        raise InputError("expected a YAML mapping (the study's config)", path=str(path))
+    return config
+
+
+def _config_vocab_size(config: dict | None, config_path) -> int | None:
+    where = f"the key shannon.vocab_size in {config_path}"
+    if config is None:
+        raise InputError(f"no --vocab-size and no config file {config_path}: expected "
+                         f"--vocab-size V or {where}")
+    block = config.get("shannon")
+    if not isinstance(block, dict) or "vocab_size" not in block:
+        raise InputError(f"no --vocab-size and no key shannon.vocab_size: expected --vocab-size "
+                         f"V or {where}", path=str(config_path))
+    size = block["vocab_size"]
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise InputError(f"shannon.vocab_size = {size!r}: expected an integer >= 1 or null "
+                         f"(every train word type)", path=str(config_path))
+    return size
+
+
+def vocabulary_corpus(config: dict | None, corpus: str) -> str:
+    """The corpus whose train split gives the outcomes: the one that trains the models scored
+    on ``corpus`` (``models_from`` of an evaluation-only corpus such as the UDHR), or the corpus
+    itself when the config does not name it."""
+    if config is None or corpus not in (config.get("corpora") or {}):
+        return corpus
+    from ..config.design import train_corpus
+
+    return train_corpus(config, corpus)
+
+
+def _units(frame, path: str, language: str, split: str | None) -> list[tuple[str, str]]:
+    langs = frame.filter(frame["language"] == language)
+    if langs.height == 0:
+        have = sorted(set(frame["language"].to_list()))
+        raise InputError(f"no units of language {language!r}: expected one of "
+                         f"{', '.join(have)}", path=path)
+    part = langs if split is None else langs.filter(langs["split"] == split)
+    if part.height == 0:
+        have = sorted(set(langs["split"].to_list()))
+        raise InputError(f"no units of {language!r} in split {split!r}: expected one of "
+                         f"{', '.join(have)} (or all)", path=path)
+    part = part.sort("position")
+    return list(zip(part["unit_id"].to_list(), part["text"].to_list()))
+
+
+def build_campaign(root: str | os.PathLike, corpus: str, language: str, out: str | os.PathLike,
+                   *, split: str = "test", protocol: str = "exhaustive", n: int | None = None,
+                   seed: int = 0, vocab_size: int | None = None,
+                   config_path: str | os.PathLike = "config/config.yaml") -> dict:
+    """Write a campaign for one corpus and language of a finished study under ``root``: the
+    units of ``split`` (``all``: every unit) of ``results/corpus/<corpus>/units.parquet``, the
+    outcomes from the language's train split of the vocabulary corpus (:func:`vocabulary_corpus`)
+    with ``vocab_size`` words (else the config's ``shannon.vocab_size``). Returns campaign.json's
+    content with ``status`` (``written`` or ``unchanged``)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"--n {n!r}: expected a number of units >= 1 (or no --n: every unit)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"--seed {seed!r}: expected an integer >= 0")
+    root = Path(root)
+    cfg_path = Path(config_path) if Path(config_path).is_absolute() else root / config_path
+    config = _load_config(cfg_path)
+    setting = "--vocab-size"
+    if vocab_size is None:
+        vocab_size = _config_vocab_size(config, cfg_path)
+        setting = "shannon.vocab_size"
+    elif isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
+        raise InputError(f"--vocab-size {vocab_size!r}: expected an integer >= 1")
+    source = vocabulary_corpus(config, corpus)
+    cols = ["unit_id", "position", "language", "split", "text"]
+    units_path = root / "results" / "corpus" / corpus / "units.parquet"
+    frame = read_parquet(units_path, columns=cols)
+    train_path = root / "results" / "corpus" / source / "units.parquet"
+    train_frame = frame if source == corpus else read_parquet(train_path, columns=cols)
+    train = _units(train_frame, str(train_path), language, "train")
+    try:
+        outcomes = build_outcomes((text for _, text in train), vocab_size,
+                                  setting=setting, where=f"{source}/{language}")
+    except InputError as err:
+        raise InputError(str(err), path=str(train_path)) from None
+    units = _units(frame, str(units_path), language, None if split == "all" else split)
+    try:
+        truncations = make_truncations(units, outcomes, protocol, n, seed)
+    except InputError as err:
+        raise InputError(str(err), path=str(units_path)) from None
+    settings = {"corpus": corpus, "language": language, "split": split, "protocol": protocol,
+                "n": n, "seed": seed, "vocab_size": vocab_size, "vocabulary_corpus": source}
+    status = write_campaign(out, truncations, outcomes, settings)
+    return read_settings(Path(out)) | {"status": status}
+
