@@ -248,8 +248,12 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         "exactly that word: its canonical tokens and then a word boundary or the end of the "
         "text, given that the context ends at a boundary; <unk> takes the rest of the mass. "
         "A list of the l best bets gives every other outcome the floor (1 - A_l) / (m - l), "
-        "A_l the listed bets' sum; Shannon's rank values use only the rank of the correct "
-        "word; n_t is the number of truncations behind an estimate."))
+        "A_l the listed bets' sum (the paper's eq. 6). Shannon's (1951) rank values use only "
+        "the rank r of the correct word among a bettor's bets: with q_r the share of "
+        "truncations where it came r-th, the entropy lies between sum_r r (q_r - q_(r+1)) "
+        "log r and -sum_r q_r log q_r, shown as perplexities (2 to those bits); they are "
+        "bounds only when every outcome is ranked (l = m), and the rank_bounds_note column "
+        "says when they are not. n_t is the number of truncations behind an estimate."))
     sentences = common_sentences(table, names)
     full = table.filter((pl.col("protocol") == "exhaustive")
                         & (pl.col("n_t") == pl.col("n_truncations")))
