@@ -128,7 +128,7 @@ def test_answer_names_hardest_and_easiest():
             "kenlm-char-o5 / char 4.00 [3.90, 4.10]; transformer / char 3.00 [2.90, 3.10]") in text
     assert "Easiest: English (last under both models; BPEC kenlm-char-o5 / char 1.00" in text
     # Only the reference model has differences here: 1 of 1 models.
-    assert "tell the hardest language from the next under 1 of 1 models" in text
+    assert "tell each model's hardest language from its next under 1 of 1 models" in text
     assert "cannot order these groups of adjacent languages: {Korean, German}" in text
     # One pair of models, rho 0.8 with exact p 8/24: not beyond chance.
     assert ("0 of 1 pairs of models have a rank correlation different from 0" in text
@@ -154,6 +154,35 @@ def test_answer_mean_rank_and_disagreement_counts():
     # tur 2: ties broken by name (deu first).
     text = " ".join(answer_sentences(_models(bpec=bpec), {}, "bible"))
     assert "Hardest by mean rank over these models: deu (first under 1 of 2 models" in text
+
+
+def test_answer_reads_the_headline_models_on_all_their_units():
+    """The common table holds 100 units (a costly model scored only those); the full models
+    scored 4751 in every language: the answer reads them there, and says so."""
+    names = dict(SHEET.select("language", "name").rows())
+    common = _models(n_units=100)
+    bpec = {"eng": (1.1, 1.2), "deu": (2.1, 2.5), "kor": (3.1, 2.0), "tur": (4.1, 3.0)}
+    bpu = _models(bpec=bpec, n_units=4751)
+    text = " ".join(answer_sentences(common, names, "bible", bpu=bpu))
+    assert "each on all the units it scored: the same 4751 test units in every language" in text
+    assert "kenlm-char-o5 / char 4.10 [4.00, 4.20]" in text  # the bpu value, not 4.00
+    # Unequal unit counts within a model: back to the common table.
+    uneven = bpu.with_columns(n_units=pl.when(pl.col("language") == "eng").then(4000)
+                              .otherwise(pl.col("n_units")))
+    text = " ".join(answer_sentences(common, names, "bible", bpu=uneven))
+    assert "the same 100 test units in every language" in text and "4.00 [3.90, 4.10]" in text
+
+
+def test_answer_names_each_models_hardest_when_none_agrees():
+    """Ranks (1, 4) for eng, (4, 1) for deu, (2, 2) for kor, (3, 3) for tur: Korean leads by
+    mean rank (2 against 2.5) yet is first under neither model; the sentence names theirs."""
+    bpec = {"eng": (4.0, 1.0), "deu": (1.0, 4.0), "kor": (3.0, 3.0), "tur": (2.0, 2.0)}
+    names = dict(SHEET.select("language", "name").rows())
+    text = " ".join(answer_sentences(_models(bpec=bpec), names, "bible"))
+    assert ("Hardest by mean rank over these models: Korean (first under none of them; "
+            "theirs: English (kenlm-char-o5 / char), German (transformer / char)") in text
+    assert ("Easiest: Turkish (last under none of them; theirs: German (kenlm-char-o5 / "
+            "char), English (transformer / char)") in text
 
 
 def test_answer_caveats_follow_the_tables():

@@ -63,7 +63,7 @@ rule tokenizer_table:
 rule correlates_table:
     input:
         units=unit_tables(),
-        models="results/tables/models.parquet",
+        bpu="results/tables/bpu.parquet",
         tokenizers=list(correlate_tokenizers().values()),
     output:
         features=report(

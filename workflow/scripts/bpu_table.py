@@ -48,7 +48,9 @@ def main(snakemake):
     table = with_intervals(table, interval_table(scores, english, settings))
     common = with_unit_set(bits_per_utterance(common_scores, units), common=True)
     common = with_intervals(common, interval_table(common_scores, english, settings))
-    differences = paired_language_differences(common_scores, english, settings)
+    # Adjacent languages within each model, on all the units that model scored (the same units
+    # in every language of a model: the report's answer rests on these).
+    differences = paired_language_differences(scores, english, settings)
     model_differences = paired_model_differences(common_scores, english, settings)
     logging.info("%d rows from %d per-unit tables; %d rows on common units; %d model-vs-model "
                  "differences; %s", table.height, len(snakemake.input.scores), common.height,

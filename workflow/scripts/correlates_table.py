@@ -1,8 +1,8 @@
 """Correlates of difficulty: per language, properties of its text (characters, words, word types,
 type/token ratio, characters per English character, OOV rate at a fixed vocabulary, word unigram
 entropy, unseen-character rate against the models' train split, pieces per word of each
-SentencePiece tokenizer) and their Spearman correlation with each model's BPEC on the common
-units."""
+SentencePiece tokenizer) and their Spearman correlation with each model's BPEC on all the units
+that model scored (as the report's answer ranks the languages)."""
 
 import logging
 
@@ -21,7 +21,7 @@ def main(snakemake):
                                  tokenizers=tokenizers,
                                  train_corpora=snakemake.params.train_corpora,
                                  eval_splits=snakemake.params.eval_splits)
-    correlations = feature_correlations(features, pl.read_parquet(snakemake.input.models))
+    correlations = feature_correlations(features, pl.read_parquet(snakemake.input.bpu))
     logging.info("%d languages, %d correlations", features.height, correlations.height)
     write_table(features, csv=snakemake.output.features)
     write_table(correlations, csv=snakemake.output.correlations)

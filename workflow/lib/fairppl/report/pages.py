@@ -148,7 +148,7 @@ def answer_section(inp: ReportInputs) -> str:
     main = inp.corpora[0]
     parts = [_p(s, "answer") for s in answer_sentences(
         inp.models, inp.names, main, inp.differences, inp.correlations,
-        tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level)]
+        tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level, bpu=inp.bpu)]
     table = wide_table(inp.models, inp.sheet, main)
     if table.height:
         headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
@@ -187,11 +187,13 @@ def languages_models_section(inp: ReportInputs) -> str | None:
                 f"rows in the order of the answer's ranking")))
     if not parts:
         return None
-    agree = model_agreement(inp.models, inp.corpora[0]).filter(
-        pl.col("spearman_rho").is_not_null())  # pairs sharing fewer than 3 languages left out
+    # Each model ranked on all the units it scored, as in the answer; pairs sharing fewer than 3
+    # languages left out.
+    agree = model_agreement(inp.bpu, inp.corpora[0]).filter(pl.col("spearman_rho").is_not_null())
     if agree.height:
-        parts.append(html_table(agree, UNITS, caption="Agreement between model rankings "
-                                                      f"({inp.corpora[0]})"))
+        parts.append(html_table(agree, UNITS, caption=(
+            f"Agreement between model rankings ({inp.corpora[0]}; each model ranked on all the "
+            f"units it scored, over the languages both scored)")))
     parts.append(model_pairs_html(inp.model_differences, inp.corpora[0], inp.bootstrap))
     parts.append(end_of_unit_html(inp.models, inp.corpora[0]))
     body = _p("Every number of a corpus on one common unit set (results/tables/models.csv; "

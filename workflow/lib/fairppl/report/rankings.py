@@ -116,6 +116,8 @@ def _p(p: float | None) -> str:
 
 
 def _count(k: int, n: int, what: str) -> str:
+    if k == 0 and n > 1:
+        return f"none of the {n} {what}"
     return f"all {n} {what}" if k == n and n > 2 else (
         f"both {what}" if k == n == 2 else f"{k} of {n} {what}")
 
@@ -161,37 +163,60 @@ def _interval(r: dict) -> str:
     return f"{fmt(r['bpec'])} [{fmt(r['bpec_ci_low'])}, {fmt(r['bpec_ci_high'])}]"
 
 
+def _own_units(bpu: pl.DataFrame | None, corpus: str, labels: list[str]) -> pl.DataFrame | None:
+    """The rows of ``labels`` on ``corpus`` from the table of each model on all the units it
+    scored, where every such model has one unit count in all its languages (its languages on
+    the same units, as a multi-text's split gives them); else None."""
+    if bpu is None or not bpu.height:
+        return None
+    rows = open_rows(bpu, corpus).filter(pl.col("label").is_in(labels))
+    if set(rows["label"]) != set(labels):
+        return None
+    if rows.group_by("label").agg(pl.col("n_units").n_unique())["n_units"].max() != 1:
+        return None
+    return rows
+
+
 def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
                      differences: pl.DataFrame | None = None,
                      correlations: pl.DataFrame | None = None,
-                     other_corpora: tuple[str, ...] = (), alpha: float = 0.05) -> list[str]:
+                     other_corpora: tuple[str, ...] = (), alpha: float = 0.05,
+                     bpu: pl.DataFrame | None = None) -> list[str]:
     """The answer on ``corpus`` in a few sentences, every one computed from the tables: which
-    models it rests on (:func:`headline_models`), the hardest and easiest languages by mean rank
-    over those models with each model's BPEC and interval, whether the paired intervals tell
-    them from their neighbours and the groups they cannot separate under the reference model,
-    how many pairs of models agree beyond chance (Spearman, Benjamini-Hochberg over the pairs),
-    and the caveats the tables support: the reference ranking's correlation with characters per
-    English character (``correlations``) and how the ranking carries over to
-    ``other_corpora``."""
+    models it rests on (:func:`headline_models`, chosen on the common-units table ``models``),
+    the hardest and easiest languages by mean rank over those models with each model's BPEC and
+    interval, whether the paired intervals (``differences``) tell them from their neighbours and
+    the groups they cannot separate under the reference model, how many pairs of models agree
+    beyond chance (Spearman, Benjamini-Hochberg over the pairs), and the caveats the tables
+    support: the reference ranking's correlation with characters per English character
+    (``correlations``) and how the ranking carries over to ``other_corpora``.
+
+    With ``bpu`` (each model on all the units it scored) the headline models are read there
+    when each has its languages on the same units (:func:`_own_units`): a model scored on
+    every test unit is not cut down to the few units a costly model scored."""
     from ..stats.correlates import benjamini_hochberg
     from .html import fmt
 
-    rows = open_rows(models, corpus)
-    if rows.height == 0:
+    common = open_rows(models, corpus)
+    if common.height == 0:
         return [f"No open-vocabulary model scored the {corpus} corpus."]
     name = lambda lang: names.get(lang, lang)  # noqa: E731
-    n_units = sorted(set(rows["n_units"]))
+    full, partial = headline_models(common)
+    own = _own_units(bpu, corpus, full)
+    rows = own if own is not None else common
+    n_units = sorted(set(rows.filter(pl.col("label").is_in(full))["n_units"]))
     split = ", ".join(sorted(set(rows["split"])))
-    units = (f"the same {describe_units(n_units[0], split)}" if len(n_units) == 1
-             else f"{min(n_units)}-{max(n_units)} {split} units")
-    full, partial = headline_models(rows)
+    units = (f"the same {describe_units(n_units[0], split)} in every language"
+             if len(n_units) == 1 else f"{min(n_units)}-{max(n_units)} {split} units")
+    if own is not None:
+        units = "each on all the units it scored: " + units
     languages = sorted(set(rows.filter(label=full[0])["language"]))
     ref = full[0]
-    basis = (f"On {corpus} ({units} in every language), the answer rests on "
+    basis = (f"On {corpus} ({units}), the answer rests on "
              + (f"the {len(full)} models" if len(full) > 1 else "the one model")
              + f" that scored all {len(languages)} languages: {', '.join(full)}")
     if partial:
-        counts = dict(rows.group_by("label").agg(pl.col("language").n_unique()).rows())
+        counts = dict(common.group_by("label").agg(pl.col("language").n_unique()).rows())
         basis += ("; left out of this answer, as scored on fewer languages: "
                   + ", ".join(f"{m} ({counts[m]})" for m in partial))
     sentences = [basis + "."]
@@ -210,7 +235,15 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
         ordered = [part.filter(label=m).row(0, named=True) for m in full]
         values = ("; ".join(f"{r['label']} {_interval(r)}" for r in ordered) if len(full) > 1
                   else _interval(ordered[0]))
-        where = (f"{word} under {_count(k, len(full), 'models')}" if len(full) > 1 else word)
+        if len(full) == 1:
+            where = word
+        elif k == 0:
+            others = [(m, head.filter((pl.col("label") == m) & (pl.col("rank") == rank))
+                       ["language"][0]) for m in full]
+            where = (f"{word} under none of them; theirs: "
+                     + ", ".join(f"{name(x)} ({m})" for m, x in others))
+        else:
+            where = f"{word} under {_count(k, len(full), 'models')}"
         return f"{name(lang)} ({where}; BPEC {values} bits/English char)"
 
     sentences.append(f"Hardest by mean rank over these models: {extreme(hardest, 1, 'first')}. "
@@ -223,15 +256,14 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
             part = diffs.filter(label=label)
             if not part.height:
                 continue
-            top, bottom = part.row(0, named=True), part.row(-1, named=True)
-            told.append((label, top, bottom))
+            told.append((label, part.row(0, named=True), part.row(-1, named=True)))
         if told:
             apart_top = [t for t in told if t[1]["excludes_zero"]]
             apart_bottom = [t for t in told if t[2]["excludes_zero"]]
             sentences.append(
-                f"Paired {1 - alpha:.0%} intervals over units tell the hardest "
-                f"language from the next under {_count(len(apart_top), len(told), 'models')}, "
-                f"and the easiest from the one above under "
+                f"Paired {1 - alpha:.0%} intervals over units tell each model's hardest "
+                f"language from its next under {_count(len(apart_top), len(told), 'models')}, "
+                f"and its easiest from the one above under "
                 f"{_count(len(apart_bottom), len(told), 'models')}.")
             groups = inseparable_groups(diffs.filter(label=ref))
             if groups:
@@ -242,7 +274,8 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
             elif diffs.filter(label=ref).height:
                 sentences.append(f"Under {ref}, every adjacent pair of languages is told apart "
                                  f"by its interval.")
-    agree = model_agreement(models, corpus).filter(pl.col("p_value").is_not_null())
+    agree = model_agreement(bpu if own is not None else models, corpus).filter(
+        pl.col("p_value").is_not_null())
     if agree.height:
         adjusted = benjamini_hochberg(agree["p_value"].to_list())
         k = sum(p is not None and p < alpha for p in adjusted)
@@ -251,15 +284,16 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
                   f"Spearman's rho from {lo:.2f} to {hi:.2f}")
         sizes = sorted(set(agree["n_languages"]))
         size = (f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}")
-        verdict = (f"every pair's agreement is beyond chance" if k == agree.height else
+        verdict = ("every pair's agreement is beyond chance" if k == agree.height else
                    f"no pair's agreement can be told from chance with {size} languages"
                    if k == 0 else
                    f"the other pairs' agreement cannot be told from chance with {size} "
                    f"languages")
+        basis_text = "each model on all its units, " if own is not None else ""
         sentences.append(
             f"Do the models rank the languages alike? {_count(k, agree.height, 'pairs')} of "
-            f"models have a rank correlation different from 0 (Benjamini-Hochberg adjusted "
-            f"p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
+            f"models have a rank correlation different from 0 ({basis_text}Benjamini-Hochberg "
+            f"adjusted p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
     sentences.extend(_caveats(rows, ref, names, corpus, correlations, models, other_corpora,
                               alpha))
     return sentences

@@ -284,7 +284,8 @@ def spearman(x, y, exact_max: int = EXACT_MAX_PAIRS) -> tuple[float | None, floa
 
 def feature_correlations(features: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
     """Spearman's rho (and p) between each feature and the BPEC of each open-vocabulary
-    (corpus, model, tokenizer) of the common-units table ``models``, across languages."""
+    (corpus, model, tokenizer) of ``models`` (the study passes each model on all the units it
+    scored, bpu.parquet), across languages."""
     rows = []
     data = models.filter(pl.col("open_vocabulary") & pl.col("bpec").is_not_null())
     for (corpus, model, tok), part in data.group_by(["corpus", "model", "tokenizer"],
