@@ -196,11 +196,20 @@ def test_answer_caveats_follow_the_tables():
     assert ("Caveat: kenlm-char-o5 / char's ranking follows characters per English character "
             "(Spearman's rho 0.81, p = 0.01, 4 languages)") in text
     # Transfer: rho -1 (exact p 2/24) and 0.4: neither below 0.05.
-    assert ("the bible ranking is not detected to carry over to udhr (rho -1.00 to 0.40 over 2 "
-            "model(s), every p >= 0.083, 4 languages)") in text
+    assert ("the bible ranking is not detected to carry over to udhr under both models of the "
+            "answer (rho -1.00 to 0.40, every p >= 0.083, 4 languages)") in text
+    # Perfect agreement on 5 languages in both corpora: exact p 2/120 each, adjusted 1/60.
+    five = {"eng": (1.0, 1.0), "deu": (2.0, 2.0), "kor": (3.0, 3.0), "tur": (4.0, 4.0),
+            "ara": (5.0, 5.0)}
+    both = pl.concat([_models(bpec=five), _models("udhr", five, n_units=31)])
+    text = " ".join(answer_sentences(both, {}, "bible", None, None, ("udhr",)))
+    assert ("The bible ranking carries over to udhr under both models of the answer "
+            "(kenlm-char-o5 / char, transformer / char; Benjamini-Hochberg adjusted p < 0.05; "
+            "rho 1.00)") in text
     weak = corr.with_columns(p_value=pl.lit(0.3))
     text = " ".join(answer_sentences(_models(), {}, "bible", None, weak))
-    assert "is not explained by characters per English character (Spearman's rho 0.81, p = 0.3" in text
+    assert ("No relation of kenlm-char-o5 / char's ranking to characters per English character "
+            "is detected (Spearman's rho 0.81, p = 0.3") in text
 
 
 def test_language_features_hand_counts():

@@ -294,12 +294,18 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
             f"Do the models rank the languages alike? {_count(k, agree.height, 'pairs')} of "
             f"models have a rank correlation different from 0 ({basis_text}Benjamini-Hochberg "
             f"adjusted p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
-    sentences.extend(_caveats(rows, ref, names, corpus, correlations, models, other_corpora,
-                              alpha))
+    sentences.extend(_caveats(full, names, corpus, correlations,
+                              bpu if own is not None else models, other_corpora, alpha))
     return sentences
 
 
-def _caveats(rows, ref, names, corpus, correlations, models, other_corpora, alpha) -> list[str]:
+def _caveats(full, names, corpus, correlations, table, other_corpora, alpha) -> list[str]:
+    """The reference model's ranking against characters per English character, and whether the
+    ranking of the answer's models (``full``, read in ``table``) carries over to each of
+    ``other_corpora`` (Spearman per model, Benjamini-Hochberg over the models)."""
+    from ..stats.correlates import benjamini_hochberg
+
+    ref = full[0]
     out = []
     if correlations is not None and correlations.height:
         corr = correlations.filter((pl.col("corpus") == corpus)
@@ -315,22 +321,26 @@ def _caveats(rows, ref, names, corpus, correlations, models, other_corpora, alph
                            f"({stat}), so a writing system that spends fewer characters on the "
                            f"same content comes out easier partly for that reason.")
             else:
-                out.append(f"{ref}'s ranking is not explained by characters per English "
-                           f"character ({stat}).")
+                out.append(f"No relation of {ref}'s ranking to characters per English "
+                           f"character is detected ({stat}).")
     for other in other_corpora:
-        transfer = ranking_transfer(models, corpus, other).filter(
-            pl.col("p_value").is_not_null())
+        transfer = ranking_transfer(table, corpus, other).filter(
+            pl.col("model").is_in(full) & pl.col("p_value").is_not_null())
         if not transfer.height:
             continue
-        k = transfer.filter(pl.col("p_value") < alpha).height
+        adjusted = benjamini_hochberg(transfer["p_value"].to_list())
+        kept = [m for m, p in zip(transfer["model"], adjusted) if p is not None and p < alpha]
         lo, hi = transfer["spearman_rho"].min(), transfer["spearman_rho"].max()
-        rho = f"rho {lo:.2f}" if transfer.height == 1 else f"rho {lo:.2f} to {hi:.2f}"
+        rho = f"rho {lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"rho {lo:.2f} to {hi:.2f}"
         sizes = sorted(set(transfer["n_languages"]))
-        if k == 0:
+        models = _count(transfer.height, transfer.height, "models") if transfer.height > 1 \
+            else "the one model"
+        if not kept:
             out.append(f"Caveat: the {corpus} ranking is not detected to carry over to {other} "
-                       f"({rho} over {transfer.height} model(s), every p >= "
+                       f"under {models} of the answer ({rho}, every p >= "
                        f"{transfer['p_value'].min():.2g}, {sizes[-1]} languages).")
         else:
             out.append(f"The {corpus} ranking carries over to {other} under "
-                       f"{_count(k, transfer.height, 'models')} (p < {alpha:g}; {rho}).")
+                       f"{_count(len(kept), transfer.height, 'models')} of the answer "
+                       f"({', '.join(kept)}; Benjamini-Hochberg adjusted p < {alpha:g}; {rho}).")
     return out
