@@ -144,18 +144,32 @@ def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
     return f"{min(sizes)} to {max(sizes)} {split} units per row"
 
 
+def _own_units_phrase(bpu: pl.DataFrame, corpus: str) -> str:
+    """'4,751 test units: a, b; 100 test units: c': which models scored how many units of
+    ``corpus`` (each on all its units)."""
+    rows = open_rows(bpu, corpus)
+    groups = {}
+    for label, n, split in rows.select("label", "n_units", "split").unique().sort(
+            "n_units", "label", descending=[True, False]).iter_rows():
+        groups.setdefault(describe_units(n, split), []).append(label)
+    return "; ".join(f"{units}: {', '.join(labels)}" for units, labels in groups.items())
+
+
 def answer_section(inp: ReportInputs) -> str:
     main = inp.corpora[0]
     parts = [_p(s, "answer") for s in answer_sentences(
         inp.models, inp.names, main, inp.differences, inp.correlations,
         tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level, bpu=inp.bpu)]
-    table = wide_table(inp.models, inp.sheet, main)
+    # The table beside the answer holds the numbers the sentences use: each model on all the
+    # units it scored; "Languages x models" has every model on one common unit set.
+    table = wide_table(inp.bpu, inp.sheet, main)
     if table.height:
         headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
                    for c in table.columns}
         parts.append(html_table(table, headers, caption=(
-            f"Languages ranked by BPEC on {main} ({_unit_phrase(inp.models, main)}), "
-            f"hardest first; one column per open-vocabulary model. {inp.bootstrap.describe()}.")))
+            f"Languages ranked by BPEC on {main}, each model on all the units it scored "
+            f"({_own_units_phrase(inp.bpu, main)}), hardest first; one column per "
+            f"open-vocabulary model. {inp.bootstrap.describe()}.")))
     parts.append(_p("BPEC = total bits of a language's test text / characters of the English "
                     "text of the same units: every language pays for the same content, every "
                     "character charged (open vocabulary). Empty cell: the model was not run on "
