@@ -278,7 +278,7 @@ def sources_sentence(mcc: pl.DataFrame, names: dict[str, str]) -> str:
 
 def small_n_sentence(regressions: pl.DataFrame) -> str:
     """How many languages each source's regressions rest on, and how the p-values are made."""
-    fitted = regressions.filter(pl.col("measure") == "mcc")
+    fitted = regressions.filter((pl.col("measure") == "mcc") & pl.col("slope").is_not_null())
     sizes = fitted["n_languages"].drop_nulls()
     if not sizes.len():
         return ""
