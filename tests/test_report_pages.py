@@ -393,3 +393,11 @@ def test_settings_state_the_character_maps_of_the_study_languages():
                                                              "*": {"\u00b7": ""}}},
                             "languages": [{"corpus": "bible", "language": "eng"}]})
     assert other[0].endswith("(normalization.characters): every language: \u00b7 U+00B7 removed.")
+
+
+def test_page_style_has_no_control_characters():
+    """The scroll cue's arrow is a CSS escape, not a Python one (\\21 would be a control
+    character and the browser would draw a box)."""
+    from fairppl.report.pages import _STYLE
+    assert "\\21C6" in _STYLE
+    assert all(c in "\n" or c.isprintable() for c in _STYLE)

@@ -52,7 +52,7 @@ div.wide { overflow-x: auto; max-width: 100%;
                        100% 0;
            background-repeat: no-repeat; background-size: 40px 100%, 40px 100%, 14px 100%,
                        14px 100%; background-attachment: local, local, scroll, scroll; }
-figure.scrolls::before { content: "\21C6  wider than the page: scroll the table sideways";
+figure.scrolls::before { content: "\\21C6  wider than the page: scroll the table sideways";
                          display: block; font-size: 0.8em; color: #a33; }
 nav a.sub { font-size: 0.9em; color: #456; }
 th, td { border: 1px solid #ccc; padding: 3px 7px; text-align: right; vertical-align: top; }
