@@ -323,6 +323,11 @@ def test_interval_figure_cuts_a_degenerate_interval_and_counts_it(tmp_path):
     per_unit = pl.DataFrame(rows)
     panel = interval_panels(per_unit).row(0, named=True)
     assert (panel["n_units"], panel["n_intervals"], panel["n_cut"]) == (12, 10, 1)
+    # The same unit ids in a second language are other units: counts double, never below the
+    # intervals drawn.
+    two = pl.concat([per_unit, per_unit.with_columns(language=pl.lit("deu"))])
+    both = interval_panels(two).row(0, named=True)
+    assert (both["n_units"], both["n_intervals"], both["n_languages"]) == (24, 20, 2)
     assert panel["y_high"] < 10 and panel["y_low"] <= 0  # not 1e6: the rest stay readable
     assert panel["y_high"] >= 0.9  # every drawn estimate inside (largest 0.9)
     caption = interval_caption(interval_panels(per_unit))

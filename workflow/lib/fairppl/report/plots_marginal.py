@@ -71,7 +71,9 @@ def interval_panels(per_unit: pl.DataFrame, estimators=("lm-guided", "wr")) -> p
         pad = 0.08 * (top - bottom or 1.0)
         bottom, top = bottom - pad, top + pad
         rows.append({"model": model, "tokenizer": tok, "estimator": est,
-                     "n_units": part["unit_id"].n_unique(), "n_intervals": with_ci.height,
+                     # a unit of each language counts once: (language, unit) pairs
+                     "n_units": part.select("language", "unit_id").unique().height,
+                     "n_intervals": with_ci.select("language", "unit_id").unique().height,
                      "n_languages": with_ci["language"].n_unique(),
                      "y_low": bottom, "y_high": top,
                      "n_cut": int(((low < bottom) | (high > top)).sum())})
