@@ -260,7 +260,7 @@ def test_report_shows_one_published_table_per_setting():
     tables = [c for c in body.split("<p class='caption'>")[1:] if c.startswith("Published")]
     assert len(tables) == 2
     # The two rows of A's setting state it once in the caption; B's single row is its own table.
-    assert "source = A 2021; data = WMT; their_model = X" in tables[0].split("</p>")[0]
+    assert "source = A 2021; data = WMT; their model = X" in tables[0].split("</p>")[0]
     assert "B 2023" in tables[1] and "A 2021" not in tables[1]
 
 

@@ -93,7 +93,8 @@ def paragraph(text: str, css: str = "") -> str:
 def constants_text(constant: dict) -> str:
     """Columns dropped because they hold one value (:func:`drop_constant_columns`), stated once
     (nulls are not stated)."""
-    return "; ".join(f"{c} = {fmt(v)}" for c, v in constant.items() if v is not None)
+    return "; ".join(f"{column_label(c)} = {fmt(v)}" for c, v in constant.items()
+                     if v is not None)
 
 
 def drop_constant_columns(df: pl.DataFrame, keep: tuple[str, ...] = ()) -> tuple[pl.DataFrame, dict]:
