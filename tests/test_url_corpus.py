@@ -54,6 +54,7 @@ def _workdir(tmp_path, url, sha256):
     cfg["char_ngram"]["orders"] = [3]
     cfg["lemmas"]["corpora"] = []  # the Bible is off: no lemmatized copy
     cfg["shannon"]["corpora"] = []  # nor its Shannon game
+    cfg["marginal"]["corpora"] = []  # nor a marginal stage (a disabled corpus there is refused)
     cfg["morphology"]["corpus"] = "flores"
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:
