@@ -170,12 +170,12 @@ def answer_section(inp: ReportInputs) -> str:
             f"Languages ranked by BPEC on {main}, each model on all the units it scored "
             f"({_own_units_phrase(inp.bpu, main)}), hardest first; one column per "
             f"open-vocabulary model. {inp.bootstrap.describe()}.")))
+    isos = iso_differences(inp.sheet, main)
     parts.append(_p("BPEC = total bits of a language's test text / characters of the English "
                     "text of the same units: every language pays for the same content, every "
                     "character charged (open vocabulary). Empty cell: the model was not run on "
                     "that language." + (f" Language ids are the study's; where the text's "
-                    f"individual language has another ISO 639-3 code: "
-                    f"{iso_differences(inp.sheet, main)}." if iso_differences(inp.sheet, main)
+                    f"individual language has another ISO 639-3 code: {isos}." if isos
                     else ""), "note"))
     return _section("answer", "The answer", "\n".join(parts))
 

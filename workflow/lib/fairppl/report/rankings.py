@@ -294,12 +294,12 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
             f"Do the models rank the languages alike? {_count(k, agree.height, 'pairs')} of "
             f"models have a rank correlation different from 0 ({basis_text}Benjamini-Hochberg "
             f"adjusted p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
-    sentences.extend(_caveats(full, names, corpus, correlations,
+    sentences.extend(_caveats(full, corpus, correlations,
                               bpu if own is not None else models, other_corpora, alpha))
     return sentences
 
 
-def _caveats(full, names, corpus, correlations, table, other_corpora, alpha) -> list[str]:
+def _caveats(full, corpus, correlations, table, other_corpora, alpha) -> list[str]:
     """The reference model's ranking against characters per English character, and whether the
     ranking of the answer's models (``full``, read in ``table``) carries over to each of
     ``other_corpora`` (Spearman per model, Benjamini-Hochberg over the models)."""
