@@ -321,13 +321,15 @@ def test_yaml_block(path, line, text):
     elif set(data) <= set(default):
         from fairppl.config.settings import check_config
 
-        merged = copy.deepcopy(default)
-        for key, value in data.items():
-            if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-        check_config(merged, str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), where)
+        def merge(base: dict, over: dict) -> dict:  # as Snakemake merges a --configfile
+            for key, value in over.items():
+                if isinstance(value, dict) and isinstance(base.get(key), dict):
+                    merge(base[key], value)
+                else:
+                    base[key] = value
+            return base
+
+        check_config(merge(copy.deepcopy(default), data), str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), where)
     else:
         pytest.fail(f"{where}: neither a profile nor a config fragment: keys {sorted(data)}")
 
