@@ -224,14 +224,14 @@ def test_python_script_parses(where, tokens, monkeypatch):
 # --- snakemake: dry runs --------------------------------------------------------------------
 
 
-def _profile_snippets() -> dict[str, str]:
-    """Profile name -> YAML text, for the snippets whose first line is a comment naming
-    ``.../<name>/profile.yaml``."""
+def _profile_snippets() -> dict[str, tuple[str, str]]:
+    """Profile name -> (file name, YAML text), for the snippets whose first line is a comment
+    naming ``.../<name>/profile.yaml`` (or ``config.yaml``)."""
     found = {}
     for _, _, lang, text in BLOCKS:
-        m = re.match(r"^#\s*\S*/([^/\s]+)/(?:profile|config)\.yaml\b", text)
+        m = re.match(r"^#\s*\S*/([^/\s]+)/(profile\.yaml|config\.yaml)\b", text)
         if lang == "yaml" and m:
-            found[m.group(1)] = text
+            found[m.group(1)] = (m.group(2), text)
     return found
 
 
@@ -256,7 +256,8 @@ def _dry_run(tokens: list[str], tmp_path: Path, fill_digests: bool = True):
         if option == "--profile" and arg in snippets:
             folder = tmp_path / "profiles" / arg
             folder.mkdir(parents=True)
-            (folder / "profile.yaml").write_text(snippets[arg], encoding="utf-8")
+            name, text = snippets[arg]
+            (folder / name).write_text(text, encoding="utf-8")
             arg = str(folder)
         elif option in ("--profile", "--workflow-profile"):
             assert (ROOT / arg).is_dir(), f"{option} {arg}: no snippet of the docs and no " \
@@ -329,7 +330,8 @@ def test_yaml_block(path, line, text):
                     base[key] = value
             return base
 
-        check_config(merge(copy.deepcopy(default), data), str(ROOT / "workflow" / "schemas" / "config.schema.yaml"), where)
+        schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+        check_config(merge(copy.deepcopy(default), data), str(schema), where)
     else:
         pytest.fail(f"{where}: neither a profile nor a config fragment: keys {sorted(data)}")
 
@@ -394,8 +396,14 @@ def test_relative_links_resolve(path):
     assert not broken, f"{path.relative_to(ROOT)}: {broken}"
 
 
-def test_docs_link_to_each_other():
-    """Every docs page is reachable from the README's index."""
-    linked = {(ROOT / t.partition("#")[0]).resolve() for t in _links(ROOT / "README.md")}
-    orphans = [p.name for p in DOCS[1:] if p.resolve() not in linked]
-    assert not orphans, f"docs pages the README does not link to: {orphans}"
+def test_every_docs_page_is_reachable_from_the_readme():
+    reached, todo = set(), [(ROOT / "README.md").resolve()]
+    while todo:
+        page = todo.pop()
+        if page in reached or page.suffix != ".md" or not page.is_file():
+            continue
+        reached.add(page)
+        todo += [(page.parent / t.partition("#")[0]).resolve() for t in _links(page)
+                 if t.partition("#")[0] and not re.match(r"^[a-z]+:", t)]
+    orphans = [p.name for p in DOCS[1:] if p.resolve() not in reached]
+    assert not orphans, f"docs pages no link from README.md leads to: {orphans}"
