@@ -1,7 +1,7 @@
-"""The catalogue of bad inputs (README, "Troubleshooting"): one case per row of the README's table,
+"""The catalogue of bad inputs (docs/troubleshooting.md): one case per row of its table,
 each provoking the real error and asserting that its message names the file, the line or field,
 and what was expected; the table's symptom of each row must be the start of that message (after
-the file and line), so the README cannot drift from the code.
+the file and line), so the page cannot drift from the code.
 
 A case returns ``(message, file, where)``: ``file`` must open the message (``None`` for the one
 error raised inside a job, which names no file but the config field), ``where`` (a line or a
@@ -556,9 +556,10 @@ def test_message_names_file_place_and_expectation(name, tmp_path, request):
 
 
 def troubleshooting_rows() -> dict[str, str]:
-    """The README's Troubleshooting table: test id -> symptom (the first column's code span)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Troubleshooting\n", 1)[1].split("\n## ", 1)[0]
+    """The table of docs/troubleshooting.md's "Bad input": test id -> symptom (the first column's
+    code span)."""
+    text = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    section = text.split("\n## Bad input\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -566,19 +567,19 @@ def troubleshooting_rows() -> dict[str, str]:
             continue
         name, symptom = cells[-1].strip("`"), re.match(r"`([^`]+)`", cells[0])
         assert symptom, line
-        assert name not in rows, f"{name} twice in the README's table"
+        assert name not in rows, f"{name} twice in the troubleshooting table"
         rows[name] = symptom[1].rstrip(".").rstrip("…").rstrip()
     return rows
 
 
-def test_readme_table_lists_every_case():
+def test_troubleshooting_table_lists_every_case():
     rows = troubleshooting_rows()
     assert sorted(rows) == sorted(CASES)
     assert len(rows) >= 20
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_readme_symptom_is_the_real_message(name, tmp_path, request):
+def test_troubleshooting_symptom_is_the_real_message(name, tmp_path, request):
     message, file, _ = _run(name, tmp_path, request)
     symptom = troubleshooting_rows()[name]
     # the message after its "<file>, line N: " prefix starts with the symptom's words
@@ -586,9 +587,9 @@ def test_readme_symptom_is_the_real_message(name, tmp_path, request):
         message = re.sub(r"^(, line \d+)?: ", "", message[len(file):])
     fixed = [part for part in re.split(r"<[^>]+>", symptom) if part]
     if not symptom.startswith("<"):
-        assert message.startswith(fixed[0]), f"README symptom {symptom!r}, message {message!r}"
+        assert message.startswith(fixed[0]), f"documented symptom {symptom!r}, message {message!r}"
     position = 0
     for part in fixed:
         found = message.find(part, position)
-        assert found >= 0, f"README symptom {symptom!r} is not in the message {message!r}"
+        assert found >= 0, f"documented symptom {symptom!r} is not in the message {message!r}"
         position = found + len(part)

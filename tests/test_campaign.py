@@ -30,7 +30,7 @@ CLI = "import sys; from fairppl.cli import main; sys.exit(main(['campaign', *sys
 SETTINGS = {"corpus": "toy", "language": "en", "split": "test", "protocol": "exhaustive",
             "n": None, "seed": 0, "vocab_size": 3, "vocabulary_corpus": "toy"}
 
-# The README's worked example: m = 5 outcomes (the, cat, sat, <unk>, </s>), one unit "the dog"
+# The worked example of docs/campaign.md: m = 5 outcomes (the, cat, sat, <unk>, </s>), one unit "the dog"
 # cut at its 3 positions; the correct outcomes are the, <unk> (dog), </s>.
 EXAMPLE_OUTCOMES = Outcomes(("the", "cat", "sat"))
 EXAMPLE_BETS = ('{"id": "t000001", "bets": {"the": 0.5, "cat": 0.2}}\n'

@@ -1,6 +1,6 @@
 """lm-evaluation-harness parity: the study's canonical per-verse log-likelihoods of the real
 pretrained LMs equal ``lm_eval``'s own ``HFLM.loglikelihood_rolling`` when both use the same start
-token, and lm-evaluation-harness's defaults are what the README and the report say they are.
+token, and lm-evaluation-harness's defaults are what docs/study.md and the report say they are.
 
 What ``loglikelihood_rolling`` does (lm-eval 0.4.13, ``lm_eval/models/huggingface.py``): it
 encodes the text with ``tok_encode`` (the tokenizer's own special tokens unless

@@ -26,7 +26,7 @@ rule shannon_bets:
     # One thread: as for score_pretrained, two jobs side by side on 2 cores beat one on two.
     threads: 1
     resources:
-        # Minutes, with margin (README, Benchmarks: seconds per truncation of each bettor).
+        # Minutes, with margin (docs/benchmarks.md: seconds per truncation of each bettor).
         runtime=120,
         mem_mb=attempt_memory("shannon_bets", 8000),
     params:

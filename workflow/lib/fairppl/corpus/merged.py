@@ -48,7 +48,7 @@ from it. In a run that mixes forms, a *previous* marker decides the run; *missin
 text, so the length rule (for a run without a *previous* marker) counts only the English
 characters of the units whose placeholder does not say.
 
-The README (section on the corpus) gives what this drops on the Bible and the check that the
+docs/study.md (the corpora) gives what this drops on the Bible and the check that the
 verses next to placeholders then have the language's usual length per English character.
 """
 

@@ -241,7 +241,7 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         "truncated verse (a truncation: the words before a position); the gambling perplexity "
         "is the inverse geometric mean of the bets on the words that came. It needs neither "
         "the model's code nor its vocabulary: a site sends bets, the organiser scores them "
-        "(`fairppl campaign`, README). The outcomes are "
+        "(`fairppl campaign`, docs/campaign.md). The outcomes are "
         f"the language's most frequent training words, <unk> for every other word and </s> "
         f"for the end of the verse (m = {', '.join(map(str, m))}). A subword or character "
         "model's bet on a word is the probability that the next whitespace-delimited word is "
