@@ -14,7 +14,6 @@ import math
 import os
 
 import polars as pl
-from scipy.stats import pearsonr
 
 from ..core.errors import InputError
 from ..stats.correlates import spearman
@@ -99,6 +98,10 @@ def mcc_table(records) -> pl.DataFrame:
 def _pearson(x, y) -> tuple[float | None, float | None]:
     if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         return None, None
+    # Imported here: scipy.stats takes about 1 s to import, and the many per-language jobs
+    # that import this module never call it.
+    from scipy.stats import pearsonr
+
     result = pearsonr(x, y)
     r, p = float(result.statistic), float(result.pvalue)
     return (None if math.isnan(r) else r), (None if math.isnan(p) else p)

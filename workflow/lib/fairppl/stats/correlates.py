@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import polars as pl
-from scipy.stats import spearmanr
 
 from ..core.integrity import verify
 from ..ngram.word import build_vocabulary, words
@@ -271,6 +270,10 @@ def spearman(x, y, exact_max: int = EXACT_MAX_PAIRS) -> tuple[float | None, floa
     if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
         return None, None, len(pairs)
     xs, ys = [a for a, _ in pairs], [b for _, b in pairs]
+    # Imported here: scipy.stats takes about 1 s to import, and the many per-language jobs
+    # that import this module never call it.
+    from scipy.stats import spearmanr
+
     result = spearmanr(xs, ys)
     rho = float(result.statistic)
     if len(pairs) <= min(exact_max, EXACT_MAX_PAIRS):
