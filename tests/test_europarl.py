@@ -273,6 +273,7 @@ def _europarl_workdir(tmp_path, base, shas):
 
 
 @pytest.mark.e2e
+@pytest.mark.heavy  # every stage on a downloaded corpus: about a minute on 2 cores
 def test_europarl_end_to_end_against_a_local_server(tmp_path, http_dir, resources_ready):
     www, base = http_dir
     shas = _fixture_archives(www, resources_ready["FAIRPPL_BIBLE_DB"])

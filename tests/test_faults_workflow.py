@@ -155,6 +155,7 @@ def _recorded_steps(wd: Path) -> int:
     return json.loads((wd / NEURAL / "model" / "fairppl_training.json").read_text())["steps"]
 
 
+@pytest.mark.heavy  # a retraining of the Transformer: about 40 s on 2 cores
 def test_config_change_then_killed_training_job_never_keeps_the_old_model(study, tmp_path):
     """The Transformers' steps raised (120 -> 160) and the retraining job SIGKILLed alone: the
     rerun retrains it from its 160-step checkpoint and scores the 160-step model; the study's
@@ -191,6 +192,7 @@ def test_config_change_then_killed_training_job_never_keeps_the_old_model(study,
     assert not new["bits"].equals(old["bits"])
 
 
+@pytest.mark.heavy  # a retraining of the Transformer: about 40 s on 2 cores
 def test_interrupted_snakemake_reruns_a_finished_training_job_without_training(study, tmp_path):
     """SIGINT to Snakemake alone while a training job runs: the job finishes, Snakemake does
     not record it; the rerun (--rerun-incomplete) saves the kept finished model again, with
