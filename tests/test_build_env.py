@@ -1,0 +1,136 @@
+"""Set-up without root (issue 26): the build-environment check of `make setup`
+(workflow/scripts/check_build_env.py), the Apertium switch checked at start-up, and the rules
+that may touch the network being local rules (they run where Snakemake runs, never on an offline
+compute node)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fairppl.config.stages import check_apertium_tools
+from fairppl.core.errors import InputError
+from fairppl.morphology.apertium import ANALYSERS
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "workflow" / "scripts" / "check_build_env.py"
+
+
+def _checker():
+    spec = importlib.util.spec_from_file_location("check_build_env", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+check_build_env = _checker()
+
+
+# ------------------------------------------------------------------------------------------
+# check_build_env.py
+# ------------------------------------------------------------------------------------------
+
+def test_search_dirs_follow_boost_root_then_cmake_prefix_path(tmp_path):
+    multiarch = check_build_env.sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    boost, other = tmp_path / "boost" / "usr", tmp_path / "other"
+    for folder in (boost / "include", boost / "lib" / multiarch, other / "include",
+                   other / "lib64"):
+        folder.mkdir(parents=True)
+    env = {"BOOST_ROOT": str(boost), "CMAKE_PREFIX_PATH": f"{other}{os.pathsep}{tmp_path}/none"}
+    includes, libraries = check_build_env.search_dirs(env)
+    assert includes == [str(boost / "include"), str(other / "include")]
+    if check_build_env.sysconfig.get_config_var("MULTIARCH"):
+        assert libraries == [str(boost / "lib"), str(boost / "lib" / multiarch),
+                             str(other / "lib64")]
+    assert check_build_env.search_dirs({}) == ([], [])
+
+
+def test_missing_compiler_names_the_compiler_and_boost(tmp_path):
+    env = {"PATH": str(tmp_path), "CXX": "no-such-c++"}
+    missing, _ = check_build_env.check(env)
+    assert missing == [
+        "a C++ compiler (CXX='no-such-c++' is not found): " + check_build_env.FIXES["compiler"],
+        "Boost (program_options, system, thread, unit_test_framework; not checked without a "
+        "compiler): " + check_build_env.FIXES["boost"]]
+    text = check_build_env.message(missing)
+    assert text.startswith("check_build_env: cannot build KenLM here; nothing was built or "
+                           "installed. Missing:\n  - a C++ compiler")
+    assert "`module load gcc`" in text and "`module load boost`" in text
+    assert "RHEL `boost-devel`" in text
+
+
+def test_pypi_tools_when_cmake_and_ninja_are_missing_or_cmake_is_old(tmp_path):
+    assert check_build_env.pypi_tools({"PATH": str(tmp_path)}) == ["cmake==3.31.10",
+                                                                   "ninja==1.13.2"]
+    old = tmp_path / "cmake"
+    old.write_text("#!/bin/sh\necho 'cmake version 3.9.6'\n")
+    old.chmod(0o755)
+    (tmp_path / "ninja").write_text("#!/bin/sh\n")
+    (tmp_path / "ninja").chmod(0o755)
+    assert check_build_env.pypi_tools({"PATH": str(tmp_path)}) == ["cmake==3.31.10"]
+    old.write_text("#!/bin/sh\necho 'cmake version 3.25.1'\n")
+    assert check_build_env.pypi_tools({"PATH": str(tmp_path)}) == []
+
+
+# ------------------------------------------------------------------------------------------
+# Apertium: optional, checked at start-up where it is on
+# ------------------------------------------------------------------------------------------
+
+def _apertium_config(root, languages=("eng", "pol")):
+    return {"morphology": {"apertium_languages": list(languages), "apertium_dir": str(root)}}
+
+
+def test_apertium_off_needs_nothing(tmp_path):
+    check_apertium_tools(_apertium_config(tmp_path / "none", []), "config/config.yaml",
+                         ANALYSERS, which=lambda name: None)
+
+
+def test_apertium_on_without_lt_paradigm_or_analysers_is_refused(tmp_path):
+    with pytest.raises(InputError) as err:
+        check_apertium_tools(_apertium_config(tmp_path / "none"), "config/config.yaml",
+                             ANALYSERS, which=lambda name: None)
+    assert str(err.value) == (
+        f"config/config.yaml: field 'morphology.apertium_languages': the Apertium MCC source is "
+        f"on (eng, pol) but lt-paradigm is not on PATH; the analysers of eng, pol "
+        f"({tmp_path / 'none'} does not exist): expected the Debian packages lttoolbox-dev "
+        f"apertium-eng-spa apertium-pol-szl (`make setup` installs them where it can run "
+        f"apt-get; set morphology.apertium_dir if they lie elsewhere), or "
+        f"`apertium_languages: []` to leave the Apertium source out (the report then names the "
+        f"MCC sources it used)")
+
+
+def test_apertium_on_with_one_analyser_missing_names_it(tmp_path):
+    package, name = ANALYSERS["eng"]
+    (tmp_path / package).mkdir()
+    (tmp_path / package / name).write_bytes(b"")
+    with pytest.raises(InputError, match=re.escape(
+            f"the Apertium MCC source is on (eng, pol) but the analysers of pol ({tmp_path} "
+            f"lacks apertium-pol-szl/pol-szl.automorf.bin): expected the Debian packages "
+            f"apertium-pol-szl (")):
+        check_apertium_tools(_apertium_config(tmp_path), "config/config.yaml", ANALYSERS,
+                             which=lambda name: "/usr/bin/" + name)
+    check_apertium_tools(_apertium_config(tmp_path, ["eng"]), "config/config.yaml", ANALYSERS,
+                         which=lambda name: "/usr/bin/" + name)
+
+
+def test_report_names_the_mcc_sources_used_when_apertium_is_off():
+    import polars as pl
+
+    from fairppl.report.morphology import sources_sentence
+
+    rows = [{"language": lang, "source": source, "pos": "total", "mcc": 10}
+            for source, langs in (("published", ["eng", "fra"]), ("unimorph", ["eng", "deu"]))
+            for lang in langs]
+    sentence = sources_sentence(pl.DataFrame(rows), {"eng": "English", "deu": "German"})
+    assert "This study has it from two sources, never mixed: the values Cotterell" in sentence
+    assert "UniMorph lexicons downloaded on a cluster (2 languages)" in sentence
+    assert "Apertium" not in sentence
+    assert sentence.endswith("Forms per lemma, from simplemma's dictionaries, is a second, "
+                             "cruder proxy.")
