@@ -243,3 +243,36 @@ def test_every_rule_that_touches_the_network_is_local():
     assert python_rules - {"mcc_apertium"} <= set(reach), sorted(python_rules - set(reach))
     # ... and none in a compute rule
     assert {name: hits for name, hits in reach.items() if not rules[name][0]} == {}
+
+
+# ------------------------------------------------------------------------------------------
+# `make setup` as an unprivileged user without apt-get or sudo (tests/rootless.py)
+# ------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def rootless_user():
+    import rootless
+
+    why = rootless.unavailable()
+    if why:
+        pytest.skip(f"rootless set-up test: {why}")
+    user = rootless.RootlessUser()
+    yield user
+    user.remove()
+
+
+def test_setup_without_boost_stops_before_building_and_names_it(rootless_user):
+    """No Boost where the environment points and none in the system's folders (hidden): `make
+    setup` ends at once with the message naming Boost and how a cluster provides it, before
+    anything is built (no virtual environment, no pip, no compiler run beyond the probes)."""
+    proc = rootless_user.run("make setup")
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    out = proc.stdout
+    assert ("check_build_env: cannot build KenLM here; nothing was built or installed. "
+            "Missing:\n  - Boost (program_options, system, thread, unit_test_framework): "
+            "headers not found, BOOST_ROOT and CMAKE_PREFIX_PATH unset; searched the "
+            "compiler's own folders and CPATH: `module load boost`") in out, out[-3000:]
+    assert "RHEL `boost-devel`" in out
+    assert "apt-get" not in out.replace("`", "") or "Installing Debian packages" not in out
+    assert not (rootless_user.clone / ".venv").exists()
+    assert "pip" not in out and "Installing" not in out

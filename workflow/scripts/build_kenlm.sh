@@ -72,7 +72,8 @@ cxx="${CXX:-}"
 # Where Boost lies when it is not in the system's folders (module load boost).
 cmake_prefix=()
 boost_root="${BOOST_ROOT:-${Boost_ROOT:-}}"
-[[ -n "$boost_root" ]] && cmake_prefix+=("-DBOOST_ROOT=$boost_root" "-DBoost_ROOT=$boost_root")
+# (BOOST_ROOT only: KenLM's CMake policies make FindBoost refuse the spelling Boost_ROOT)
+[[ -n "$boost_root" ]] && cmake_prefix+=("-DBOOST_ROOT=$boost_root")
 [[ -n "${CMAKE_PREFIX_PATH:-}" ]] && cmake_prefix+=("-DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH//:/;}")
 command -v "$PIP" >/dev/null 2>&1 || [[ -x "$PIP" ]] || die "pip not found: '$PIP' (set PIP=/path/to/pip)"
 
