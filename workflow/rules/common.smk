@@ -18,6 +18,14 @@ _PATH_VAR = "PYTHONPATH"
 os.environ[_PATH_VAR] = os.pathsep.join(
     p for p in [LIB_DIR, os.environ.get(_PATH_VAR, "")] if p
 )
+# The programs of the environment running Snakemake (.venv/bin: pip, and cmake/ninja where `make
+# setup` took them from PyPI) come first for every job, also when it was started as
+# .venv/bin/snakemake without the environment on PATH (build_kenlm needs them).
+_BIN_DIR = str(Path(sys.executable).parent)
+if _BIN_DIR not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join(
+        p for p in [_BIN_DIR, os.environ.get("PATH", "")] if p
+    )
 # A job's own process (on a compute node, which may be offline) loads models from local folders
 # only: the hub libraries are told not to try the network (the local rules downloaded them).
 if not workflow.is_main_process:
