@@ -76,7 +76,7 @@ $(STAMP): pyproject.toml
 	  $(VENV)/bin/python -m pip install --quiet $$tools; \
 	fi
 	# KenLM's Python module, compiled for n-grams up to order 7 (no cache: a cached order-6 build
-	# would be reused silently).
+	# would be reused silently). Its build needs the compiler only, not Boost.
 	MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
 	touch $@

@@ -21,10 +21,11 @@ os.environ[_PATH_VAR] = os.pathsep.join(
 # The programs of the environment running Snakemake (.venv/bin: pip, and cmake/ninja where `make
 # setup` took them from PyPI) come first for every job, also when it was started as
 # .venv/bin/snakemake without the environment on PATH (build_kenlm needs them).
-_BIN_DIR = str(Path(sys.executable).parent)
-if _BIN_DIR not in os.environ.get("PATH", "").split(os.pathsep):
-    os.environ["PATH"] = os.pathsep.join(
-        p for p in [_BIN_DIR, os.environ.get("PATH", "")] if p
+# (PATH is always set, hence no `envvars:` assertion.)
+_BIN_DIR, _BIN_VAR = str(Path(sys.executable).parent), "PATH"
+if _BIN_DIR not in os.environ.get(_BIN_VAR, "").split(os.pathsep):
+    os.environ[_BIN_VAR] = os.pathsep.join(
+        p for p in [_BIN_DIR, os.environ.get(_BIN_VAR, "")] if p
     )
 # A job's own process (on a compute node, which may be offline) loads models from local folders
 # only: the hub libraries are told not to try the network (the local rules downloaded them).
