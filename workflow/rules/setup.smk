@@ -64,6 +64,9 @@ rule build_kenlm:
     wildcard_constraints:
         version=r"[0-9][0-9.]*",
         max_order=r"\d+",
+    # It downloads the sdist and compiles: where Snakemake runs (the login node on a cluster,
+    # whose compiler and Boost `make setup` checked), never on an offline compute node.
+    localrule: True
     conda:
         "../../envs/kenlm.yaml"
     threads: 2

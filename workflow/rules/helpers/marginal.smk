@@ -115,7 +115,7 @@ def marginal_unit_tables():
 
 def marginal_lm_inputs(wildcards):
     """Inputs of marginal_lm: the units, and the model folder (a trained Transformer's, or a
-    pretrained model's unless it is a hub id)."""
+    pretrained model's, a hub model's downloaded copy included)."""
     inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
     if wildcards.model == "transformer":
         inputs["model"] = trained_on(
@@ -125,13 +125,13 @@ def marginal_lm_inputs(wildcards):
         inputs["tokenizer"] = trained_on(
             "results/tokenizers/{corpus}/{language}/{tokenizer}.model"
         )(wildcards)
-    elif RESOLVED[wildcards.model].source != "hf":
+    else:
         inputs["model"] = RESOLVED[wildcards.model].load_from
     return inputs
 
 
 def marginal_lm_load_from(wildcards):
-    """Where marginal_lm loads its model from (a folder, or a hub id)."""
+    """The folder marginal_lm loads its model from."""
     if wildcards.model == "transformer":
         return marginal_lm_inputs(wildcards)["model"]
     return RESOLVED[wildcards.model].load_from

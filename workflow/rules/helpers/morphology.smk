@@ -1,5 +1,5 @@
 # The named helpers of morphology.smk's rules: the languages of each MCC source and their records.
-from fairppl.config.stages import check_morphology
+from fairppl.config.stages import check_apertium_tools, check_morphology
 from fairppl.morphology.apertium import ANALYSERS
 from fairppl.morphology.published import read_published_mcc
 
@@ -15,6 +15,10 @@ MCC_RULE_CHECK = str(
 try:
     PUBLISHED_MCC_LANGUAGES = sorted(read_published_mcc(PUBLISHED_MCC))
     check_morphology(config, CONFIG_SOURCE, ANALYSERS)
+    # Only where Snakemake plans the run: mcc_apertium is a local rule, so a compute node's own
+    # parse of this file (for another rule's job) needs no Apertium.
+    if workflow.is_main_process:
+        check_apertium_tools(config, CONFIG_SOURCE, ANALYSERS)
 except InputError as err:
     raise WorkflowError(f"invalid input: {err}") from None
 
@@ -87,7 +91,9 @@ def english_reference(corpus):
 
 def morphology_figures():
     """Figure 1 of Cotterell et al. 2018 for each MCC source of the study."""
-    sources = ["published", "apertium"]
+    sources = ["published"]
+    if config["morphology"]["apertium_languages"]:
+        sources.append("apertium")
     if config["morphology"]["unimorph"]["enabled"]:
         sources.append("unimorph")
     return {s: f"results/figures/morphology_{s}.png" for s in sources}

@@ -7,6 +7,14 @@ def model_spec(wildcards):
     return f"{resolved.requirement}#{resolved.gguf_member}"
 
 
+def model_hub_id(wildcards):
+    """The model sheet's hub id of an `hf` model."""
+    resolved = RESOLVED[wildcards.model]
+    if resolved.source != "hf":
+        raise WorkflowError(f"model {wildcards.model!r} is not a hub model (source hf)")
+    return resolved.spec
+
+
 def model_gguf_file(wildcards):
     """The .gguf file name inside resources/models/{model}/gguf."""
     return RESOLVED[wildcards.model].gguf_file
@@ -31,14 +39,14 @@ def model_check_languages(wildcards):
 
 
 def model_load_from(wildcards):
-    """Where a pretrained model is loaded from (a folder, or a hub id)."""
+    """The folder a pretrained model is loaded from."""
     return RESOLVED[wildcards.model].load_from
 
 
 def pretrained_inputs(wildcards):
-    """Inputs of score_pretrained: the units and, unless a hub id, the model folder."""
-    inputs = {"units": f"results/corpus/{wildcards.corpus}/units.parquet"}
-    resolved = RESOLVED[wildcards.model]
-    if resolved.source != "hf":
-        inputs["model"] = resolved.load_from
-    return inputs
+    """Inputs of score_pretrained: the units and the model folder (a hub model's downloaded
+    copy included)."""
+    return {
+        "units": f"results/corpus/{wildcards.corpus}/units.parquet",
+        "model": RESOLVED[wildcards.model].load_from,
+    }

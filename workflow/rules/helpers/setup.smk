@@ -66,13 +66,13 @@ def download_target(wildcards):
 
 def installed_resources():
     """The KenLM programs, the corpus files of the enabled corpora (a Europarl corpus's pair
-    archives) and the installed copies of the model sheet's pretrained LMs (hub ids excepted:
-    they load at run time)."""
+    archives) and the installed copies of the model sheet's pretrained LMs (a hub model's
+    downloaded folder included)."""
     files = [kenlm_binary(name) for name in ("lmplz", "build_binary", "query")]
     for corpus in ENABLED:
         if config["corpora"][corpus]["type"] == "europarl":
             files += list(europarl_archives(corpus).values())
             continue
         files.append(corpus_source_path(corpus))
-    files += [r.load_from for r in RESOLVED.values() if r.source != "hf"]
+    files += [r.load_from for r in RESOLVED.values()]
     return files

@@ -95,7 +95,7 @@ def shannon_bets_inputs(wildcards):
         inputs["model"] = trained_on(
             "results/neural/{corpus}/{language}/{tokenizer}/model"
         )(wildcards)
-    elif kind == "pretrained" and RESOLVED[wildcards.model].source != "hf":
+    elif kind == "pretrained":
         inputs["model"] = RESOLVED[wildcards.model].load_from
     return inputs
 
@@ -107,7 +107,7 @@ def shannon_train_units(wildcards):
 
 
 def shannon_load_from(wildcards):
-    """Where a token bettor's model is loaded from (a folder, or a hub id); none otherwise."""
+    """The folder a token bettor's model is loaded from; none otherwise."""
     kind = shannon_kind(wildcards)
     if kind == "transformer":
         return shannon_bets_inputs(wildcards)["model"]

@@ -24,6 +24,9 @@ DEFAULTS = {
     ("shannon", "pretrained_languages"): ["eng"],
     ("shannon", "list_lengths"): [1, 10, 100, 1000, "all"],
     ("morphology", "corpus"): "bible",
+    ("morphology", "apertium_languages"): ["eng", "spa", "fra", "ita", "por", "ron", "pol", "rus",
+                                           "ukr", "ind", "hin"],
+    ("morphology", "apertium_dir"): "/usr/share/apertium",
 }
 
 
@@ -251,6 +254,45 @@ def check_morphology(config: dict, source: str, analysers) -> None:
         raise InputError(f"field 'morphology.apertium_languages': {unknown} have no Apertium "
                          f"analyser in fairppl.morphology.apertium.ANALYSERS; expected codes "
                          f"among {sorted(analysers)}", path=source)
+
+
+def check_apertium_tools(config: dict, source: str, analysers, which=None) -> None:
+    """Where the Apertium MCC source is on (``morphology.apertium_languages`` names languages;
+    ``[]`` turns it off), what its jobs need where Snakemake runs them (``mcc_apertium`` is a
+    local rule): ``lt-paradigm`` on PATH (Debian ``lttoolbox-dev``) and each language's analyser
+    under ``morphology.apertium_dir`` (``analysers``: language -> (Debian package, file), as
+    :data:`fairppl.morphology.apertium.ANALYSERS`). Refused at start-up naming every missing
+    piece, the packages that provide it and the switch that leaves the source out. ``which``
+    (default :func:`shutil.which`) finds a program."""
+    import shutil
+    from pathlib import Path
+
+    which = which or shutil.which
+    block = config.get("morphology") or {}
+    languages = _setting(block, "morphology", "apertium_languages")
+    if not languages:
+        return
+    root = Path(_setting(block, "morphology", "apertium_dir"))
+    missing, packages = [], []
+    if which("lt-paradigm") is None:
+        missing.append("lt-paradigm is not on PATH")
+        packages.append("lttoolbox-dev")
+    absent = [lang for lang in languages if lang in analysers
+              and not (root / analysers[lang][0] / analysers[lang][1]).is_file()]
+    if absent:
+        where = (f"{root} does not exist" if not root.is_dir() else
+                 f"{root} lacks " + ", ".join(f"{analysers[lang][0]}/{analysers[lang][1]}"
+                                              for lang in absent))
+        missing.append(f"the analysers of {', '.join(absent)} ({where})")
+        packages += sorted({analysers[lang][0] for lang in absent})
+    if missing:
+        raise InputError(
+            f"field 'morphology.apertium_languages': the Apertium MCC source is on "
+            f"({', '.join(languages)}) but {'; '.join(missing)}: expected the Debian packages "
+            f"{' '.join(packages)} (`make setup` installs them where it can run apt-get; set "
+            f"morphology.apertium_dir if they lie elsewhere), or `apertium_languages: []` to "
+            f"leave the Apertium source out (the report then names the MCC sources it used)",
+            path=source)
 
 
 def _shannon_notes(config: dict, languages: list, models: list) -> list[str]:

