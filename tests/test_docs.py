@@ -42,7 +42,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Programs the docs show that belong to the system or the cluster, not to this repository.
 EXTERNAL = {"printf", "echo", "cd", "mkdir", "cp", "ln", "ls", "cat", "export", "source", "git",
             "squeue", "sacct", "sbatch", "srun", "scancel", "sinfo", "scontrol", "module", "tmux",
-            "screen", "apptainer", "singularity", "ssh", "tail", "less"}
+            "screen", "apptainer", "singularity", "ssh", "tail", "less", "sed"}
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 
 
