@@ -17,7 +17,7 @@ APERTIUM_PACKAGES := lttoolbox-dev apertium-eng-spa apertium-fra-cat apertium-ca
 # What building KenLM from its sdist needs (cmake, a C++ compiler, Boost, compression libraries).
 # Installed only where apt-get can run (root or sudo); elsewhere workflow/scripts/check_build_env.py
 # checks the compiler and Boost before anything is built, CMake and Ninja come from PyPI when
-# missing, and Apertium is optional (config: morphology.apertium.enabled).
+# missing, and Apertium is optional (config: `morphology.apertium_languages: []` turns it off).
 APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
