@@ -153,21 +153,32 @@ class _Unit:
 
     @property
     def weight(self) -> int:
-        """Tokens the pending request asks for (the budget's and the shares' unit)."""
+        """Positions the pending request needs at most, about (the budget's and the shares'
+        unit): per distinct prefix its last token and the inner nodes of its continuations'
+        trie (candidates sharing leading tokens share them), or every token of the sequences
+        to score plus the start (``"logp"``). Positions already stored or shared with other
+        units' requests make the real count smaller."""
         if self.request is None:
             return 0
-        if self.request[0] == "next":
-            return max(1, sum(len(c) for conts in self.request[2] for c in conts))
-        return sum(len(s) + 1 for s in self.request[1])
+        if self.request[0] == "logp":
+            return sum(len(s) + 1 for s in self.request[1])
+        inner: dict[tuple, set] = {}
+        for p, conts in zip(self.request[1], self.request[2]):
+            nodes = inner.setdefault(tuple(p), set())
+            nodes.update(tuple(c[:i]) for c in conts for i in range(1, len(c)))
+        return sum(1 + len(nodes) for nodes in inner.values())
 
 
 def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
-             batch_tokens: int = BATCH_TOKENS) -> Iterator[tuple[int, object]]:
+             batch_tokens: int = BATCH_TOKENS,
+             stats: dict | None = None) -> Iterator[tuple[int, object]]:
     """Yield ``(index, result)`` for every estimator generator ``starts[index](meter)`` makes,
     in input order, advancing the units in flight together (module docstring). ``starts``:
     callables that take the unit's :class:`UnitMeter` and return its generator (called when the
-    unit is admitted). Raises :class:`UnitFailed` naming the unit whose step or LM request
-    failed."""
+    unit is admitted). ``stats``: a dict that gets ``rounds`` (request rounds), ``requests``
+    (units' requests answered) and ``unit_calls`` (over the LM calls of the rounds, the units
+    each call carried, summed; over the calls: the batching factor, units per LM call).
+    Raises :class:`UnitFailed` naming the unit whose step or LM request failed."""
     if int(batch_tokens) < 1:
         raise ValueError(f"batch_tokens must be at least 1 (tokens per LM call), got "
                          f"{batch_tokens}")
@@ -202,7 +213,11 @@ def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
             yield emitted, finished.pop(emitted)
             emitted += 1
         if active:
-            _round(lm, session, list(active.values()))
+            served = _round(lm, session, list(active.values()))
+            if stats is not None:
+                stats["rounds"] = stats.get("rounds", 0) + 1
+                stats["requests"] = stats.get("requests", 0) + len(active)
+                stats["unit_calls"] = stats.get("unit_calls", 0) + served
             for index in [i for i, u in active.items() if u.done]:
                 finished[index] = active.pop(index).result
     while emitted in finished:
@@ -210,14 +225,16 @@ def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
         emitted += 1
 
 
-def _round(lm, session, units: list[_Unit]) -> None:
+def _round(lm, session, units: list[_Unit]) -> int:
     """Answer the pending request of every unit of ``units`` with one ``logp_next_many`` and one
-    ``logp``, share the work out and advance each unit."""
+    ``logp``, share the work out and advance each unit. Returns the units carried per LM call,
+    summed over the round's calls."""
     nexts = [u for u in units if u.request[0] == "next"]
     logps = [u for u in units if u.request[0] == "logp"]
     weights = {u.index: u.weight for u in units}
     replies: dict[int, object] = {}
     calls0, pos0, t0 = lm.calls, lm.positions, time.perf_counter()
+    served = 0
     if nexts:
         prefixes = [p for u in nexts for p in u.request[1]]
         conts = [c for u in nexts for c in u.request[2]]
@@ -227,16 +244,19 @@ def _round(lm, session, units: list[_Unit]) -> None:
             out = (session if session is not None else lm).logp_next_many(prefixes, conts)
         except Exception as err:  # noqa: BLE001 - named by the unit whose request fails
             _blame(lm, nexts, "next", err)
+        served += len(nexts) * (lm.calls - calls0)
         at = 0
         for u in nexts:
             replies[u.index] = out[at:at + len(u.request[1])]
             at += len(u.request[1])
     if logps:
+        calls1 = lm.calls
         seqs = [s for u in logps for s in u.request[1]]
         try:
             values = lm.logp(seqs)
         except Exception as err:  # noqa: BLE001
             _blame(lm, logps, "logp", err)
+        served += len(logps) * (lm.calls - calls1)
         at = 0
         for u in logps:
             replies[u.index] = values[at:at + len(u.request[1])]
@@ -251,6 +271,7 @@ def _round(lm, session, units: list[_Unit]) -> None:
         u.meter.seconds += seconds * share
     for u in units:
         u.advance(replies[u.index])
+    return served
 
 
 def _blame(lm, units: list[_Unit], kind: str, err: Exception):
