@@ -7,6 +7,7 @@ import logging
 from fairppl.corpus.readers import read_split
 from fairppl.marginal.unigram import UnigramModel
 from fairppl.core.errors import InputError
+from fairppl.marginal.batch import BATCH_TOKENS
 from fairppl.marginal.units import (
     CONTEXT_FILL,
     file_identity,
@@ -33,7 +34,8 @@ def main(snakemake):
         import torch
 
         torch.set_num_threads(snakemake.threads)
-        batch_tokens = snakemake.config["marginal"]["lm"]["batch_tokens"]
+        batch_tokens = ((snakemake.config.get("marginal") or {}).get("lm") or {}).get(
+            "batch_tokens", BATCH_TOKENS)
         lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
         model, unigram = wc.model, None
         identity = {"model": file_identity(params.load_from), "special": params.special or None}
