@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from bench_lm_guided import bare_forward, kjv_verses, sheet, study_verses  # noqa: E402
+from bench_lm_guided import bare_forward, sheet, verses_of  # noqa: E402
 from fairppl.marginal.batch import BATCH_TOKENS, run_many  # noqa: E402
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
 from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_steps  # noqa: E402
@@ -195,11 +195,7 @@ def main(argv=None) -> None:
     if not ids:
         raise SystemExit(f"no model under {base}: run `make resources` (or name folders with "
                          f"--models, --config-dir)")
-    for lang in args.languages:
-        if not args.units and lang != "eng":
-            raise SystemExit(f"--languages {lang}: other languages than eng need --units")
-    verses = {lang: (study_verses(args.units, lang, args.split, args.verses) if args.units
-                     else kjv_verses(args.verses, args.unit)) for lang in args.languages}
+    verses = verses_of(args)
     for model_id in ids:
         if model_id not in models:
             raise SystemExit(f"--models {model_id}: not in config/models.tsv")

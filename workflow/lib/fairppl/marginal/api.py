@@ -37,7 +37,8 @@ without a variance estimate). ``lower_bound`` is true where ``logp`` can only si
 marginal (default, beam, decoding-free, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
 end token), ``n_chars`` (Unicode code points), ``n_bytes`` (UTF-8), ``n_words`` (whitespace-
 separated); ``lm_calls``/``positions`` are the LM's forward calls and token positions for this
-record (the default score included); ``entropy`` is the unigram lattice's entropy at ``tau``
+record (the default score included; in :func:`estimate_many`, the record's share of the calls
+its unit shared with others, :mod:`.batch`); ``entropy`` is the unigram lattice's entropy at ``tau``
 (nats) and ``entropy_per_token`` that over ``n_tokens``; ``seconds`` is wall time. Every record has
 the same keys (``FIELDS``); a field an estimator does not produce is None.
 """

@@ -30,7 +30,7 @@ that the units' shares add up to the run's totals.
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Sequence
 
 #: Tokens asked per LM call by default in :func:`run_many` (a CPU thread: positions per forward
 #: pass past which a pass costs in proportion to its positions; a GPU wants 8192 or more).
@@ -236,31 +236,16 @@ def _round(lm, session, units: list[_Unit]) -> int:
     calls0, pos0, t0 = lm.calls, lm.positions, time.perf_counter()
     served = 0
     if nexts:
-        prefixes = [p for u in nexts for p in u.request[1]]
-        conts = [c for u in nexts for c in u.request[2]]
-        try:
+        def score_next():
             if session is not None:
                 session.keep([p for u in nexts for p in u.keep])
-            out = (session if session is not None else lm).logp_next_many(prefixes, conts)
-        except Exception as err:  # noqa: BLE001 - named by the unit whose request fails
-            _blame(lm, nexts, "next", err)
-        served += len(nexts) * (lm.calls - calls0)
-        at = 0
-        for u in nexts:
-            replies[u.index] = out[at:at + len(u.request[1])]
-            at += len(u.request[1])
+            return (session if session is not None else lm).logp_next_many(
+                [p for u in nexts for p in u.request[1]], [c for u in nexts for c in u.request[2]])
+
+        served += _answer(lm, nexts, "next", score_next, replies)
     if logps:
-        calls1 = lm.calls
-        seqs = [s for u in logps for s in u.request[1]]
-        try:
-            values = lm.logp(seqs)
-        except Exception as err:  # noqa: BLE001
-            _blame(lm, logps, "logp", err)
-        served += len(logps) * (lm.calls - calls1)
-        at = 0
-        for u in logps:
-            replies[u.index] = values[at:at + len(u.request[1])]
-            at += len(u.request[1])
+        served += _answer(lm, logps, "logp",
+                          lambda: lm.logp([s for u in logps for s in u.request[1]]), replies)
     calls, positions = lm.calls - calls0, lm.positions - pos0
     seconds = time.perf_counter() - t0
     total = sum(weights.values())
@@ -272,6 +257,23 @@ def _round(lm, session, units: list[_Unit]) -> int:
     for u in units:
         u.advance(replies[u.index])
     return served
+
+
+def _answer(lm, units: list[_Unit], kind: str, score: Callable[[], Sequence], replies: dict
+            ) -> int:
+    """Run ``score()`` (one LM request of all ``units``, ``kind`` "next" or "logp"), put each
+    unit's slice of its answers (one per prefix or sequence it asked for) in ``replies``, and
+    return the units carried times the LM calls it took."""
+    calls0 = lm.calls
+    try:
+        out = score()
+    except Exception as err:  # noqa: BLE001 - named by the unit whose request fails
+        _blame(lm, units, kind, err)
+    at = 0
+    for u in units:
+        replies[u.index] = out[at:at + len(u.request[1])]
+        at += len(u.request[1])
+    return len(units) * (lm.calls - calls0)
 
 
 def _blame(lm, units: list[_Unit], kind: str, err: Exception):

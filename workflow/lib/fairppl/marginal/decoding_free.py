@@ -188,4 +188,5 @@ def decoding_free_steps(lm, vocab, text: str, *, K: int, default_ids: Sequence[i
         distinct=len(paths), slack=None if slack is None else int(slack),
         cap=None if slack is None else capped.max_tokens, n_capped=capped.total,
         n_paths=lat_mod.count_paths(lat), percent_nd=100.0 * nd / len(paths),
-        lm_calls=calls, positions=positions, seconds=seconds, samples=list(paths) if return_samples else None)
+        lm_calls=calls, positions=positions, seconds=seconds,
+        samples=list(paths) if return_samples else None)

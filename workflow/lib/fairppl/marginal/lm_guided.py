@@ -24,7 +24,10 @@ candidate trie after each distinct prefix (candidates sharing leading tokens sha
 A prefix not scored yet is scored for its block and, in the same call, for the next
 ``lookahead`` blocks along the default path (the end token included): most samples keep the
 default, so a text costs a few LM calls instead of one per block. The scores are the same; only
-the order of the work changes.
+the order of the work changes. :func:`lm_guided_steps` is the same procedure as a generator of LM
+requests, so that several texts can share each LM call (:mod:`.batch`, the study's
+``marginal.lm.batch_tokens``): each text keeps its own generator state and draws, so the samples
+and log-weights are those of the text alone.
 :func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
