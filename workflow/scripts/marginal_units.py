@@ -7,6 +7,7 @@ import logging
 from fairppl.corpus.readers import read_split
 from fairppl.marginal.unigram import UnigramModel
 from fairppl.core.errors import InputError
+from fairppl.marginal.batch import BATCH_TOKENS
 from fairppl.marginal.units import (
     CONTEXT_FILL,
     file_identity,
@@ -21,6 +22,9 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     wc, params = snakemake.wildcards, snakemake.params
     sampling = params.sampling
+    # tokens per LM call of the units advanced together (a Transformer only; read from the config,
+    # not a param: a speed setting that changes no record must not rerun the finished jobs)
+    batch_tokens = None
     if snakemake.rule == "marginal_ngram":
         lm, vocab, encode, unigram = kenlm_lm(snakemake.input.model, snakemake.input.tokenizer)
         model, start = f"kenlm-subword-o{wc.order}", "<s>"
@@ -30,6 +34,8 @@ def main(snakemake):
         import torch
 
         torch.set_num_threads(snakemake.threads)
+        batch_tokens = ((snakemake.config.get("marginal") or {}).get("lm") or {}).get(
+            "batch_tokens", BATCH_TOKENS)
         lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
         model, unigram = wc.model, None
         identity = {"model": file_identity(params.load_from), "special": params.special or None}
@@ -54,9 +60,11 @@ def main(snakemake):
         L=sampling["L"], M=sampling["M"], seed=sampling["seed"], part=params.part,
         out=snakemake.output.table, unigram_model=unigram, start_token=start,
         options=identity | {"units": units["unit_id"].to_list()}, progress=False,
-        blocks=getattr(snakemake.output, "blocks", None))
-    logging.info("%d runs on %d units; %.1f s in the estimators; start token %s", table.height,
-                 units.height, table["seconds"].sum(), start)
+        blocks=getattr(snakemake.output, "blocks", None), batch_tokens=batch_tokens)
+    logging.info("%d runs on %d units; %.1f s in the estimators; start token %s; %s",
+                 table.height, units.height, table["seconds"].sum(), start,
+                 f"units batched, {batch_tokens} tokens per LM call" if batch_tokens
+                 else "one unit per LM call")
 
 
 if "snakemake" in globals():

@@ -37,7 +37,8 @@ without a variance estimate). ``lower_bound`` is true where ``logp`` can only si
 marginal (default, beam, decoding-free, nbest, the consistent mode). Counts: ``n_tokens`` (default tokens, no
 end token), ``n_chars`` (Unicode code points), ``n_bytes`` (UTF-8), ``n_words`` (whitespace-
 separated); ``lm_calls``/``positions`` are the LM's forward calls and token positions for this
-record (the default score included); ``entropy`` is the unigram lattice's entropy at ``tau``
+record (the default score included; in :func:`estimate_many`, the record's share of the calls
+its unit shared with others, :mod:`.batch`); ``entropy`` is the unigram lattice's entropy at ``tau``
 (nats) and ``entropy_per_token`` that over ``n_tokens``; ``seconds`` is wall time. Every record has
 the same keys (``FIELDS``); a field an estimator does not produce is None.
 """
@@ -45,7 +46,6 @@ the same keys (``FIELDS``); a field an estimator does not produce is None.
 from __future__ import annotations
 
 import math
-import time
 from typing import Sequence
 
 import numpy as np
@@ -57,6 +57,9 @@ from .decoding_free import DEFAULT_SLACK
 ESTIMATORS = ("default", "exact", "beam", "lm-guided", "decoding-free", "wr", "wor",
               "wor-1best", "nbest")
 UNIGRAM_ONLY = ("wr", "wor", "wor-1best", "nbest")
+#: Estimators whose LM work :func:`estimate_many` shares across units (the others call the LM
+#: themselves, one unit at a time).
+BATCHED = ("default", "lm-guided", "decoding-free")
 
 FIELDS = ("text", "estimator", "logp_default", "logp", "ci_low", "ci_high", "lower_bound",
           "n_samples", "seconds", "start_token", "end_scored", "n_tokenizations", "enumerated",
@@ -128,6 +131,8 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
              start_token: str | None = None,
              blocks_out: list | None = None) -> dict:
     """Run ``estimator`` (module docstring) on ``text`` and return its record (``FIELDS``).
+    :func:`estimate_steps` with the same arguments, its LM requests answered one by one
+    (:func:`.batch.run_alone`); :func:`estimate_many` runs many texts together.
 
     ``lm``: a :class:`~.lm.TokenLM`; ``vocab``: its :class:`~.vocab.TokenVocab`;
     ``default_ids``: the tokenizer's token ids for ``text`` (None: the unigram model's Viterbi
@@ -142,7 +147,47 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
     records (:func:`~.lm_guided.lm_guided_marginal`); ignored by the other estimators.
     Raises InputError for a bad estimator name, option or text, ValueError from the estimators
     (e.g. too many tokenizations to enumerate)."""
+    from .batch import Meter, run_alone
+
+    return run_alone(estimate_steps(
+        lm, vocab, text, estimator, rng=rng, default_ids=default_ids, K=K, L=L, M=M, tau=tau,
+        unigram_model=unigram_model, mode=mode, beam=beam, slack=slack, max_paths=max_paths,
+        start_token=start_token, blocks_out=blocks_out, meter=Meter(lm)), lm)
+
+
+def estimate_many(lm, vocab, jobs: Sequence[dict], *,
+                  batch_tokens: int | None = None):
+    """Yield ``(index, record)`` for every job of ``jobs`` in order: each job is the keyword
+    arguments of :func:`estimate` after ``lm`` and ``vocab`` (``text``, ``estimator``, ``rng``,
+    ...). The lm-guided and decoding-free runs of units in flight share their LM calls
+    (:func:`.batch.run_many`, ``batch_tokens`` tokens per call, default
+    :data:`.batch.BATCH_TOKENS`), and so do the default scores of every run; the other
+    estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every record is
+    :func:`estimate`'s for the same job (the same samples and log-weights; the LM's rounding
+    aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the shared
+    calls (:mod:`.batch`). Raises :class:`.batch.UnitFailed` naming the job that failed."""
+    from .batch import BATCH_TOKENS, run_many
+
+    starts = [lambda meter, job=job: estimate_steps(lm, vocab, meter=meter, batched=True, **job)
+              for job in jobs]
+    yield from run_many(lm, starts, batch_tokens=batch_tokens or BATCH_TOKENS)
+
+
+def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
+                   default_ids: Sequence[int] | None = None, K: int = 30, L: int | None = 11,
+                   M: int = 128, tau: float = 1.0, unigram_model=None,
+                   mode: str = "independent", beam: int = 8,
+                   slack: int | None = DEFAULT_SLACK, max_paths: int = 20_000,
+                   start_token: str | None = None, blocks_out: list | None = None, meter=None,
+                   batched: bool = False):
+    """:func:`estimate` as a generator of LM requests (:mod:`.batch`) returning the record.
+    ``meter`` counts the unit's work (default: the LM's counters and the clock); ``batched``:
+    the lm-guided run takes the default's log P from the record instead of asking for it again
+    (the one-unit path asks twice, as it always has). The default score, lm-guided and
+    decoding-free (``BATCHED``) ask the LM through requests; the other estimators call it
+    themselves within the step."""
     from . import unigram as uni
+    from .batch import Meter
 
     check_estimator(estimator, unigram_model)
     if K < 1 or M < 1 or beam < 1:
@@ -174,18 +219,19 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
         raise InputError(f"the tokenizer's ids for {text[:40]!r} do not spell the text's bytes "
                          f"(round-trip check failed{', special token ' + str(bad[0]) if bad else ''}): "
                          f"the tokenizer cannot decode its own pieces back to the text")
-    start = time.perf_counter()
-    calls0, pos0 = lm.calls, lm.positions
+    meter = Meter(lm) if meter is None else meter
+    mark = meter.start()
     rec = dict.fromkeys(FIELDS)
     rec.update(text=text, estimator=estimator, start_token=start_token,
                end_scored=lm.end_id is not None, n_tokens=len(default_ids), **text_counts(text))
-    rec["logp_default"] = float(lm.logp([default_ids])[0])
+    rec["logp_default"] = float((yield ("logp", [default_ids]))[0])
     if estimator in UNIGRAM_ONLY:
         rec.update(_unigram(lm, unigram_model, text, estimator, rng, K, tau, mode, default_ids))
     else:
-        rec.update(_general(lm, vocab, text, estimator, rng, default_ids, K=K, L=L, M=M,
-                            beam=beam, slack=slack, max_paths=max_paths,
-                            logp_default=rec["logp_default"], blocks_out=blocks_out))
+        rec.update((yield from _general(lm, vocab, text, estimator, rng, default_ids, K=K, L=L,
+                                        M=M, beam=beam, slack=slack, max_paths=max_paths,
+                                        logp_default=rec["logp_default"],
+                                        blocks_out=blocks_out, meter=meter, batched=batched)))
     if unigram_model is not None:
         ent = _unigram_entropy(unigram_model, text, tau)
         rec.update(entropy=ent, entropy_per_token=ent / len(default_ids), tau=float(tau))
@@ -193,8 +239,8 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
         _unit_interval(rec, rng)
     for key in ("logp", "ci_low", "ci_high", "percent_nd", "ess", "t0", "t1", "t2"):
         rec[key] = _finite(rec[key])
-    rec.update(lm_calls=lm.calls - calls0, positions=lm.positions - pos0,
-               seconds=time.perf_counter() - start)
+    calls, positions, seconds = meter.since(mark)
+    rec.update(lm_calls=calls, positions=positions, seconds=seconds)
     return rec
 
 
@@ -216,7 +262,11 @@ def _unigram_entropy(model, text: str, tau: float) -> float:
 
 
 def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, slack,
-             max_paths, logp_default, blocks_out=None) -> dict:
+             max_paths, logp_default, blocks_out=None, meter=None, batched=False):
+    """The record fields of a non-unigram estimator (a generator step: lm-guided and
+    decoding-free ask the LM through requests, the others call it themselves)."""
+    if False:  # pragma: no cover - makes this function a generator
+        yield
     if estimator == "default":
         return {"logp": logp_default, "n_samples": 1, "lower_bound": True, "n_tokenizations":
                 None}
@@ -229,18 +279,19 @@ def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, sla
         return {"logp": got.logp_lower, "n_samples": got.n_complete, "lower_bound": True,
                 "beam": beam}
     if estimator == "lm-guided":
-        from .lm_guided import lm_guided_marginal
+        from .lm_guided import lm_guided_steps
 
-        got = lm_guided_marginal(lm, vocab, text, default_ids=default_ids, K=K, L=L, M=M,
-                                 rng=rng, blocks_out=blocks_out)
+        got = yield from lm_guided_steps(lm, vocab, text, default_ids=default_ids, K=K, L=L,
+                                         M=M, rng=rng, blocks_out=blocks_out, meter=meter,
+                                         logp_default=logp_default if batched else None)
         return {"logp": got.logp, "log_weights": [float(x) for x in got.log_weights],
                 "n_samples": K, "lower_bound": False, "percent_nd": got.percent_nd,
                 "t0": got.t0, "t1": got.t1, "t2": got.t2, "n_blocks": got.n_blocks,
                 "K": K, "L": L, "M": M}
-    from .decoding_free import decoding_free_marginal
+    from .decoding_free import decoding_free_steps
 
-    got = decoding_free_marginal(lm, vocab, text, K=K, default_ids=default_ids, rng=rng,
-                                 slack=slack)
+    got = yield from decoding_free_steps(lm, vocab, text, K=K, default_ids=default_ids, rng=rng,
+                                         slack=slack, meter=meter)
     return {"logp": got.logp, "n_samples": got.distinct, "lower_bound": True,
             "percent_nd": got.percent_nd, "n_distinct": got.distinct,
             "n_tokenizations": _count(got.n_paths), "K": K, "slack": got.slack}

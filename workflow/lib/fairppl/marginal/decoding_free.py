@@ -50,7 +50,6 @@ All log-probabilities are natural logs (**nats**), float64.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -149,6 +148,21 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
     replacement under the token cap, up to ``K`` distinct paths, scored by ``lm`` (a TokenLM; its
     ``logp`` charges the end token when the LM has one) in one batched call. ``vocab``: the LM's
     TokenVocab; ``slack``: tokens allowed beyond the canonical count (None: no cap)."""
+    from .batch import Meter, run_alone
+
+    return run_alone(decoding_free_steps(lm, vocab, text, K=K, default_ids=default_ids, rng=rng,
+                                         slack=slack, return_samples=return_samples,
+                                         meter=Meter(lm)), lm)
+
+
+def decoding_free_steps(lm, vocab, text: str, *, K: int, default_ids: Sequence[int],
+                        rng: np.random.Generator, slack: int | None = DEFAULT_SLACK,
+                        return_samples: bool = False, meter=None):
+    """:func:`decoding_free_marginal` as a generator of LM requests (:mod:`.batch`): its one
+    ``("logp", paths)`` request, then the result. ``meter``: the unit's work (default: the LM's
+    counters and the clock)."""
+    from .batch import Meter
+
     if K < 1:
         raise ValueError(f"the number of paths K must be at least 1, got {K}")
     if slack is not None and (int(slack) != slack or slack < 0):
@@ -156,8 +170,8 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
                          f"or None, got {slack!r}")
     if default_ids is None or len(default_ids) == 0:
         raise ValueError("decoding-free needs the canonical tokenization (default_ids)")
-    t0 = time.perf_counter()
-    calls0, pos0 = lm.calls, lm.positions
+    meter = Meter(lm) if meter is None else meter
+    mark = meter.start()
     lat = vocab.lattice(vocab.text_bytes(text))
     canonical = tuple(int(t) for t in default_ids)
     try:
@@ -165,13 +179,14 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
     except ValueError as err:
         raise ValueError(f"the canonical tokenization does not spell the text's bytes: {err}") \
             from None
-    logp = np.asarray(lm.logp(paths), dtype=np.float64)
+    logp = np.asarray((yield ("logp", list(paths))), dtype=np.float64)
     nd = sum(p != canonical for p in paths)
+    calls, positions, seconds = meter.since(mark)
     return DecodingFreeResult(
         logp_default=float(logp[0]), logp=float(logsumexp(logp)), ci_low=math.nan,
         ci_high=math.nan, log_probs=logp, n_near=n_near, n_drawn=len(paths) - n_near,
         distinct=len(paths), slack=None if slack is None else int(slack),
         cap=None if slack is None else capped.max_tokens, n_capped=capped.total,
         n_paths=lat_mod.count_paths(lat), percent_nd=100.0 * nd / len(paths),
-        lm_calls=lm.calls - calls0, positions=lm.positions - pos0,
-        seconds=time.perf_counter() - t0, samples=list(paths) if return_samples else None)
+        lm_calls=calls, positions=positions, seconds=seconds,
+        samples=list(paths) if return_samples else None)

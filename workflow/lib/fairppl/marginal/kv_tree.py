@@ -178,7 +178,13 @@ class KVTree(PrefixTree):
         """Run the nodes not yet stored, ``chunk`` at a time, and fill ``values[k]`` with the
         log-probability of each pair's target token after its node; with ``masses =
         (rows_of_node, token_sets, out)``, also ``out[rows_of_node[node], s]`` = log of the
-        total probability of ``token_sets[s]`` after each listed node (which must be new)."""
+        total probability of ``token_sets[s]`` after each listed node (which must be new).
+
+        A pair whose node is already stored (a prefix that another request ran as an inner
+        position, e.g. units sharing a session, :mod:`.batch`) has no output row left: its node
+        is run again as an extra row of the first pass, seeing its stored ancestors and its own
+        stored key/values (the same vectors it would compute), its new key/values discarded. A
+        single estimator never asks after a stored node, so its passes are unchanged."""
         import torch
 
         lm, dev = self.lm, self.lm.device
@@ -191,23 +197,27 @@ class KVTree(PrefixTree):
         set_index = [torch.from_numpy(s).to(dev) for s in mass_sets]
         dtype = next(lm.model.parameters()).dtype
         total = len(self.token)
-        for a in range(self.n_done, total, self.chunk):
+        again = sorted(node for node in by_node if node < self.n_done)
+        starts = list(range(self.n_done, total, self.chunk)) or ([self.n_done] if again else [])
+        for a in starts:
             b = min(total, a + self.chunk)
-            anc = [self.anc[q] for q in range(a, b)]
+            rows_of = list(range(a, b)) + again  # new nodes, then stored ones run again
+            anc = [self.anc[q] for q in rows_of]
             lens = np.array([len(x) for x in anc])
             flat = np.concatenate(anc)
             stored = np.unique(flat[flat < a])
             col = np.full(b, -1, dtype=np.int64)
             col[stored] = np.arange(len(stored))
             col[a:b] = len(stored) + np.arange(b - a)
-            allowed = torch.zeros((b - a, len(stored) + b - a), dtype=torch.bool)
-            allowed[torch.from_numpy(np.repeat(np.arange(b - a), lens)),
+            n_rows = len(rows_of)
+            allowed = torch.zeros((n_rows, len(stored) + n_rows), dtype=torch.bool)
+            allowed[torch.from_numpy(np.repeat(np.arange(n_rows), lens)),
                     torch.from_numpy(col[flat])] = True
             mask = torch.zeros(allowed.shape, dtype=dtype)
             mask.masked_fill_(~allowed, torch.finfo(dtype).min)
             keep, rows, toks, ks = [], [], [], []
             mrows, mks = [], []
-            for q in range(a, b):
+            for r, q in enumerate(rows_of):
                 for tok, k in by_node.get(q, ()):
                     rows.append(len(keep))
                     toks.append(tok)
@@ -216,7 +226,8 @@ class KVTree(PrefixTree):
                     mrows.append(len(keep))
                     mks.append(mass_rows[q])
                 if q in by_node or q in mass_rows:
-                    keep.append(q - a)
+                    keep.append(r)
+            again = []  # run again in the first pass only
             from transformers import DynamicCache
 
             sel = torch.from_numpy(stored).to(dev)
@@ -224,12 +235,15 @@ class KVTree(PrefixTree):
                                                 for k, v in self.kv]
                                  ) if self.kv is not None else DynamicCache()
             lm.calls += 1
-            lm.positions += b - a
-            out = lm.model(input_ids=torch.tensor([self.token[a:b]], device=dev),
-                           position_ids=torch.tensor([self.depth[a:b]], device=dev),
+            lm.positions += n_rows
+            out = lm.model(input_ids=torch.tensor([[self.token[q] for q in rows_of]], device=dev),
+                           position_ids=torch.tensor([[self.depth[q] for q in rows_of]],
+                                                     device=dev),
                            attention_mask=mask[None, None].to(dev), past_key_values=cache,
                            use_cache=True, logits_to_keep=torch.tensor(keep, dtype=torch.long, device=dev))
-            self._store(a, b, [(layer.keys[:, :, len(stored):], layer.values[:, :, len(stored):])
+            end = len(stored) + b - a
+            self._store(a, b, [(layer.keys[:, :, len(stored):end],
+                                layer.values[:, :, len(stored):end])
                                for layer in out.past_key_values.layers])
             if rows:
                 lp = torch.log_softmax(_upcast(out.logits[0]), dim=-1)[

@@ -24,7 +24,10 @@ candidate trie after each distinct prefix (candidates sharing leading tokens sha
 A prefix not scored yet is scored for its block and, in the same call, for the next
 ``lookahead`` blocks along the default path (the end token included): most samples keep the
 default, so a text costs a few LM calls instead of one per block. The scores are the same; only
-the order of the work changes.
+the order of the work changes. :func:`lm_guided_steps` is the same procedure as a generator of LM
+requests, so that several texts can share each LM call (:mod:`.batch`, the study's
+``marginal.lm.batch_tokens``): each text keeps its own generator state and draws, so the samples
+and log-weights are those of the text alone.
 :func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
 sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
@@ -53,7 +56,6 @@ All log-probabilities are natural logs (**nats**), float64.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -176,11 +178,14 @@ def _default_block(vocab, plan: _Plan, b: int, lp: np.ndarray) -> dict:
             "logq_default_nats": -np.inf if j is None else float(lp[j]) - log_sum_exp(lp)}
 
 
-def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
-            seqs: list[tuple[int, ...]], default_ids, rng, counters, prefixes: int, t0: float,
-            keep: bool, dropped: np.ndarray | None = None, n_dropped: int = 0) -> Result:
-    calls0, pos0 = counters
-    logp_default = float(lm.logp([tuple(default_ids)])[0])
+def _finish(meter, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
+            seqs: list[tuple[int, ...]], default_ids, rng, mark, prefixes: int,
+            keep: bool, dropped: np.ndarray | None = None, n_dropped: int = 0,
+            logp_default: float | None = None):
+    """The Result (a generator step: the default's log P is asked with a ``("logp", seqs)``
+    request unless ``logp_default`` is given)."""
+    if logp_default is None:
+        logp_default = float((yield ("logp", [tuple(default_ids)]))[0])
     n = len(plan.candidates)
     is_default = np.array([[plan.defaults[b] is not None
                             and plan.candidates[b][chosen[k, b]] == plan.defaults[b]
@@ -188,25 +193,26 @@ def _finish(lm, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
     outside = sum(d is None or d not in c for d, c in zip(plan.defaults, plan.candidates))
     low, high = bca_interval(logw, 0.9, rng)
     share = (lambda k: plan.kinds.count(k) / n) if n else (lambda k: 0.0)  # noqa: E731
+    calls, positions, seconds = meter.since(mark)
     return Result(logp_default=logp_default, logp=log_mean_exp(logw), ci_low=low, ci_high=high,
                   log_weights=logw, percent_nd=100.0 * float((~is_default).mean()) if n else 0.0,
                   t0=share("T0"), t1=share("T1"), t2=share("T2"), n_blocks=n,
                   n_unaligned=plan.aligned.count(False), n_default_outside=outside,
-                  lm_calls=lm.calls - calls0, positions=lm.positions - pos0, prefixes=prefixes,
-                  seconds=time.perf_counter() - t0, samples=seqs if keep else None,
+                  lm_calls=calls, positions=positions, prefixes=prefixes,
+                  seconds=seconds, samples=seqs if keep else None,
                   dropped_nats=np.zeros(len(logw)) if dropped is None else dropped,
                   n_dropped=n_dropped)
 
 
-def _start(lm, vocab, text, default_ids, K, L, M, cache, rng):
-    """What both procedures do first: check K, note the clock and the LM's counters, plan the
-    blocks and draw the (K, blocks) uniforms that pick every sample's candidates."""
+def _start(meter, vocab, text, default_ids, K, L, M, cache, rng):
+    """What both procedures do first: check K, note the clock and the LM's counters (``meter``,
+    :class:`.batch.Meter`), plan the blocks and draw the (K, blocks) uniforms that pick every
+    sample's candidates."""
     if K < 1:
         raise ValueError(f"the number of samples K must be at least 1, got {K}")
-    t0 = time.perf_counter()
-    counters = (lm.calls, lm.positions)
+    mark = meter.start()
     plan = _plan(vocab, text, default_ids, L, M, cache)
-    return t0, counters, plan, rng.random((K, len(plan.candidates)))
+    return mark, plan, rng.random((K, len(plan.candidates)))
 
 
 def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
@@ -237,9 +243,34 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     docstring, pruning); the result's ``dropped_nats`` and ``n_dropped`` report what was
     dropped.
     """
+    from .batch import Meter, run_alone
+
+    return run_alone(lm_guided_steps(lm, vocab, text, default_ids=default_ids, K=K, L=L, M=M,
+                                     rng=rng, cache=cache, return_samples=return_samples,
+                                     lookahead=lookahead, blocks_out=blocks_out, prune=prune,
+                                     meter=Meter(lm)), lm)
+
+
+def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
+                    L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+                    cache: BlockCandidates | None = None, return_samples: bool = False,
+                    lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
+                    prune: float | None = None, meter=None, logp_default: float | None = None):
+    """:func:`lm_guided_marginal` as a generator of LM requests (:mod:`.batch`): it yields
+    ``("keep", prefixes)`` (the prefixes whose key/values the session must keep),
+    ``("next", prefixes, conts_per_prefix)`` (answered with ``logp_next_many``'s arrays) and
+    ``("logp", seqs)`` (answered with ``logp``'s array), and returns the :class:`Result`. A
+    driver answers one unit's requests alone (:func:`.batch.run_alone`, the same calls in the
+    same order as before) or many units' in one LM call (:func:`.batch.run_many`). ``meter``
+    counts the unit's LM work and time (default :class:`.batch.Meter` over ``lm``);
+    ``logp_default``: the default tokenization's log P when the caller has it (not asked
+    again)."""
+    from .batch import Meter
+
     if prune is not None and not 0.0 < prune < 1.0:
         raise ValueError(f"prune must be None or a threshold in (0, 1), got {prune}")
-    t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
+    meter = Meter(lm) if meter is None else meter
+    mark, plan, u = _start(meter, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = [()] * K
     logw = np.zeros(K)
@@ -250,8 +281,6 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     steps = list(plan.candidates) + ([[(lm.end_id,)]] if lm.end_id is not None else [])
     follow = [d if d is not None and d in c else c[0]
               for d, c in zip(plan.defaults, plan.candidates)]
-    # an LM with a session keeps each prefix's key/values from one block to the next
-    session = lm.session() if hasattr(lm, "session") else None
     memo: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (step, prefix) -> scores
     bounds: dict[tuple[int, tuple[int, ...]], float] = {}  # (step, prefix) -> log dropped bound
     dropped = np.zeros(K)
@@ -269,17 +298,16 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
                     break
                 tags[(j, p)] = None
                 p = p + follow[j] if j < n else p
-        if session is not None:
-            session.keep(list(groups) + [p for _, p in memo])
+        # an LM with a session keeps each prefix's key/values from one block to the next
+        yield ("keep", list(groups) + [p for _, p in memo])
         if tags:
             prefixes += len(tags)
-            scorer = session if session is not None else lm
             if prune is None:
-                out = scorer.logp_next_many([p for _, p in tags], [steps[j] for j, _ in tags])
+                out = yield ("next", [p for _, p in tags], [steps[j] for j, _ in tags])
                 memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
             else:
-                for tag, lp, bound in zip(tags, *_pruned_scores(scorer, list(tags), steps,
-                                                                follow, prune)):
+                scored = yield from _pruned_scores(list(tags), steps, follow, prune)
+                for tag, lp, bound in zip(tags, *scored):
                     memo[tag] = lp
                     bounds[tag] = bound
                     n_dropped += int(np.isneginf(lp).sum())
@@ -299,18 +327,20 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
                     dropped[k] += float(np.logaddexp(0.0, bounds[(b, key)] - logz))
         if blocks_out is not None and dflt is not None and b < n:
             dflt = None if plan.defaults[b] is None else dflt + plan.defaults[b]
-    return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
-                   t0, return_samples, dropped if prune is not None else None, n_dropped)
+    return (yield from _finish(meter, plan, logw, chosen, seqs, default_ids, rng, mark,
+                               prefixes, return_samples, dropped if prune is not None else None,
+                               n_dropped, logp_default))
 
 
-def _pruned_scores(scorer, tags: list, steps: list, follow: list, eps: float):
+def _pruned_scores(tags: list, steps: list, follow: list, eps: float):
     """Candidate scores of every ``(step, prefix)`` tag with pruning (module docstring). First
     pass: the heads (first tokens) of all candidates, and in full the one-token candidates, the
     followed candidate and every candidate starting with its first token (their inner positions
     lie on the lookahead path, run in this pass). Second pass: the rest of each candidate whose
     head has at least ``eps`` times the largest head probability among the block's candidates.
     Returns per tag the log-probabilities (-inf for a dropped candidate) and the log of the bound
-    on the dropped mass, the sum of the dropped heads' probabilities (-inf when none is)."""
+    on the dropped mass, the sum of the dropped heads' probabilities (-inf when none is); a
+    generator step of :func:`lm_guided_steps` (each pass one ``("next", ...)`` request)."""
     n = len(follow)
     first_c, full = [], []
     for j, _ in tags:
@@ -318,7 +348,7 @@ def _pruned_scores(scorer, tags: list, steps: list, follow: list, eps: float):
         whole = [len(c) == 1 or c[0] == lead for c in steps[j]]
         full.append(whole)
         first_c.append([c if w else c[:1] for c, w in zip(steps[j], whole)])
-    out = scorer.logp_next_many([p for _, p in tags], first_c)
+    out = yield ("next", [p for _, p in tags], first_c)
     log_eps = float(np.log(eps))
     lps, bounds, second_p, second_c, where = [], [], [], [], []
     for t, ((j, p), whole, head) in enumerate(zip(tags, full, out)):
@@ -334,7 +364,7 @@ def _pruned_scores(scorer, tags: list, steps: list, follow: list, eps: float):
         lp[drop] = -np.inf
         lps.append(lp)
     if second_p:
-        for (t, i), rest in zip(where, scorer.logp_next_many(second_p, second_c)):
+        for (t, i), rest in zip(where, (yield ("next", second_p, second_c))):
             lps[t][i] += float(rest[0])
     return lps, bounds
 
@@ -347,7 +377,10 @@ def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: 
     drawn on its own, one ``lm.logp_next`` call per sample and block. Same arguments, same
     randomness and so the same samples and log-weights as :func:`lm_guided_marginal`; kept as
     its cross-check and as the baseline of the speed benchmark."""
-    t0, counters, plan, u = _start(lm, vocab, text, default_ids, K, L, M, cache, rng)
+    from .batch import Meter, run_alone
+
+    meter = Meter(lm)
+    mark, plan, u = _start(meter, vocab, text, default_ids, K, L, M, cache, rng)
     n = len(plan.candidates)
     seqs: list[tuple[int, ...]] = []
     logw = np.zeros(K)
@@ -364,5 +397,5 @@ def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: 
             logw[k] += float(lm.logp_next(seq, [(lm.end_id,)])[0])
         seqs.append(seq)
     prefixes = K * (n + (lm.end_id is not None))
-    return _finish(lm, plan, logw, chosen, seqs, default_ids, rng, counters, prefixes,
-                   t0, return_samples)
+    return run_alone(_finish(meter, plan, logw, chosen, seqs, default_ids, rng, mark, prefixes,
+                             return_samples), lm)

@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -86,27 +86,34 @@ def read_done(out_jsonl, ids: Sequence[str] | None = None) -> dict[str, dict]:
 
 
 def run_documents(texts: Sequence[str], ids: Sequence[str],
-                  make_record: Callable[[str, str], dict], out_jsonl, *,
-                  desc: str = "documents", progress: bool = True) -> int:
+                  make_record: Callable[[str, str], dict] | None, out_jsonl, *,
+                  desc: str = "documents", progress: bool = True,
+                  make_records: Callable[[list[tuple[str, str]]], Iterable[dict]] | None = None
+                  ) -> int:
     """Call ``make_record(text, id)`` for every document whose id is not yet in ``out_jsonl``
     and append its record (with ``"id"``) as one JSON line, flushed and fsynced. Returns the
     number of documents computed in this call. A tqdm bar shows documents done, samples per
-    second (from each record's ``n_samples``) and the ETA."""
+    second (from each record's ``n_samples``) and the ETA. ``make_records`` (instead of
+    ``make_record``): called once with the ``(text, id)`` pairs not yet done, in input order; it
+    yields their records in that order (e.g. computed several at a time,
+    :func:`fairppl.marginal.api.estimate_many`), each appended as soon as it comes."""
     from tqdm import tqdm
 
     if len(texts) != len(ids):
         raise InputError(f"{len(texts)} texts but {len(ids)} ids: expected one id per text")
+    if (make_record is None) == (make_records is None):
+        raise ValueError("give exactly one of make_record and make_records")
     ids = _check_ids(ids)
     done = read_done(out_jsonl, ids)
     Path(out_jsonl).parent.mkdir(parents=True, exist_ok=True)
+    todo = [(text, doc) for text, doc in zip(texts, ids) if doc not in done]
+    records = (make_records(todo) if make_records is not None
+               else (make_record(text, doc) for text, doc in todo))
     samples, computed = 0, 0
     bar = tqdm(total=len(ids), initial=len(done), desc=desc, unit="doc", disable=not progress)
     try:
         with open(out_jsonl, "a", encoding="utf-8") as handle:
-            for text, doc in zip(texts, ids):
-                if doc in done:
-                    continue
-                rec = make_record(text, doc)
+            for (text, doc), rec in zip(todo, records):
                 if rec.get("id", doc) != doc:
                     raise ValueError(f"make_record gave id {rec['id']!r} for document {doc!r}")
                 line = json.dumps({"id": doc, **{k: v for k, v in rec.items() if k != "id"}},
@@ -121,6 +128,9 @@ def run_documents(texts: Sequence[str], ids: Sequence[str],
                 bar.set_postfix_str(f"{rate:.1f} samples/s", refresh=False)
     finally:
         bar.close()
+    if computed != len(todo):
+        raise ValueError(f"make_records gave {computed} records for {len(todo)} documents: "
+                         f"expected one per document, in order")
     return computed
 
 

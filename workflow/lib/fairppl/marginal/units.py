@@ -83,13 +83,18 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
               keys: dict, estimators: Sequence[str], taus: Sequence[float], K: int,
               L: int | None, M: int, seed: int, part, out, unigram_model=None,
               start_token: str | None = None, options: dict | None = None,
-              progress: bool = True, blocks=None) -> pl.DataFrame:
+              progress: bool = True, blocks=None,
+              batch_tokens: int | None = None) -> pl.DataFrame:
     """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
     table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
     ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
     between attempts, removed at the end); ``options``: what the records depend on besides the
     texts (a partial file written under other options is discarded); ``blocks``: where to write
-    the lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given."""
+    the lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given;
+    ``batch_tokens``: None runs one unit at a time; a number runs the units' LM requests
+    together, about that many tokens per LM call (:func:`~.api.estimate_many`: the same
+    records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
+    ``seconds`` are then each run's share of the shared calls)."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -115,9 +120,33 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
         # kept in the partial file with the record, so a resumed job has them too
         return {"unit_id": uid, **rec, "blocks": per_block}
 
+    def make_records(todo: list[tuple[str, str]]):
+        from .api import estimate_many
+        from .batch import UnitFailed
+
+        jobs, per_block = [], []
+        for text, run_id in todo:
+            uid, est, tau = spec[run_id]
+            per_block.append([])
+            jobs.append(dict(text=text, estimator=est, rng=document_rng(seed, run_id),
+                             default_ids=encode(text), K=K, L=L, M=M, tau=tau,
+                             unigram_model=unigram_model, start_token=start_token,
+                             blocks_out=per_block[-1]))
+        try:
+            for k, rec in estimate_many(lm, vocab, jobs, batch_tokens=batch_tokens):
+                yield {"unit_id": spec[todo[k][1]][0], **rec, "blocks": per_block[k]}
+        except UnitFailed as failed:
+            uid, est, _ = spec[todo[failed.index][1]]
+            if isinstance(failed.error, ValueError):
+                raise InputError(f"{keys['language']} unit {uid}, estimator {est}: "
+                                 f"{failed.error}") from None
+            raise failed.error from None
+
     ids = [r[0] for r in runs]
-    computed = run_documents([texts[r[1]] for r in runs], ids, make_record, part,
-                             desc=f"{keys['language']} {keys['model']}", progress=progress)
+    computed = run_documents([texts[r[1]] for r in runs], ids,
+                             make_record if batch_tokens is None else None, part,
+                             desc=f"{keys['language']} {keys['model']}", progress=progress,
+                             make_records=None if batch_tokens is None else make_records)
     _log.info("%d of %d runs computed in this attempt, %d found in %s", computed, len(ids),
               len(ids) - computed, part)
     done = read_done(part, ids)

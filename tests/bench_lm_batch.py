@@ -1,0 +1,211 @@
+"""Benchmark: occupancy of the LM-guided marginal, one unit per LM call against many units per
+LM call (:mod:`fairppl.marginal.batch`), both against a bare batched forward of the same model,
+in one process at one thread count (``make bench`` runs it; figures only, no assertions).
+
+    python tests/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --batch-tokens 1024
+    python tests/bench_lm_batch.py --random-weights --config-dir DIR --device cuda \\
+        --batch-tokens 8192 --verses 20
+
+Per model (default: SmolLM2-135M, and Gemma-3-270M when installed; ``--models`` picks them) and
+language it prints one row per path:
+
+* **one unit**: ``lm_guided_marginal`` verse by verse (the K samples of one verse per LM call);
+* **batched**: ``lm_guided_steps`` of all verses through ``run_many`` (the verses in flight share
+  each LM call, about ``--batch-tokens`` tokens asked per call);
+
+with seconds per verse, LM calls per verse, positions per call, positions per second and that
+rate over the bare forward's (``model(input_ids, attention_mask)`` over the verses' canonical
+tokens in right-padded batches of ``--bare-batch`` rows, timed before and after the two paths;
+their mean). It checks that both paths drew the same samples and prints the largest log-weight
+difference. The verses' candidate lists are built before the timings (both paths use them).
+
+``--random-weights`` builds each model from its saved ``config.json`` and tokenizer with random
+weights (seeded), so the benchmark runs from the repository plus a few MB of tokenizer and config
+files, e.g. on a GPU machine without the weights: speed does not depend on the weights' values
+(the work does a little: a random model spreads the samples over other tokenizations than a
+trained one, so the positions per verse differ). ``--config-dir DIR`` reads those files from
+``DIR/<model id>/`` instead of ``resources/models/<model id>/hf``; ``--copy-configs DIR`` writes
+them there (everything of the folder but the weights) and exits. ``--device cuda`` runs on a GPU.
+Verses: ``--units`` (a prepared ``units.parquet``) as ``marginal_lm`` picks them, else
+consecutive KJV verses of the installed Bible from ``--unit`` (English only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow" / "lib"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from bench_lm_guided import bare_forward, sheet, verses_of  # noqa: E402
+from fairppl.marginal.batch import BATCH_TOKENS, run_many  # noqa: E402
+from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
+from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_steps  # noqa: E402
+from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
+
+#: What a model folder holds besides its weights (copied by --copy-configs).
+WEIGHTS = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+
+
+def load(folder: Path, random_weights: bool, device):
+    """(model, tokenizer) from ``folder``: the saved weights, or random ones from its config."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(folder)
+    if random_weights:
+        config = AutoConfig.from_pretrained(folder)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    return model.to(device).eval(), tok
+
+
+def one_unit(lm, vocab, verses, encoded, cache, args):
+    t0, calls, pos = time.perf_counter(), lm.calls, lm.positions
+    out = [lm_guided_marginal(lm, vocab, text, default_ids=ids, K=args.k, L=args.L, M=args.m,
+                              cache=cache, return_samples=True,
+                              rng=np.random.default_rng(args.seed))
+           for (_, text), ids in zip(verses, encoded)]
+    return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
+
+
+def batched(lm, vocab, verses, encoded, cache, args, batch_tokens):
+    starts = [lambda meter, text=text, ids=ids: lm_guided_steps(
+        lm, vocab, text, default_ids=ids, K=args.k, L=args.L, M=args.m, cache=cache,
+        return_samples=True, rng=np.random.default_rng(args.seed), meter=meter)
+        for (_, text), ids in zip(verses, encoded)]
+    t0, calls, pos = time.perf_counter(), lm.calls, lm.positions
+    out = [r for _, r in run_many(lm, starts, batch_tokens=batch_tokens, stats=args.stats)]
+    return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
+
+
+def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args) -> None:
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    model, tok = load(folder, args.random_weights, device)
+    frame = dict(start_token=special.get("bos") or None, end_token=special.get("eos") or None)
+    lm = HFTokenLM(model, tok, device=device, **frame)
+    vocab = vocab_from_hf(tok)
+    where = (torch.cuda.get_device_name(device) if device.type == "cuda"
+             else f"cpu, {torch.get_num_threads()} threads")
+    weights = ("RANDOM weights from config.json (speed does not depend on the values)"
+               if args.random_weights else "trained weights")
+    for lang, verses in verses_by_lang.items():
+        encoded = [tok(t, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+                   for _, t in verses]
+        canonical = [[lm.start_id, *ids] for ids in encoded]
+        n = len(verses)
+        print(f"\n== {model_id} on {where}, {weights}; {lang}, {n} verses ({verses[0][0]} ...), "
+              f"K={args.k}, M={args.m}, batch_tokens={args.batch_tokens}", flush=True)
+        cache = BlockCandidates(vocab, args.m)
+        for (_, text), ids in zip(verses, encoded):
+            _plan(vocab, text, ids, args.L, args.m, cache)  # candidate lists, outside the timings
+        # warm-up outside the timings (first-call allocations) on both paths
+        lm_guided_marginal(lm, vocab, verses[0][1], default_ids=encoded[0], K=2, L=args.L,
+                           M=args.m, cache=cache, rng=np.random.default_rng(0))
+        batched(lm, vocab, verses[:2], encoded[:2], cache, args, args.batch_tokens)
+        args.stats = {}
+        bare1 = bare_forward(model, canonical, args.bare_batch, device)
+        rows = {"one unit": one_unit(lm, vocab, verses, encoded, cache, args),
+                "batched": batched(lm, vocab, verses, encoded, cache, args, args.batch_tokens)}
+        bare2 = bare_forward(model, canonical, args.bare_batch, device)
+        bare = float(np.mean([b[1] / b[0] for b in (bare1, bare2)]))
+        print(f"bare batched forward: {bare1[1] / bare1[0]:,.0f} positions/s before, "
+              f"{bare2[1] / bare2[0]:,.0f} after ({args.bare_batch} rows per pass)")
+        print(f"{'path':<9} {'s/verse':>8} {'calls/verse':>12} {'positions/call':>15} "
+              f"{'positions/s':>12} {'vs bare':>8}")
+        for name, (_, seconds, calls, positions) in rows.items():
+            print(f"{name:<9} {seconds / n:>8.3f} {calls / n:>12.1f} {positions / calls:>15.0f} "
+                  f"{positions / seconds:>12,.0f} {positions / seconds / bare:>8.2f}")
+        (alone, s1, c1, _), (many, s2, c2, _) = rows["one unit"], rows["batched"]
+        same = all(a.samples == b.samples for a, b in zip(alone, many))
+        diff = max(float(np.abs(a.log_weights - b.log_weights).max()) for a, b in zip(alone, many))
+        factor = args.stats["unit_calls"] / c2
+        print(f"batched / one unit: LM calls {c2 / c1:.2f}, batching factor {factor:.1f} units "
+              f"per LM call (1/{factor:.1f} = {1 / factor:.2f}; one-unit calls per request "
+              f"{c1 / args.stats['requests']:.2f}); time {s2 / s1:.2f}; same samples {same}, max "
+              f"|log-weight difference| {diff:.1e} nats", flush=True)
+
+
+def copy_configs(ids: list[str], target: Path) -> None:
+    for model_id in ids:
+        src = ROOT / "resources/models" / model_id / "hf"
+        if not src.is_dir():
+            raise SystemExit(f"{src}: not installed (make resources)")
+        dst = target / model_id
+        dst.mkdir(parents=True, exist_ok=True)
+        for f in src.iterdir():
+            if f.is_file() and not f.name.endswith(WEIGHTS) and not f.name.startswith("."):
+                shutil.copy2(f, dst / f.name)
+        size = sum(f.stat().st_size for f in dst.iterdir())
+        print(f"{dst}: {len(list(dst.iterdir()))} files, {size / 1e6:.1f} MB (no weights)")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="*", default=None,
+                        help="model ids of config/models.tsv (default: those installed, or "
+                             "those under --config-dir)")
+    parser.add_argument("--units", default=None, help="a prepared units.parquet")
+    parser.add_argument("--languages", nargs="*", default=["eng"],
+                        help="language ids (with --units; KJV English otherwise)")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--unit", default="43.001.001",
+                        help="first KJV verse without --units (43.001.001: John 1:1)")
+    parser.add_argument("--verses", type=int, default=6)
+    parser.add_argument("-k", type=int, default=32, help="samples K (the study's: 32)")
+    parser.add_argument("-m", type=int, default=16, help="candidates per block M (study: 16)")
+    parser.add_argument("-L", type=int, default=None, help="max block length (characters)")
+    parser.add_argument("--batch-tokens", type=int, default=BATCH_TOKENS,
+                        help=f"tokens per LM call of the batched path (default {BATCH_TOKENS}, "
+                             f"for a CPU thread; 8192 or more on a GPU)")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--bare-batch", type=int, default=8, help="rows per bare forward pass")
+    parser.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda if any)")
+    parser.add_argument("--random-weights", action="store_true",
+                        help="build each model from its config.json with random weights")
+    parser.add_argument("--config-dir", type=Path, default=None,
+                        help="DIR/<model id>/ holds config.json and the tokenizer files")
+    parser.add_argument("--copy-configs", type=Path, default=None, metavar="DIR",
+                        help="copy the installed models' config and tokenizer files (no "
+                             "weights) to DIR/<model id>/ and exit")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    args.stats = None
+    torch.set_num_threads(args.threads)
+    models = sheet()
+    base = args.config_dir or ROOT / "resources/models"
+    sub = "" if args.config_dir else "hf"
+    ids = args.models or [m for m in models if (base / m / sub).is_dir()]
+    if args.copy_configs:
+        copy_configs(ids, args.copy_configs)
+        return
+    if args.config_dir and not args.random_weights:
+        raise SystemExit("--config-dir holds no weights: give --random-weights with it")
+    if not ids:
+        raise SystemExit(f"no model under {base}: run `make resources` (or name folders with "
+                         f"--models, --config-dir)")
+    verses = verses_of(args)
+    for model_id in ids:
+        if model_id not in models:
+            raise SystemExit(f"--models {model_id}: not in config/models.tsv")
+        folder = base / model_id / sub
+        if not (folder / "config.json").is_file():
+            raise SystemExit(f"{folder}: no config.json (make resources, or --copy-configs)")
+        bench_model(model_id, folder, models[model_id], verses, args)
+
+
+if __name__ == "__main__":
+    start = time.perf_counter()
+    main()
+    print(f"wall {time.perf_counter() - start:.1f} s")

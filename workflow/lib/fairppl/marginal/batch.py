@@ -1,0 +1,290 @@
+"""Many units per LM call: drivers for estimators written as generators of LM requests.
+
+An estimator step (:func:`.lm_guided.lm_guided_steps`, :func:`.api.estimate_steps`) does not call
+the LM itself; it yields what it needs and gets the answer back:
+
+* ``("keep", prefixes)``: the prefixes whose key/values an incremental session
+  (:class:`.kv_tree.KVTree`) must keep from now on (the others may go); answered with None;
+* ``("next", prefixes, conts_per_prefix)``: ``logp_next_many``'s arrays, one per prefix;
+* ``("logp", seqs)``: ``logp``'s array (log P(seq [+ end] | start), nats).
+
+The generator's return value is the unit's result. :func:`run_alone` answers one unit's requests
+at once with its own session: the same LM calls in the same order as an estimator calling the LM
+itself, so one unit's numbers are those of the one-unit path bit for bit.
+:func:`run_many` advances several units together: each round it gathers the pending request of
+every unit in flight, answers all ``"next"`` requests with one ``logp_next_many`` of one shared
+session (forward passes of at most ``batch_tokens`` new positions) and all ``"logp"`` requests
+with one ``logp``, and admits the next unit while the tokens asked in the round are below
+``batch_tokens``. Every unit keeps its own generator, rng and order of draws, so its samples and
+log-weights are those of the one-unit path up to the LM's rounding (exact in float64; in float32
+a position's log-probability may move in its last bits with the other positions of its forward
+pass). Results come back in input order, each as soon as it and every unit before it are done.
+
+Work per unit (:class:`Meter`): alone, the LM's counters and the clock over the unit's run; in
+:func:`run_many` the unit's own time (between its requests) plus, of every round it takes part
+in, a share of the calls, positions and seconds in proportion to the tokens it asked for (a
+``"next"`` request: its continuations' tokens; ``"logp"``: its sequences' tokens plus one), so
+that the units' shares add up to the run's totals.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable, Iterator, Sequence
+
+#: Tokens asked per LM call by default in :func:`run_many` (a CPU thread: positions per forward
+#: pass past which a pass costs in proportion to its positions; a GPU wants 8192 or more).
+BATCH_TOKENS = 1024
+
+
+class Meter:
+    """The LM work and wall time of one unit run alone: ``start()`` marks, ``since(mark)`` gives
+    ``(calls, positions, seconds)`` since the mark (the LM's counters and the clock)."""
+
+    def __init__(self, lm):
+        self.lm = lm
+
+    def start(self):
+        return (self.lm.calls, self.lm.positions, time.perf_counter())
+
+    def since(self, mark) -> tuple[int, int, float]:
+        calls, positions, t0 = mark
+        return (self.lm.calls - calls, self.lm.positions - positions, time.perf_counter() - t0)
+
+
+class UnitMeter:
+    """The share of one unit in :func:`run_many` (module docstring): calls and positions of the
+    rounds it took part in (fractions, rounded when read), its own seconds and its share of the
+    rounds' seconds; ``since`` also counts the current stretch of its own work."""
+
+    def __init__(self):
+        self.calls = 0.0
+        self.positions = 0.0
+        self.seconds = 0.0
+        self.resumed: float | None = None
+
+    def _now(self) -> float:
+        return self.seconds + (time.perf_counter() - self.resumed
+                               if self.resumed is not None else 0.0)
+
+    def start(self):
+        return (self.calls, self.positions, self._now())
+
+    def since(self, mark) -> tuple[int, int, float]:
+        calls, positions, seconds = mark
+        return (round(self.calls - calls), round(self.positions - positions),
+                self._now() - seconds)
+
+
+def run_alone(steps, lm):
+    """Drive one estimator generator (module docstring) to its result with ``lm`` (and a fresh
+    ``lm.session()`` when the LM has one, created at the first request for it)."""
+    session = None
+    reply = None
+    while True:
+        try:
+            request = steps.send(reply)
+        except StopIteration as stop:
+            return stop.value
+        kind = request[0]
+        reply = None
+        if kind in ("keep", "next") and session is None and hasattr(lm, "session"):
+            session = lm.session()
+        if kind == "keep":
+            if session is not None:
+                session.keep(request[1])
+        elif kind == "next":
+            reply = (session if session is not None else lm).logp_next_many(request[1],
+                                                                             request[2])
+        elif kind == "logp":
+            reply = lm.logp(request[1])
+        else:
+            raise ValueError(f"unknown LM request {kind!r}: expected keep, next or logp")
+
+
+class UnitFailed(Exception):
+    """A unit of :func:`run_many` raised ``error``; ``index`` is its place in the input."""
+
+    def __init__(self, index: int, error: BaseException):
+        super().__init__(f"unit {index}: {error}")
+        self.index = index
+        self.error = error
+
+
+class _Unit:
+    def __init__(self, lm, index: int, steps, meter: UnitMeter):
+        self.lm = lm
+        self.index = index
+        self.steps = steps
+        self.meter = meter
+        self.keep: list = []
+        self.request = None
+        self.result = None
+        self.done = False
+
+    def advance(self, reply) -> None:
+        """Run the unit to its next ``"next"``/``"logp"`` request (or its end), noting its keep
+        set and timing its own work (and counting the LM calls it makes itself, if any)."""
+        self.meter.resumed = time.perf_counter()
+        calls0, pos0 = self.lm.calls, self.lm.positions
+        try:
+            while True:
+                try:
+                    request = self.steps.send(reply)
+                except StopIteration as stop:
+                    self.result, self.done, self.request = stop.value, True, None
+                    return
+                except Exception as err:  # noqa: BLE001 - re-raised with the unit's index
+                    raise UnitFailed(self.index, err) from err
+                reply = None
+                if request[0] == "keep":
+                    self.keep = request[1]
+                elif request[0] in ("next", "logp"):
+                    self.request = request
+                    return
+                else:
+                    raise UnitFailed(self.index, ValueError(
+                        f"unknown LM request {request[0]!r}: expected keep, next or logp"))
+        finally:
+            self.meter.seconds += time.perf_counter() - self.meter.resumed
+            self.meter.resumed = None
+            self.meter.calls += self.lm.calls - calls0
+            self.meter.positions += self.lm.positions - pos0
+
+    @property
+    def weight(self) -> int:
+        """Positions the pending request needs at most, about (the budget's and the shares'
+        unit): per distinct prefix its last token and the inner nodes of its continuations'
+        trie (candidates sharing leading tokens share them), or every token of the sequences
+        to score plus the start (``"logp"``). Positions already stored or shared with other
+        units' requests make the real count smaller."""
+        if self.request is None:
+            return 0
+        if self.request[0] == "logp":
+            return sum(len(s) + 1 for s in self.request[1])
+        inner: dict[tuple, set] = {}
+        for p, conts in zip(self.request[1], self.request[2]):
+            nodes = inner.setdefault(tuple(p), set())
+            nodes.update(tuple(c[:i]) for c in conts for i in range(1, len(c)))
+        return sum(1 + len(nodes) for nodes in inner.values())
+
+
+def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
+             batch_tokens: int = BATCH_TOKENS,
+             stats: dict | None = None) -> Iterator[tuple[int, object]]:
+    """Yield ``(index, result)`` for every estimator generator ``starts[index](meter)`` makes,
+    in input order, advancing the units in flight together (module docstring). ``starts``:
+    callables that take the unit's :class:`UnitMeter` and return its generator (called when the
+    unit is admitted). ``stats``: a dict that gets ``rounds`` (request rounds), ``requests``
+    (units' requests answered) and ``unit_calls`` (over the LM calls of the rounds, the units
+    each call carried, summed; over the calls: the batching factor, units per LM call).
+    Raises :class:`UnitFailed` naming the unit whose step or LM request failed."""
+    if int(batch_tokens) < 1:
+        raise ValueError(f"batch_tokens must be at least 1 (tokens per LM call), got "
+                         f"{batch_tokens}")
+    session = lm.session() if hasattr(lm, "session") else None
+    if session is not None and hasattr(session, "chunk"):
+        session.chunk = int(batch_tokens)  # new positions per forward pass
+    pending = iter(enumerate(starts))
+    active: dict[int, _Unit] = {}
+    finished: dict[int, object] = {}
+    emitted = 0
+    exhausted = False
+    while active or not exhausted:
+        load = sum(u.weight for u in active.values())
+        while not exhausted and (not active or load < batch_tokens):
+            try:
+                index, start = next(pending)
+            except StopIteration:
+                exhausted = True
+                break
+            meter = UnitMeter()
+            try:
+                unit = _Unit(lm, index, start(meter), meter)
+            except Exception as err:  # noqa: BLE001 - re-raised with the unit's index
+                raise UnitFailed(index, err) from err
+            unit.advance(None)
+            if unit.done:
+                finished[index] = unit.result
+            else:
+                active[index] = unit
+                load += unit.weight
+        while emitted in finished:
+            yield emitted, finished.pop(emitted)
+            emitted += 1
+        if active:
+            served = _round(lm, session, list(active.values()))
+            if stats is not None:
+                stats["rounds"] = stats.get("rounds", 0) + 1
+                stats["requests"] = stats.get("requests", 0) + len(active)
+                stats["unit_calls"] = stats.get("unit_calls", 0) + served
+            for index in [i for i, u in active.items() if u.done]:
+                finished[index] = active.pop(index).result
+    while emitted in finished:
+        yield emitted, finished.pop(emitted)
+        emitted += 1
+
+
+def _round(lm, session, units: list[_Unit]) -> int:
+    """Answer the pending request of every unit of ``units`` with one ``logp_next_many`` and one
+    ``logp``, share the work out and advance each unit. Returns the units carried per LM call,
+    summed over the round's calls."""
+    nexts = [u for u in units if u.request[0] == "next"]
+    logps = [u for u in units if u.request[0] == "logp"]
+    weights = {u.index: u.weight for u in units}
+    replies: dict[int, object] = {}
+    calls0, pos0, t0 = lm.calls, lm.positions, time.perf_counter()
+    served = 0
+    if nexts:
+        def score_next():
+            if session is not None:
+                session.keep([p for u in nexts for p in u.keep])
+            return (session if session is not None else lm).logp_next_many(
+                [p for u in nexts for p in u.request[1]], [c for u in nexts for c in u.request[2]])
+
+        served += _answer(lm, nexts, "next", score_next, replies)
+    if logps:
+        served += _answer(lm, logps, "logp",
+                          lambda: lm.logp([s for u in logps for s in u.request[1]]), replies)
+    calls, positions = lm.calls - calls0, lm.positions - pos0
+    seconds = time.perf_counter() - t0
+    total = sum(weights.values())
+    for u in units:
+        share = weights[u.index] / total
+        u.meter.calls += calls * share
+        u.meter.positions += positions * share
+        u.meter.seconds += seconds * share
+    for u in units:
+        u.advance(replies[u.index])
+    return served
+
+
+def _answer(lm, units: list[_Unit], kind: str, score: Callable[[], Sequence], replies: dict
+            ) -> int:
+    """Run ``score()`` (one LM request of all ``units``, ``kind`` "next" or "logp"), put each
+    unit's slice of its answers (one per prefix or sequence it asked for) in ``replies``, and
+    return the units carried times the LM calls it took."""
+    calls0 = lm.calls
+    try:
+        out = score()
+    except Exception as err:  # noqa: BLE001 - named by the unit whose request fails
+        _blame(lm, units, kind, err)
+    at = 0
+    for u in units:
+        replies[u.index] = out[at:at + len(u.request[1])]
+        at += len(u.request[1])
+    return len(units) * (lm.calls - calls0)
+
+
+def _blame(lm, units: list[_Unit], kind: str, err: Exception):
+    """Raise :class:`UnitFailed` for the first unit of ``units`` whose request alone fails (each
+    is run again on the LM without a session), else for the first unit with ``err``."""
+    for u in units if len(units) > 1 else ():
+        try:
+            if kind == "next":
+                lm.logp_next_many(u.request[1], u.request[2])
+            else:
+                lm.logp(u.request[1])
+        except Exception as own:  # noqa: BLE001
+            raise UnitFailed(u.index, own) from own
+    raise UnitFailed(units[0].index, err) from err
