@@ -275,7 +275,9 @@ def _dry_run(tokens: list[str], tmp_path: Path, fill_digests: bool = True):
 def test_snakemake_command_dry_runs(where, tokens, tmp_path):
     proc = _dry_run(tokens, tmp_path)
     assert proc.returncode == 0, f"{where}: {' '.join(tokens)}\n{proc.stderr[-3000:]}"
-    assert "This was a dry-run" in proc.stdout, proc.stdout[-2000:]
+    # A target the tests' resources already hold (KenLM's programs) plans nothing.
+    out = proc.stdout + proc.stderr
+    assert "This was a dry-run" in out or "Nothing to be done" in out, out[-2000:]
 
 
 def test_europarl_without_digests_names_the_missing_pairs(tmp_path):
