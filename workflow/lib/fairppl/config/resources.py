@@ -1,0 +1,76 @@
+"""What a job asks the cluster for: its `runtime` (minutes) by attempt and by the number of units
+it works on, and whether the GPU rules ask for a GPU (config `resources`, docs/cluster.md).
+
+A rule declares the minutes measured for the default study, with a margin, at a number of units
+(``reference_units``); a config asking for more units scales them up in proportion (never down:
+the margin covers start-up), ``null`` units (the whole split) as :data:`WHOLE_SPLIT_UNITS`. Each
+retry multiplies by ``runtime_growth`` (a job that ended TIMEOUT comes back with more time), and
+no job asks for more than ``max_runtime`` (the site's longest job; a request above it would be
+refused or pend for ever).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+#: Units taken for a `max_units: null` (the whole evaluation split): above the largest shipped
+#: split (the Bible's test split of the default study, under 5,000 verses per language).
+WHOLE_SPLIT_UNITS = 5000
+
+#: The schema's defaults of config `resources` that these functions read (tests/test_settings.py
+#: checks them against workflow/schemas/config.schema.yaml).
+DEFAULTS = {"runtime_growth": 2, "max_runtime": 1440, "gpu": 1}
+
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def numbers_from_profile(config: dict) -> dict:
+    """``config`` with the numbers of its `resources` block that a profile gave as text read as
+    numbers (in place; returned). A profile's `config:` key reaches the workflow as `--config
+    resources={...}`, and Snakemake reads a nested value with YAML's BaseLoader: every leaf a
+    string ("1", "120", and "False" for `false`). Numbers written as text come back as numbers;
+    any other text is left for the schema to refuse with its field."""
+    def convert(value):
+        if isinstance(value, dict):
+            return {key: convert(item) for key, item in value.items()}
+        if isinstance(value, str) and _NUMBER.match(value.strip()):
+            number = float(value)
+            return int(number) if number.is_integer() and re.match(r"^[+-]?\d+$", value.strip()) \
+                else number
+        return value
+
+    if isinstance(config.get("resources"), dict):
+        config["resources"] = convert(config["resources"])
+    return config
+
+
+def _setting(block: dict, key: str):
+    value = block.get(key, DEFAULTS[key])
+    return DEFAULTS[key] if value is None else value
+
+
+def units_factor(units: int | None, reference_units: int | None) -> float:
+    """How many times the measured minutes a job on ``units`` units needs (at least 1)."""
+    if reference_units is None:
+        return 1.0
+    wanted = WHOLE_SPLIT_UNITS if units is None else units
+    return max(1.0, wanted / reference_units)
+
+
+def job_runtime(block: dict, minutes: float, attempt: int, units: int | None = None,
+                reference_units: int | None = None) -> int:
+    """Minutes attempt ``attempt`` (1, 2, ...) of a job asks for: ``minutes`` scaled by the
+    units, times ``runtime_growth`` ** (attempt - 1), at most ``max_runtime`` (config
+    `resources` block ``block``)."""
+    growth = _setting(block, "runtime_growth")
+    cap = _setting(block, "max_runtime")
+    wanted = minutes * units_factor(units, reference_units) * growth ** (attempt - 1)
+    return int(min(cap, math.ceil(wanted)))
+
+
+def gpus_per_job(block: dict) -> int:
+    """GPUs each GPU rule's job asks for: config `resources.gpu` (0 on a site without GPUs, set
+    by the site profile's `config:` key)."""
+    return int(_setting(block, "gpu"))
