@@ -1,5 +1,10 @@
 """A real single-node SLURM cluster for the tests: Debian's slurm-wlm, munge, slurmdbd and a
 socket-only MariaDB for accounting (as users' clusters have), started as root without systemd.
+As on a site's cluster, accounting enforces associations (a job of an account the cluster does
+not have is refused; root's jobs go to :data:`ACCOUNT`), the node has a GPU that SLURM schedules
+and accounts (a GRES without hardware: a job asking `--gpus=1` gets it and runs on the CPU), and
+the compute node is offline: slurmd, and so every job, runs in a network namespace of its own
+whose only link leads to slurmctld's host, with no route beyond (:data:`NETNS`).
 
 Everything but the configuration lives in one state folder (spool, logs, the database); the
 configuration goes to /etc/slurm (a job's own ``srun`` reads only the default path), refused where
