@@ -17,9 +17,11 @@ from conftest import ROOT, SNAKEMAKE, VENV_BIN, snakemake, workdir_of_test_confi
 from fairppl.config.resources import (
     DEFAULTS,
     WHOLE_SPLIT_UNITS,
+    connected_pieces,
     gpus_per_job,
     job_runtime,
     numbers_from_profile,
+    oversized_groups,
 )
 
 WORKFLOW_PROFILE = ROOT / "workflow" / "profiles" / "slurm" / "profile.yaml"
@@ -129,6 +131,22 @@ def test_defaults_are_the_schemas():
         assert block[key]["default"] == value, key
 
 
+def test_oversized_group_jobs_are_named_with_the_group_components_that_fit():
+    # two chains a->b, c->d and a lone e: three pieces
+    needs = {"b": ["a"], "d": ["c"], "a": [], "c": [], "e": []}
+    assert connected_pieces(list(needs), needs.__getitem__) == 3
+    rows = [("ngram_eng", "ngram_{language}", 19, 210, 8), ("small", "small", 2, 60, 2),
+            ("alone", "alone", 3, 90, 1), ("untimed", "untimed", 3, None, 3)]
+    assert oversized_groups(rows, 60) == [
+        "group job 'ngram_eng' (19 jobs in 8 pieces) would ask for 210 minutes, more than "
+        "resources.max_runtime (60): give its group fewer pieces, e.g. `--group-components "
+        "'ngram_{language}=2'` on the command line, or make group jobs wider (a larger `cores` "
+        "in your site profile)",
+        "group job 'alone' (3 jobs in 1 pieces) would ask for 90 minutes, more than "
+        "resources.max_runtime (60): one piece of the workflow already takes that long in one "
+        "group; raise resources.max_runtime if your site allows, or a larger `cores`"]
+
+
 PROBE = """\
 from fairppl.config.resources import numbers_from_profile
 
@@ -205,6 +223,30 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
     assert "    gpu: 0  # EDIT" in (site / "profile.yaml").read_text(encoding="utf-8")
     assert not [r for rule in jobs for r in jobs[rule] if "gpu=1" in r]
     assert all(r.endswith("gpu=0") for rule in gpu_rules for r in jobs[rule])
+
+
+def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, tiny_model):
+    """With the profiles and a site maximum below a group job's summed runtime, the run stops
+    at its start (the workflow's onstart check, before the executor submits anything) naming
+    the group and the `group-components` that fits. No cluster: SLURM_CONF leads nowhere, so a
+    submission could not happen."""
+    wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
+    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
+           *(f"results/tokenizers/bible/{language}/spm-unigram-3000.model"
+             for language in ("eng", "kor", "tur")),
+           "--workflow-profile", str(WORKFLOW_PROFILE.parent), "--profile",
+           str(TESTS_PROFILE.parent), "--config", "resources={max_runtime: 45}"]
+    env = dict(os.environ, SLURM_CONF=str(tmp_path / "no-slurm.conf"),
+               PATH=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode != 0
+    # three 30-minute tokenizers of 2 threads each on the site profile's 2 cores: one after
+    # another, 90 minutes; one piece per group job fits
+    assert ("group job 'tokenizers' (3 jobs in 3 pieces) would ask for 90 minutes, more than "
+            "resources.max_runtime (45): give its group fewer pieces, e.g. `--group-components "
+            "'tokenizers=1'` on the command line, or make group jobs wider (a larger `cores` in "
+            "your site profile)") in proc.stderr.splitlines(), proc.stderr[-3000:]
+    assert not (wd / "results" / "corpus").exists(), "a job ran"
 
 
 # -- docs/cluster.md --------------------------------------------------------------------------

@@ -191,7 +191,7 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     # before them too
     expected = RULE_FAMILIES | (FROM_SCRATCH if mode == "full" else set())
     assert expected <= alone | grouped, f"never went through SLURM: {expected - alone - grouped}"
-    records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "Comment")}
+    records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "Comment", "Timelimit")}
     missing = [s.slurm_id for s in submitted if s.slurm_id not in records]
     assert not missing, f"SLURM job ids in the log that sacct does not know: {missing}"
     states = {s.slurm_id: records[s.slurm_id]["State"] for s in submitted}
@@ -199,6 +199,18 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     assert set(states.values()) == {"COMPLETED"}, states
     # the plugin's comment names each job's rule (what its efficiency report reads)
     assert all(records[s.slurm_id]["Comment"].startswith("rule_") for s in submitted)
+    # no job, group jobs included, asked for more than the site profile's max_runtime
+    cap = yaml.safe_load((ROOT / "tests" / "slurm" / "profile.yaml").read_text(
+        encoding="utf-8"))["config"]["resources"]["max_runtime"]
+    limits = {s.slurm_id: _minutes(records[s.slurm_id]["Timelimit"]) for s in submitted}
+    assert max(limits.values()) <= cap, limits
+
+
+def _minutes(limit: str) -> int:
+    """sacct's Timelimit ([D-]HH:MM:SS) in minutes."""
+    days, _, clock = limit.rpartition("-")
+    hours, minutes, _ = map(int, clock.split(":"))
+    return (int(days or 0) * 24 + hours) * 60 + minutes
 
 
 def test_cancelled_training_job_resumed_from_its_checkpoint(slurm_study, cluster):

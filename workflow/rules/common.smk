@@ -34,7 +34,14 @@ from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import check_config, check_references, config_source
 from fairppl.config.stages import check_marginal, check_shannon, stage_notes
-from fairppl.config.resources import gpus_per_job, job_runtime, numbers_from_profile
+from fairppl.config.resources import (
+    connected_pieces,
+    gpus_per_job,
+    job_runtime,
+    max_runtime,
+    numbers_from_profile,
+    oversized_groups,
+)
 from fairppl.config.sheet import (
     check_against_config,
     check_models,
@@ -147,6 +154,30 @@ def attempt_runtime(minutes, units=None, reference_units=None):
         return job_runtime(block, minutes, attempt, wanted, reference)
 
     return runtime
+
+
+def check_group_runtimes():
+    """Stop before the first submission where a group job would ask SLURM for more than
+    resources.max_runtime minutes: Snakemake asks for the sum of its members' runtimes over the
+    layers it runs one after another (GroupResources.basic_layered), and a job over the site's
+    limit is refused or pends for ever. Says which `group-components` fits."""
+    groups = {id(g): g for g in getattr(workflow.dag, "_group", {}).values()}.values()
+    if not groups:
+        return
+    dependencies = workflow.dag._dependencies
+    rows = []
+    for group in groups:
+        name = workflow.parent_groupids.get(group.groupid, group.groupid)
+        runtime = group.resources.get("runtime")
+        pieces = connected_pieces(group.jobs, lambda job: dependencies[job])
+        rows.append((group.groupid, name, len(group.jobs), runtime, pieces))
+    problems = oversized_groups(rows, max_runtime(config.get("resources", {})))
+    if problems:
+        raise WorkflowError("\n".join(problems))
+
+
+onstart:
+    check_group_runtimes()
 
 
 # GPUs of each job of a GPU rule (train_neural, score_neural, score_pretrained, marginal_lm,

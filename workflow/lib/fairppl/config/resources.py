@@ -65,12 +65,61 @@ def job_runtime(block: dict, minutes: float, attempt: int, units: int | None = N
     units, times ``runtime_growth`` ** (attempt - 1), at most ``max_runtime`` (config
     `resources` block ``block``)."""
     growth = _setting(block, "runtime_growth")
-    cap = _setting(block, "max_runtime")
+    cap = max_runtime(block)
     wanted = minutes * units_factor(units, reference_units) * growth ** (attempt - 1)
     return int(min(cap, math.ceil(wanted)))
+
+
+def max_runtime(block: dict) -> int:
+    """Minutes: the most any job, a group job included, may ask for (config `resources`)."""
+    return int(_setting(block, "max_runtime"))
 
 
 def gpus_per_job(block: dict) -> int:
     """GPUs each GPU rule's job asks for: config `resources.gpu` (0 on a site without GPUs, set
     by the site profile's `config:` key)."""
     return int(_setting(block, "gpu"))
+
+
+def connected_pieces(jobs, dependencies) -> int:
+    """How many connected pieces ``jobs`` form, linked by ``dependencies(job)`` (the jobs it
+    needs) within them: what a group's `group-components` counts."""
+    members = set(jobs)
+    parent = {job: job for job in members}
+
+    def root(job):
+        while parent[job] is not job:
+            parent[job] = parent[parent[job]]
+            job = parent[job]
+        return job
+
+    for job in members:
+        for needed in dependencies(job):
+            if needed in members:
+                parent[root(needed)] = root(job)
+    return len({root(job) for job in members})
+
+
+def oversized_groups(groups: list[tuple[str, str, int, int | None, int]],
+                     max_runtime: int) -> list[str]:
+    """What to say about the group jobs that would ask for more than ``max_runtime`` minutes:
+    ``groups`` holds, per group job, its id, the group name its `group-components` is set under,
+    its number of jobs, its runtime (Snakemake's sum over the layers it runs one after another)
+    and its number of connected pieces. One sentence per oversized group, with the
+    `group-components` value that fits."""
+    lines = []
+    for groupid, name, jobs, runtime, pieces in groups:
+        if runtime is None or runtime <= max_runtime:
+            continue
+        line = (f"group job {groupid!r} ({jobs} jobs in {pieces} pieces) would ask for "
+                f"{runtime} minutes, more than resources.max_runtime ({max_runtime})")
+        if pieces > 1:
+            fit = max(1, pieces * max_runtime // runtime)
+            line += (f": give its group fewer pieces, e.g. `--group-components '{name}={fit}'` "
+                     f"on the command line, or make group jobs wider (a larger `cores` in your "
+                     f"site profile)")
+        else:
+            line += (": one piece of the workflow already takes that long in one group; raise "
+                     "resources.max_runtime if your site allows, or a larger `cores`")
+        lines.append(line)
+    return lines
