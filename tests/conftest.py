@@ -287,6 +287,9 @@ def slurm_runs(request):
             wd = workdir_of_test_config(base / "study" / "wd",
                                         request.getfixturevalue("tiny_model"))
             background["study"] = runs.BackgroundStudy(started, wd, mode).start()
+        if wanted <= {"slurm_site"}:  # the site's runs need no local study
+            yield background
+            return
         local_wd, _ = request.getfixturevalue("study")
         if "slurm_study" in wanted and mode == "rerun":
             wd = runs.copy_without_language(local_wd, base / "study" / "wd", runs.RERUN_LANGUAGE)

@@ -235,7 +235,7 @@ AllowedSwapSpace=0
         # one GPU that SLURM schedules and accounts, without hardware: the jobs asking for it
         # (`--gpus=1`) run on the CPU like the others
         (etc / "gres.conf").write_text(f"""\
-NodeName={self.host} Name=gpu Count=1
+NodeName={self.host} Name=gpu File=/dev/null
 """, encoding="utf-8")
         dbd = etc / "slurmdbd.conf"
         dbd.write_text(f"""\
@@ -340,8 +340,10 @@ exit 0
         self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
         self._wait("slurmctld", lambda: self._run("scontrol", "ping", check=False)
                    .stdout.count("UP") > 0)
-        # `ip netns exec` and `nice` exec slurmd in turn: the recorded PID is slurmd's
-        self._spawn("slurmd", ["ip", "netns", "exec", NETNS,
+        # nsenter joins the network namespace only (`ip netns exec` would remount /sys and lose
+        # the cgroup controllers slurmd needs); it and `nice` exec slurmd in turn: the recorded
+        # PID is slurmd's
+        self._spawn("slurmd", ["nsenter", f"--net=/run/netns/{NETNS}",
                                "nice", "-n", str(self.nice), "slurmd", "-D"])
         self._wait("the node to be idle", lambda: "idle" in self._run(
             "sinfo", "-h", "-o", "%t", check=False).stdout)

@@ -235,7 +235,7 @@ class BackgroundStudy:
 # -- the site profile's runs (test_slurm.py, fixture `slurm_site`) ------------------------------
 
 #: A throwaway workflow for the site profile's checks, with the workflow's own runtime and GPU
-#: logic (fairppl.config.resources): `overtime` sleeps past its first attempt's one minute and
+#: logic (fairppl.config.resources, its partition check at the start included): `overtime` sleeps past its first attempt's one minute and
 #: ends TIMEOUT, then finishes at once; `probe` records, from inside its SLURM job, the job-step
 #: Snakemake's command line (the site profile's settings as the job got them), the network the
 #: job sees and what a connection out of the node gets; `gpu_{setting}` asks for the GPUs of
@@ -245,9 +245,18 @@ import json
 import os
 import socket
 
-from fairppl.config.resources import gpus_per_job, job_runtime, numbers_from_profile
+from fairppl.config.resources import (
+    check_partitions,
+    gpus_per_job,
+    job_runtime,
+    numbers_from_profile,
+)
 
 RESOURCES = numbers_from_profile(config).get("resources", {})
+
+
+onstart:
+    check_partitions(workflow)
 
 
 rule overtime:
@@ -255,7 +264,6 @@ rule overtime:
         "overtime.txt",
     resources:
         runtime=lambda wildcards, attempt: job_runtime(RESOURCES, 1, attempt),
-        mem_mb=200,
     shell:
         "if [ -e overtime.started ]; then echo $SLURM_JOB_ID > {output}; "
         "else touch overtime.started; sleep 600; fi"
@@ -273,13 +281,12 @@ rule probe:
     output:
         "probe.json",
     resources:
-        mem_mb=200,
     run:
         with open("/proc/self/cmdline", "rb") as f:
             cmdline = f.read().decode().split("\\0")
         facts = {
             "cmdline": cmdline,
-            "interfaces": sorted(os.listdir("/sys/class/net")),
+            "interfaces": sorted(name for _, name in socket.if_nameindex()),
             "by_address": connect("1.1.1.1", 443),
             "by_name": connect("pypi.org", 443),
             "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE"),
@@ -293,7 +300,6 @@ rule gpu:
         "gpu_{setting}.txt",
     resources:
         gpu=gpus_per_job(RESOURCES),
-        mem_mb=200,
     shell:
         "echo $SLURM_JOB_ID > {output}"
 """
@@ -339,7 +345,7 @@ class SiteRuns:
     :data:`SITE_SNAKEFILE` in its own folder under ``base`` with the workflow profile and its
     site profile; :meth:`result` waits for one and returns (exit status, log, folder)."""
 
-    def __init__(self, cluster, base: Path, timeout: int = 600):
+    def __init__(self, cluster, base: Path, timeout: int = 900):
         self.cluster, self.base, self.timeout = cluster, base, timeout
         self.done: dict[str, tuple[int, str, Path]] = {}
         self.seconds: dict[str, float] = {}

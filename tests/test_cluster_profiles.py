@@ -22,6 +22,7 @@ from fairppl.config.resources import (
     job_runtime,
     numbers_from_profile,
     oversized_groups,
+    unknown_partitions,
 )
 
 WORKFLOW_PROFILE = ROOT / "workflow" / "profiles" / "slurm" / "profile.yaml"
@@ -145,6 +146,15 @@ def test_oversized_group_jobs_are_named_with_the_group_components_that_fit():
         "group job 'alone' (3 jobs in 1 pieces) would ask for 90 minutes, more than "
         "resources.max_runtime (60): one piece of the workflow already takes that long in one "
         "group; raise resources.max_runtime if your site allows, or a larger `cores`"]
+
+
+def test_unknown_partitions_are_named_with_their_rules():
+    wanted = {"cpu": {"train_ngram"}, "gpu": {"train_neural", "marginal_lm"}}
+    assert unknown_partitions(wanted, {"cpu", "a100"}) == [
+        "slurm_partition 'gpu' (rules marginal_lm, train_neural) is not a partition of this "
+        "cluster (`sinfo` lists a100, cpu): set it in your site profile's default-resources or "
+        "set-resources"]
+    assert unknown_partitions(wanted, {"cpu", "gpu"}) == []
 
 
 PROBE = """\

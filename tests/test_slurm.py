@@ -355,14 +355,16 @@ def test_gpu_switch_sets_the_submitted_gpus(cluster, slurm_site):
     assert "gres/gpu" not in records[off]["ReqTRES"], records[off]
 
 
-def test_wrong_partition_fails_at_submission_in_one_line(slurm_site):
-    """A partition the cluster does not have: sbatch refuses the job, and Snakemake's output
-    carries the cluster's message on one line; the run ends non-zero without a SLURM job."""
+def test_wrong_partition_stops_before_submission_in_one_line(slurm_site):
+    """A partition the cluster does not have: the workflow's check at the start (sinfo) stops
+    the run in one line naming the partition, its rules and the cluster's partitions, before
+    sbatch would refuse each job on two lines; no SLURM job."""
     returncode, log, _ = slurm_site("wrong_partition")
     assert returncode != 0
     assert not submissions(log)
-    assert ("SLURM sbatch failed. The error message was 'sbatch: error: Batch job submission "
-            "failed: Invalid partition name specified'.") in log.splitlines(), log[-3000:]
+    assert ("slurm_partition 'nosuch' (rules gpu) is not a partition of this cluster (`sinfo` "
+            "lists fairppl): set it in your site profile's default-resources or "
+            "set-resources") in log.splitlines(), log[-3000:]
 
 
 def test_wrong_account_fails_before_submission(slurm_site):

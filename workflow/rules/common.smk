@@ -41,6 +41,7 @@ from fairppl.config.resources import (
     max_runtime,
     numbers_from_profile,
     oversized_groups,
+    check_partitions,
 )
 from fairppl.config.sheet import (
     check_against_config,
@@ -177,6 +178,7 @@ def check_group_runtimes():
 
 
 onstart:
+    check_partitions(workflow)
     check_group_runtimes()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
 
 #: Units taken for a `max_units: null` (the whole evaluation split): above the largest shipped
 #: split (the Bible's test split of the default study, under 5,000 verses per language).
@@ -123,3 +124,44 @@ def oversized_groups(groups: list[tuple[str, str, int, int | None, int]],
                      "resources.max_runtime if your site allows, or a larger `cores`")
         lines.append(line)
     return lines
+
+
+def unknown_partitions(wanted: dict[str, set[str]], known: set[str]) -> list[str]:
+    """One sentence per partition the jobs ask for (``wanted``: partition -> its rules) that
+    the cluster does not have (``known``, from `sinfo`): sbatch would refuse each such job, on
+    two lines of its own, after the run started."""
+    return [f"slurm_partition {partition!r} (rules {', '.join(sorted(rules))}) is not a "
+            f"partition of this cluster (`sinfo` lists {', '.join(sorted(known))}): set it in "
+            f"your site profile's default-resources or set-resources"
+            for partition, rules in sorted(wanted.items()) if partition not in known]
+
+
+def check_partitions(workflow) -> None:
+    """Stop a SLURM run before its first submission where a job names a partition the cluster
+    does not have (`sinfo -a`), in one line naming it and its rules (sbatch's refusal comes on
+    two lines, job by job, after the run started). Called from `onstart` with Snakemake's
+    workflow object; nothing where the executor is not SLURM, a job names another cluster, or
+    sinfo does not answer."""
+    from snakemake.exceptions import WorkflowError
+
+    plugin = getattr(workflow, "executor_plugin", None)
+    if getattr(plugin, "name", None) != "slurm":
+        return
+    wanted: dict[str, set[str]] = {}
+    for job in workflow.dag.needrun_jobs():
+        for member in job.jobs if job.is_group() else [job]:
+            if member.resources.get("slurm_cluster") or member.resources.get("clusters"):
+                return
+            partition = member.resources.get("slurm_partition")
+            if partition:
+                wanted.setdefault(str(partition), set()).add(member.rule.name)
+    try:
+        out = subprocess.run(["sinfo", "-a", "-h", "-o", "%R"], capture_output=True, text=True,
+                             timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    known = set(out.stdout.split())
+    if out.returncode == 0 and known:
+        problems = unknown_partitions(wanted, known)
+        if problems:
+            raise WorkflowError("\n".join(problems))
