@@ -178,8 +178,8 @@ def check_group_runtimes():
 
 
 onstart:
-    check_partitions(workflow)
     check_group_runtimes()
+    check_partitions(workflow)
 
 
 # GPUs of each job of a GPU rule (train_neural, score_neural, score_pretrained, marginal_lm,

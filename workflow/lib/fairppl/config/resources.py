@@ -157,7 +157,7 @@ def check_partitions(workflow) -> None:
                 wanted.setdefault(str(partition), set()).add(member.rule.name)
     try:
         out = subprocess.run(["sinfo", "-a", "-h", "-o", "%R"], capture_output=True, text=True,
-                             timeout=60)
+                             timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return
     known = set(out.stdout.split())
