@@ -238,16 +238,22 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
 def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, tiny_model):
     """With the profiles and a site maximum below a group job's summed runtime, the run stops
     at its start (the workflow's onstart check, before the executor submits anything) naming
-    the group and the `group-components` that fits. No cluster: SLURM_CONF leads nowhere, so a
-    submission could not happen."""
+    the group and the `group-components` that fits. No cluster: SLURM's commands are stand-ins
+    that fail."""
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
            *(f"results/tokenizers/bible/{language}/spm-unigram-3000.model"
              for language in ("eng", "kor", "tur")),
            "--workflow-profile", str(WORKFLOW_PROFILE.parent), "--profile",
            str(TESTS_PROFILE.parent), "--config", "resources={max_runtime: 45}"]
-    env = dict(os.environ, SLURM_CONF=str(tmp_path / "no-slurm.conf"),
-               PATH=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}")
+    # SLURM's commands answer nothing at once (a missing SLURM_CONF makes them retry for a
+    # minute): a submission could not happen
+    fake = tmp_path / "no-slurm"
+    fake.mkdir()
+    for command in ("sbatch", "squeue", "sacct", "sacctmgr", "scontrol", "sinfo", "sshare"):
+        (fake / command).write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+        (fake / command).chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode != 0
     # three 30-minute tokenizers of 2 threads each on the site profile's 2 cores: one after
