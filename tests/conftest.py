@@ -238,7 +238,8 @@ def pytest_collection_modifyitems(session, config, items):
         return fixture in getattr(item, "fixturenames", ())
 
     waiting = [item for item in items
-               if uses(item, "slurm_study") or uses(item, "slurm_out_of_memory")]
+               if uses(item, "slurm_study") or uses(item, "slurm_out_of_memory")
+               or uses(item, "slurm_site")]
     on_cluster = [item for item in items if uses(item, "cluster") and item not in waiting]
     last = waiting + on_cluster
     if waiting:
@@ -249,15 +250,18 @@ def pytest_collection_modifyitems(session, config, items):
 def slurm_runs(request):
     """Snakemake runs through the SLURM cluster in the background (tests/slurm_study.py), started
     where a selected test waits for them, while the other tests run: ``study``, the test config
-    (fixture `slurm_study` of test_slurm.py), and ``out_of_memory``, a job over its memory
-    (`slurm_out_of_memory`). A dict of the runs started; empty where none is needed or the
-    machine cannot run a cluster (those tests then skip with the reason).
+    (fixture `slurm_study` of test_slurm.py), ``out_of_memory``, a job over its memory
+    (`slurm_out_of_memory`), and ``site``, the site profile's runs of a throwaway workflow
+    (`slurm_site`: a job over its time limit, the GPU switch, `jobs`, a wrong partition and
+    account; started at once, while the local study is built and the cluster is idle). A dict
+    of the runs started; empty where none is needed or the machine cannot run a cluster (those
+    tests then skip with the reason).
 
     Environment variable ``FAIRPPL_SLURM_STUDY``: ``rerun`` (the default, `make test`) starts
     the test config's run once the local study is built, on a copy of it without the outputs of
     one language (:data:`slurm_study.RERUN_LANGUAGE`); ``full`` (`make test-heavy`) runs the
     whole config from scratch, from the start of the session."""
-    wanted = {name for name in ("slurm_study", "slurm_out_of_memory")
+    wanted = {name for name in ("slurm_study", "slurm_out_of_memory", "slurm_site")
               if any(name in item.fixturenames for item in request.session.items)}
     if not wanted:
         yield {}
@@ -277,10 +281,15 @@ def slurm_runs(request):
     base = Path(tempfile.mkdtemp(prefix="slurm-study-"))
     background = {}
     try:
+        if "slurm_site" in wanted:
+            background["site"] = runs.SiteRuns(started, base / "site").start()
         if "slurm_study" in wanted and mode == "full":
             wd = workdir_of_test_config(base / "study" / "wd",
                                         request.getfixturevalue("tiny_model"))
             background["study"] = runs.BackgroundStudy(started, wd, mode).start()
+        if wanted <= {"slurm_site"}:  # the site's runs need no local study
+            yield background
+            return
         local_wd, _ = request.getfixturevalue("study")
         if "slurm_study" in wanted and mode == "rerun":
             wd = runs.copy_without_language(local_wd, base / "study" / "wd", runs.RERUN_LANGUAGE)

@@ -1,5 +1,10 @@
 """A real single-node SLURM cluster for the tests: Debian's slurm-wlm, munge, slurmdbd and a
 socket-only MariaDB for accounting (as users' clusters have), started as root without systemd.
+As on a site's cluster, accounting enforces associations (a job of an account the cluster does
+not have is refused; root's jobs go to :data:`ACCOUNT`), the node has a GPU that SLURM schedules
+and accounts (a GRES without hardware: a job asking `--gpus=1` gets it and runs on the CPU), and
+the compute node is offline: slurmd, and so every job, runs in a network namespace of its own
+whose only link leads to slurmctld's host, with no route beyond (:data:`NETNS`).
 
 Everything but the configuration lives in one state folder (spool, logs, the database); the
 configuration goes to /etc/slurm (a job's own ``srun`` reads only the default path), refused where
@@ -39,7 +44,7 @@ MUNGE_SOCKET_DIR = Path("/run/munge")
 #: Where the configuration goes: the default path, because a job's own `srun` finds no other
 #: (slurmd does not pass a user's SLURM_CONF on to the job step).
 SLURM_ETC = Path("/etc/slurm")
-CONFIG_FILES = ("slurm.conf", "cgroup.conf", "slurmdbd.conf")
+CONFIG_FILES = ("slurm.conf", "cgroup.conf", "slurmdbd.conf", "gres.conf")
 #: Written beside the configuration: the state folder of the cluster that owns it, so that a test
 #: run killed before its clean-up (SIGKILL, a CI timeout) is swept by the next one
 #: (:func:`sweep_stale`) instead of leaving daemons running and the SLURM tests skipped for good.
@@ -48,6 +53,17 @@ MARKER = SLURM_ETC / "fairppl-test-cluster"
 DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 PARTITION = "fairppl"
 CLUSTER_NAME = "fairppl"
+#: The account every job is charged to: accounting enforces associations
+#: (`AccountingStorageEnforce=associations`), so a job of another account is refused at
+#: submission, as on a site's cluster; root's default account.
+ACCOUNT = "fairppl"
+#: The compute node runs offline: slurmd (and so every job) in a network namespace of its own,
+#: joined to the host by a pair of virtual Ethernet devices and nothing else. The jobs reach
+#: slurmctld on the host's end (:data:`HOST_ADDR`) and no other network: there is no route out
+#: (a connection anywhere else fails at once, "Network is unreachable").
+NETNS = "fairppl-jobs"
+VETH_HOST, VETH_NODE = "fairppl-h", "fairppl-n"
+HOST_ADDR, NODE_ADDR = "10.213.213.1", "10.213.213.2"
 
 
 def _port_taken(port: int) -> bool:
@@ -81,6 +97,10 @@ def unavailable() -> str | None:
         return f"{', '.join(existing)} exist: this machine has a SLURM configuration of its own"
     if MYSQL_SOCKET.exists():
         return f"{MYSQL_SOCKET} exists: a MariaDB/MySQL server already runs on this machine"
+    if shutil.which("ip") is None:
+        return "no `ip` (iproute2): the test node runs in a network namespace of its own"
+    if Path("/run/netns", NETNS).exists():
+        return f"the network namespace {NETNS} exists: another test cluster's compute node"
     return None
 
 
@@ -137,6 +157,7 @@ class Cluster:
         self.pids: dict[str, int] = {}
         self.made_dirs: list[Path] = []
         self.written: list[Path] = []
+        self.netns = False
 
     # -- files ----------------------------------------------------------------------------
     @property
@@ -165,7 +186,7 @@ class Cluster:
         (etc / "slurm.conf").write_text(f"""\
 # Written by tests/slurm_cluster.py: one node, accounting through slurmdbd.
 ClusterName={CLUSTER_NAME}
-SlurmctldHost={self.host}(127.0.0.1)
+SlurmctldHost={self.host}({HOST_ADDR})
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -185,6 +206,9 @@ JobAcctGatherType=jobacct_gather/cgroup
 JobAcctGatherFrequency=1
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
+AccountingStorageEnforce=associations
+AccountingStorageTRES=gres/gpu
+GresTypes=gpu
 JobCompType=jobcomp/none
 AccountingStoreFlags=job_comment
 SelectType=select/cons_tres
@@ -198,7 +222,7 @@ SchedulerTimeSlice=5
 MessageTimeout=20
 PropagatePrioProcess=0
 TaskProlog={r}/task_prolog.sh
-{overrides}NodeName={self.host} NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={memory} State=UNKNOWN
+{overrides}NodeName={self.host} NodeAddr={NODE_ADDR} CPUs={self.cpus} RealMemory={memory} Gres=gpu:1 State=UNKNOWN
 PartitionName={PARTITION} Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """, encoding="utf-8")
         (etc / "cgroup.conf").write_text("""\
@@ -207,6 +231,11 @@ ConstrainCores=no
 ConstrainRAMSpace=yes
 ConstrainSwapSpace=yes
 AllowedSwapSpace=0
+""", encoding="utf-8")
+        # one GPU that SLURM schedules and accounts, without hardware: the jobs asking for it
+        # (`--gpus=1`) run on the CPU like the others
+        (etc / "gres.conf").write_text(f"""\
+NodeName={self.host} Name=gpu File=/dev/null
 """, encoding="utf-8")
         dbd = etc / "slurmdbd.conf"
         dbd.write_text(f"""\
@@ -301,21 +330,51 @@ exit 0
         self._wait("slurmdbd", lambda: self._run("sacctmgr", "-n", "list", "cluster",
                                                  check=False).returncode == 0)
         self._run("sacctmgr", "-i", "add", "cluster", CLUSTER_NAME, check=False)
+        self._run("sacctmgr", "-i", "add", "account", ACCOUNT, f"cluster={CLUSTER_NAME}",
+                  check=False)
+        self._run("sacctmgr", "-i", "add", "user", "root", f"account={ACCOUNT}",
+                  f"defaultaccount={ACCOUNT}", f"cluster={CLUSTER_NAME}", check=False)
+        self._run("sacctmgr", "-i", "modify", "user", "root", "set",
+                  f"defaultaccount={ACCOUNT}", check=False)
+        self._make_netns()
         self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
         self._wait("slurmctld", lambda: self._run("scontrol", "ping", check=False)
                    .stdout.count("UP") > 0)
-        self._spawn("slurmd", ["nice", "-n", str(self.nice), "slurmd", "-D"])
+        # nsenter joins the network namespace only (`ip netns exec` would remount /sys and lose
+        # the cgroup controllers slurmd needs); it and `nice` exec slurmd in turn: the recorded
+        # PID is slurmd's
+        self._spawn("slurmd", ["nsenter", f"--net=/run/netns/{NETNS}",
+                               "nice", "-n", str(self.nice), "slurmd", "-D"])
         self._wait("the node to be idle", lambda: "idle" in self._run(
             "sinfo", "-h", "-o", "%t", check=False).stdout)
         self._wait("accounting", lambda: self._run("sacct", "-n", "-X", "-S", "now-1hour",
                                                   check=False).returncode == 0)
         return self
 
+    def _make_netns(self) -> None:
+        """The compute node's network namespace (:data:`NETNS`): loopback, and one virtual
+        Ethernet link to the host, no route beyond it. Recorded in the state folder for
+        :func:`sweep_stale`."""
+        (self.root / "netns").write_text(f"{NETNS}\n", encoding="utf-8")
+        for cmd in (["ip", "netns", "add", NETNS],
+                    ["ip", "link", "add", VETH_HOST, "type", "veth", "peer", "name", VETH_NODE],
+                    ["ip", "link", "set", VETH_NODE, "netns", NETNS],
+                    ["ip", "addr", "add", f"{HOST_ADDR}/30", "dev", VETH_HOST],
+                    ["ip", "link", "set", VETH_HOST, "up"],
+                    ["ip", "-n", NETNS, "addr", "add", f"{NODE_ADDR}/30", "dev", VETH_NODE],
+                    ["ip", "-n", NETNS, "link", "set", VETH_NODE, "up"],
+                    ["ip", "-n", NETNS, "link", "set", "lo", "up"]):
+            subprocess.run(cmd, capture_output=True, text=True, check=True)
+        self.netns = True
+
     def stop(self) -> None:
         """Stop the daemons this object started, by PID (the last started first)."""
         for name in reversed(list(self.pids)):
             _stop_pid(self.pids[name])
         self.pids.clear()
+        if self.netns:
+            _remove_netns()
+            self.netns = False
         for path in reversed(self.made_dirs):
             shutil.rmtree(path, ignore_errors=True)
         self.made_dirs.clear()
@@ -375,6 +434,9 @@ def sweep_stale() -> str | None:
                            env=dict(os.environ, SLURM_CONF=str(SLURM_ETC / "slurm.conf")))
         _stop_pid(pid)
         stopped.append(f"{name} ({pid})")
+    if (root / "netns").is_file():
+        _remove_netns()
+        stopped.append(f"the network namespace {NETNS}")
     made = root / "made_dirs"
     if made.is_file():
         for line in reversed(made.read_text(encoding="utf-8").splitlines()):
@@ -387,6 +449,13 @@ def sweep_stale() -> str | None:
         shutil.rmtree(root.parent, ignore_errors=True)
     return (f"swept a test cluster left by a killed run ({root}): stopped "
             f"{', '.join(stopped) or 'no daemon still running'}")
+
+
+def _remove_netns() -> None:
+    """Remove the compute node's network namespace and the host's end of its link (the other
+    end goes with the namespace)."""
+    subprocess.run(["ip", "link", "del", VETH_HOST], capture_output=True)
+    subprocess.run(["ip", "netns", "del", NETNS], capture_output=True)
 
 
 def set_autogroup_nice(pid: int, nice: int) -> None:

@@ -55,12 +55,12 @@ NICE = 19
 
 def slurm_command(cluster, workdir: Path, args=(), timeout: int = 900):
     """Snakemake on the repository's Snakefile in ``workdir`` through ``cluster``, with the
-    workflow profile and the tests' site profile, bounded by `timeout -k` (a stuck Snakemake
-    ignores SIGTERM): the command and its environment."""
+    workflow profile and the tests' site profile (its `cores`, `max-threads` and status timing
+    included), bounded by `timeout -k` (a stuck Snakemake ignores SIGTERM): the command and its
+    environment."""
     cmd = ["timeout", "-k", "20", str(timeout), str(VENV_BIN / "snakemake"),
            "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
-           "--workflow-profile", str(PROFILE), "--profile", str(SITE_PROFILE),
-           "--slurm-init-seconds-before-status-checks", "2", "--cores", "2", *args]
+           "--workflow-profile", str(PROFILE), "--profile", str(SITE_PROFILE), *args]
     env = dict(cluster.env, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     return cmd, env
 
@@ -230,3 +230,166 @@ class BackgroundStudy:
         if self.child is not None and self.child.poll() is None:
             os.killpg(self.child.pid, signal.SIGKILL)
             self.child.wait()
+
+
+# -- the site profile's runs (test_slurm.py, fixture `slurm_site`) ------------------------------
+
+#: A throwaway workflow for the site profile's checks, with the workflow's own runtime and GPU
+#: logic (fairppl.config.resources, its partition check at the start included): `overtime` sleeps past its first attempt's one minute and
+#: ends TIMEOUT, then finishes at once; `probe` records, from inside its SLURM job, the job-step
+#: Snakemake's command line (the site profile's settings as the job got them), the network the
+#: job sees and what a connection out of the node gets; `gpu_{setting}` asks for the GPUs of
+#: config resources.gpu.
+SITE_SNAKEFILE = """\
+import json
+import os
+import socket
+
+from fairppl.config.resources import (
+    check_partitions,
+    gpus_per_job,
+    job_runtime,
+    numbers_from_profile,
+)
+
+RESOURCES = numbers_from_profile(config).get("resources", {})
+
+
+onstart:
+    check_partitions(workflow)
+
+
+rule overtime:
+    output:
+        "overtime.txt",
+    resources:
+        runtime=lambda wildcards, attempt: job_runtime(RESOURCES, 1, attempt),
+    shell:
+        "if [ -e overtime.started ]; then echo $SLURM_JOB_ID > {output}; "
+        "else touch overtime.started; sleep 600; fi"
+
+
+def connect(host, port):
+    try:
+        socket.create_connection((host, port), timeout=10).close()
+        return "connected"
+    except OSError as err:
+        return f"{type(err).__name__}: {err}"
+
+
+rule probe:
+    output:
+        "probe.json",
+    resources:
+    run:
+        with open("/proc/self/cmdline", "rb") as f:
+            cmdline = f.read().decode().split("\\0")
+        facts = {
+            "cmdline": cmdline,
+            "interfaces": sorted(name for _, name in socket.if_nameindex()),
+            "by_address": connect("1.1.1.1", 443),
+            "by_name": connect("pypi.org", 443),
+            "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE"),
+        }
+        with open(output[0], "w") as f:
+            json.dump(facts, f)
+
+
+rule gpu:
+    output:
+        "gpu_{setting}.txt",
+    resources:
+        gpu=gpus_per_job(RESOURCES),
+    shell:
+        "echo $SLURM_JOB_ID > {output}"
+"""
+
+#: The site profile's runs, in order: name -> (changes to tests/slurm/profile.yaml, targets).
+#: `site` sets `jobs: 1` and `latency-wait: 7` and switches the GPUs on; `no_gpu` off; the last
+#: two name a partition and an account the cluster does not have.
+SITE_RUNS = {
+    "site": ({"jobs": 1, "latency-wait": 7, "config": {"resources": {"gpu": 1}}},
+             ("overtime.txt", "probe.json", "gpu_on.txt")),
+    "no_gpu": ({"config": {"resources": {"gpu": 0}}}, ("gpu_off.txt",)),
+    "wrong_partition": ({"default-resources": {"slurm_partition": "nosuch"}},
+                        ("gpu_partition.txt",)),
+    "wrong_account": ({"default-resources": {"slurm_account": "nosuch"},
+                       "slurm-no-account": None}, ("gpu_account.txt",)),
+}
+
+
+def site_profile(dest: Path, changes: dict) -> Path:
+    """A copy of the tests' site profile with ``changes`` (a block's keys merged into it; None
+    removes a key)."""
+    profile = yaml.safe_load((SITE_PROFILE / "profile.yaml").read_text(encoding="utf-8"))
+    for key, value in changes.items():
+        if value is None:
+            profile.pop(key, None)
+        elif isinstance(value, dict):
+            merged = dict(profile.get(key) or {})
+            for inner, inner_value in value.items():
+                if isinstance(inner_value, dict):
+                    merged[inner] = {**(merged.get(inner) or {}), **inner_value}
+                else:
+                    merged[inner] = inner_value
+            profile[key] = merged
+        else:
+            profile[key] = value
+    dest.mkdir(parents=True)
+    (dest / "profile.yaml").write_text(yaml.safe_dump(profile), encoding="utf-8")
+    return dest
+
+
+class SiteRuns:
+    """The :data:`SITE_RUNS` one after another in a background thread, each Snakemake on
+    :data:`SITE_SNAKEFILE` in its own folder under ``base`` with the workflow profile and its
+    site profile; :meth:`result` waits for one and returns (exit status, log, folder)."""
+
+    def __init__(self, cluster, base: Path, timeout: int = 900):
+        self.cluster, self.base, self.timeout = cluster, base, timeout
+        self.done: dict[str, tuple[int, str, Path]] = {}
+        self.seconds: dict[str, float] = {}
+        self._events = {name: threading.Event() for name in SITE_RUNS}
+        self._child: subprocess.Popen | None = None
+        self._stopped = False
+
+    def start(self) -> "SiteRuns":
+        self._thread = threading.Thread(target=self._run_all, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run_all(self) -> None:
+        for name, (changes, targets) in SITE_RUNS.items():
+            wd = self.base / name
+            wd.mkdir(parents=True)
+            (wd / "Snakefile").write_text(SITE_SNAKEFILE, encoding="utf-8")
+            profile = site_profile(self.base / f"{name}-profile", changes)
+            cmd = ["nice", "-n", str(NICE), "timeout", "-k", "20", str(self.timeout),
+                   str(VENV_BIN / "snakemake"), "--snakefile", str(wd / "Snakefile"),
+                   "--directory", str(wd), "--workflow-profile", str(PROFILE),
+                   "--profile", str(profile), *targets]
+            env = dict(self.cluster.env,
+                       PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+            log = self.base / f"{name}.log"
+            t0 = time.monotonic()
+            with open(log, "w") as out:
+                if self._stopped:
+                    return
+                self._child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                               env=env, start_new_session=True)
+                self.cluster.record_client(self._child.pid)
+                self._child.wait()
+            self.seconds[name] = time.monotonic() - t0
+            self.done[name] = (self._child.returncode, log.read_text(), wd)
+            self._events[name].set()
+
+    def result(self, name: str) -> tuple[int, str, Path]:
+        """Wait for run ``name``: its exit status, its log and its folder."""
+        assert self._events[name].wait(self.timeout * len(SITE_RUNS) + 60), f"{name} never ended"
+        return self.done[name]
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._child is not None and self._child.poll() is None:
+            os.killpg(self._child.pid, signal.SIGKILL)
+            self._child.wait()

@@ -191,7 +191,7 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     # before them too
     expected = RULE_FAMILIES | (FROM_SCRATCH if mode == "full" else set())
     assert expected <= alone | grouped, f"never went through SLURM: {expected - alone - grouped}"
-    records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "Comment")}
+    records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "Comment", "Timelimit")}
     missing = [s.slurm_id for s in submitted if s.slurm_id not in records]
     assert not missing, f"SLURM job ids in the log that sacct does not know: {missing}"
     states = {s.slurm_id: records[s.slurm_id]["State"] for s in submitted}
@@ -199,6 +199,18 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
     assert set(states.values()) == {"COMPLETED"}, states
     # the plugin's comment names each job's rule (what its efficiency report reads)
     assert all(records[s.slurm_id]["Comment"].startswith("rule_") for s in submitted)
+    # no job, group jobs included, asked for more than the site profile's max_runtime
+    cap = yaml.safe_load((ROOT / "tests" / "slurm" / "profile.yaml").read_text(
+        encoding="utf-8"))["config"]["resources"]["max_runtime"]
+    limits = {s.slurm_id: _minutes(records[s.slurm_id]["Timelimit"]) for s in submitted}
+    assert max(limits.values()) <= cap, limits
+
+
+def _minutes(limit: str) -> int:
+    """sacct's Timelimit ([D-]HH:MM:SS) in minutes."""
+    days, _, clock = limit.rpartition("-")
+    hours, minutes, _ = map(int, clock.split(":"))
+    return (int(days or 0) * 24 + hours) * 60 + minutes
 
 
 def test_cancelled_training_job_resumed_from_its_checkpoint(slurm_study, cluster):
@@ -274,3 +286,94 @@ def test_out_of_memory_job_comes_back_as_a_new_job_asking_for_more(cluster, slur
     assert got == [("OUT_OF_MEMORY", f"{OOM_FIRST_MB}M"),
                    ("COMPLETED", f"{OOM_FIRST_MB * OOM_GROWTH}M")], got
     assert int(ids[0]) < int(ids[1])
+
+
+# -- the site profile on the cluster (tests/slurm_study.py: SiteRuns) --------------------------
+
+@pytest.fixture(scope="module")
+def slurm_site(cluster, slurm_runs):
+    """The site profile's runs of a throwaway workflow (slurm_study.SITE_RUNS), started in the
+    background at the session's start: a function from a run's name to its exit status, log and
+    folder."""
+    runs = slurm_runs["site"]
+    return runs.result
+
+
+def _records(cluster, *fields) -> dict[str, dict]:
+    return {r["JobID"]: r for r in cluster.sacct("JobID", *fields)}
+
+
+def test_timeout_job_comes_back_as_a_new_job_with_more_time(cluster, slurm_site):
+    """A job over its time limit ends TIMEOUT and the workflow profile's retry submits a new
+    SLURM job asking for resources.runtime_growth times more time (1 minute, then 2)."""
+    returncode, log, wd = slurm_site("site")
+    assert returncode == 0, log[-6000:]
+    ids = [s.slurm_id for s in submissions(log) if s.name == "overtime"]
+    records = _records(cluster, "State", "Timelimit")
+    got = [(records[j]["State"], records[j]["Timelimit"]) for j in ids]
+    assert got == [("TIMEOUT", "00:01:00"), ("COMPLETED", "00:02:00")], got
+    assert (wd / "overtime.txt").read_text().strip() == ids[1]
+
+
+def test_site_profile_settings_take_effect(cluster, slurm_site):
+    """`jobs: 1` in the site profile: the run's three jobs never overlapped in time (sacct's
+    start and end); `latency-wait: 7`: the job-step Snakemake inside a SLURM job was given it."""
+    returncode, log, wd = slurm_site("site")
+    assert returncode == 0, log[-6000:]
+    ids = [s.slurm_id for s in submissions(log)]
+    assert len(ids) == 4, ids  # overtime twice, probe, gpu_on
+    records = _records(cluster, "Start", "End")
+    spans = sorted((records[j]["Start"], records[j]["End"]) for j in ids)
+    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:])), spans
+    cmdline = json.loads((wd / "probe.json").read_text())["cmdline"]
+    assert cmdline[cmdline.index("--latency-wait") + 1] == "7", cmdline
+
+
+def test_jobs_run_offline(cluster, slurm_site):
+    """The compute node's jobs see only loopback and the link to slurmctld's host: a
+    connection out of the node fails at once, by address (no route) and by name (no DNS)."""
+    returncode, log, wd = slurm_site("site")
+    assert returncode == 0, log[-6000:]
+    from slurm_cluster import VETH_NODE
+
+    facts = json.loads((wd / "probe.json").read_text())
+    assert facts["interfaces"] == sorted(["lo", VETH_NODE]), facts
+    assert facts["by_address"] == "OSError: [Errno 101] Network is unreachable", facts
+    assert facts["by_name"].startswith("gaierror: "), facts
+
+
+def test_gpu_switch_sets_the_submitted_gpus(cluster, slurm_site):
+    """config resources.gpu in the site profile: 1 submits the GPU rule with `--gpus=1` (the
+    node's GRES, in sacct's requested TRES), 0 with none."""
+    on_code, on_log, _ = slurm_site("site")
+    off_code, off_log, _ = slurm_site("no_gpu")
+    assert on_code == 0 and off_code == 0, (on_log[-3000:], off_log[-3000:])
+    [on] = [s.slurm_id for s in submissions(on_log) if s.name == "gpu"]
+    [off] = [s.slurm_id for s in submissions(off_log) if s.name == "gpu"]
+    records = _records(cluster, "ReqTRES")
+    assert "gres/gpu=1" in records[on]["ReqTRES"].split(","), records[on]
+    assert "gres/gpu" not in records[off]["ReqTRES"], records[off]
+
+
+def test_wrong_partition_stops_before_submission_in_one_line(slurm_site):
+    """A partition the cluster does not have: the workflow's check at the start (sinfo) stops
+    the run in one line naming the partition, its rules and the cluster's partitions, before
+    sbatch would refuse each job on two lines; no SLURM job."""
+    returncode, log, _ = slurm_site("wrong_partition")
+    assert returncode != 0
+    assert not submissions(log)
+    assert ("slurm_partition 'nosuch' (rules gpu) is not a partition of this cluster (`sinfo` "
+            "lists fairppl): set it in your site profile's default-resources or "
+            "set-resources") in log.splitlines(), log[-3000:]
+
+
+def test_wrong_account_fails_before_submission(slurm_site):
+    """An account the cluster does not have (accounting enforces associations): the plugin
+    asks the cluster's sacctmgr before submitting and stops with the accounts there are."""
+    returncode, log, _ = slurm_site("wrong_account")
+    assert returncode != 0
+    assert not submissions(log)
+    lines = log.splitlines()
+    i = next(i for i, line in enumerate(lines)
+             if "The given account nosuch appears to be invalid. Available accounts:" in line)
+    assert set(lines[i + 1].strip().split(", ")) >= {"fairppl"}, lines[i:i + 2]

@@ -48,6 +48,15 @@ from fairppl.core.integrity import forget, repair
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import check_config, check_references, config_source
 from fairppl.config.stages import check_marginal, check_shannon, stage_notes
+from fairppl.config.resources import (
+    connected_pieces,
+    gpus_per_job,
+    job_runtime,
+    max_runtime,
+    numbers_from_profile,
+    oversized_groups,
+    check_partitions,
+)
 from fairppl.config.sheet import (
     check_against_config,
     check_models,
@@ -58,6 +67,8 @@ from fairppl.config.sheet import (
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 CONFIG_SOURCE = config_source(workflow.configfiles)
 
+# a site profile's `config: resources: {gpu: 0}` arrives as text (fairppl.config.resources)
+numbers_from_profile(config)
 try:
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
     # before the sheet is read: a reserved corpus id (bible-lemmas) gets its own message
@@ -143,6 +154,57 @@ def attempt_memory(rule_name, first_mb):
         return int(round(first * growth ** (attempt - 1)))
 
     return memory
+
+
+def attempt_runtime(minutes, units=None, reference_units=None):
+    """The `runtime` resource (minutes) of a rule's jobs: ``minutes`` measured at
+    ``reference_units`` units, scaled up to the units the job works on (``units``,
+    ``reference_units``: numbers or functions of the wildcards; no ``reference_units`` for a rule
+    whose cost does not depend on them), times
+    resources.runtime_growth on each retry (a job that ended TIMEOUT comes back with more time),
+    at most resources.max_runtime (fairppl.config.resources).
+    """
+    block = config.get("resources", {})
+
+    def runtime(wildcards, attempt):
+        wanted = units(wildcards) if callable(units) else units
+        reference = (
+            reference_units(wildcards) if callable(reference_units) else reference_units
+        )
+        return job_runtime(block, minutes, attempt, wanted, reference)
+
+    return runtime
+
+
+def check_group_runtimes():
+    """Stop before the first submission where a group job would ask SLURM for more than
+    resources.max_runtime minutes: Snakemake asks for the sum of its members' runtimes over the
+    layers it runs one after another (GroupResources.basic_layered), and a job over the site's
+    limit is refused or pends for ever. Says which `group-components` fits."""
+    groups = {id(g): g for g in getattr(workflow.dag, "_group", {}).values()}.values()
+    if not groups:
+        return
+    dependencies = workflow.dag._dependencies
+    rows = []
+    for group in groups:
+        name = workflow.parent_groupids.get(group.groupid, group.groupid)
+        runtime = group.resources.get("runtime")
+        pieces = connected_pieces(group.jobs, lambda job: dependencies[job])
+        rows.append((group.groupid, name, len(group.jobs), runtime, pieces))
+    problems = oversized_groups(rows, max_runtime(config.get("resources", {})))
+    if problems:
+        raise WorkflowError("\n".join(problems))
+
+
+onstart:
+    check_group_runtimes()
+    check_partitions(workflow)
+
+
+# GPUs of each job of a GPU rule (train_neural, score_neural, score_pretrained, marginal_lm,
+# marginal_caching, the Transformer and pretrained bettors of shannon_bets): config
+# resources.gpu, 0 where the site has none (the site profile's `config:` key sets it).
+GPUS = gpus_per_job(config.get("resources", {}))
 
 
 def resolved_spec(corpus):

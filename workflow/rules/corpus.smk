@@ -26,7 +26,7 @@ rule prepare_corpus:
     conda:
         "../../envs/corpus.yaml"
     resources:
-        runtime=30,  # minutes; the Bible's 31 translations (22 languages kept) took 38 s
+        runtime=attempt_runtime(30),  # minutes; the Bible's 31 translations (22 languages kept) took 38 s
         mem_mb=attempt_memory("prepare_corpus", 4000),
     params:
         spec=corpus_spec,
@@ -55,7 +55,7 @@ rule extract_europarl:
         # at a time). Measured on 3 synthetic pairs of 475k lines: 19.5 s, peak RSS 1.2 GB (one
         # thread, shared 2-core machine); memory grows with the largest pair, time with the
         # total lines: a few GB and about 10 minutes expected, with a margin here.
-        runtime=60,
+        runtime=attempt_runtime(60),
         mem_mb=attempt_memory("extract_europarl", 16000),
     params:
         pivot=europarl_pivot,

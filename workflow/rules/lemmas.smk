@@ -24,7 +24,7 @@ rule lemmatize_corpus:
         "../../envs/lemmas.yaml"
     resources:
         # Minutes, with margin: the Bible's 17 covered languages took 35-80 s (2.4 GB).
-        runtime=20,
+        runtime=attempt_runtime(20),
         mem_mb=attempt_memory("lemmatize_corpus", 4000),
     script:
         "../scripts/lemmatize_corpus.py"
@@ -54,7 +54,7 @@ rule forms_per_lemma:
     conda:
         "../../envs/lemmas.yaml"
     resources:
-        runtime=20,  # minutes; the 17 dictionaries took about 1 minute
+        runtime=attempt_runtime(20),  # minutes; the 17 dictionaries took about 1 minute
         # one dictionary at a time: 1.2 GB peak over the 17
         mem_mb=attempt_memory("forms_per_lemma", 3000),
     params:

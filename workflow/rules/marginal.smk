@@ -25,7 +25,7 @@ rule marginal_ngram:
     threads: 1
     resources:
         # Minutes, with margin: the six n-gram estimators on 50 German test verses took 8 s.
-        runtime=30,
+        runtime=attempt_runtime(30, config["marginal"]["max_units"], 50),
         mem_mb=attempt_memory("marginal_ngram", 2000),
     params:
         split=eval_split,
@@ -53,7 +53,7 @@ rule marginal_lengths:
     threads: 1
     resources:
         # Minutes, with margin: 4 estimators x 6 prefix lengths on 10 units took 13-24 s.
-        runtime=30,
+        runtime=attempt_runtime(30, config["marginal"]["lengths"]["max_units"], 10),
         mem_mb=attempt_memory("marginal_lengths", 2000),
     params:
         split=eval_split,
@@ -83,9 +83,9 @@ rule marginal_caching:
     threads: 1
     resources:
         # Minutes, with margin: 20 documents of 4 verses, K=32, took about 40 s per language.
-        runtime=30,
+        runtime=attempt_runtime(30, config["marginal"]["caching"]["n_documents"], 20),
         mem_mb=attempt_memory("marginal_caching", 4000),
-        gpu=1,
+        gpu=GPUS,
     params:
         split=eval_split,
         n_documents=lookup(dpath="marginal/caching/n_documents", within=config),
@@ -115,7 +115,7 @@ rule marginal_samples_needed:
     threads: 1
     resources:
         # Minutes, with margin: 50 verses took 3-8 s per language.
-        runtime=30,
+        runtime=attempt_runtime(30, config["marginal"]["max_units"], 50),
         mem_mb=attempt_memory("marginal_samples_needed", 2000),
     params:
         split=eval_split,
@@ -165,8 +165,8 @@ rule marginal_lm:
         # Minutes, with margin: at K=32, M=16 on one CPU thread the LM-guided estimator takes
         # about 3 s per verse for SmolLM2-135M and 11 s for Gemma-3-270M (~23 s in Hindi), so
         # 20 units (pretrained_max_units) take 1-8 min per job on a quiet core.
-        runtime=120,
-        gpu=1,
+        runtime=attempt_runtime(120, marginal_lm_max_units, 20),
+        gpu=GPUS,
         mem_mb=attempt_memory("marginal_lm", 8000),
     params:
         split=eval_split,

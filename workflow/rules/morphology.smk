@@ -41,7 +41,7 @@ rule mcc_apertium:
     threads: 1
     resources:
         # Minutes, with margin: lt-paradigm lists Polish's 970,000 forms in about 4 s.
-        runtime=10,
+        runtime=attempt_runtime(10),
         mem_mb=attempt_memory("mcc_apertium", 2000),
     params:
         apertium_dir=lookup(dpath="morphology/apertium_dir", within=config),

@@ -23,8 +23,8 @@ rule train_neural:
     resources:
         # Minutes: the default study's 12 models (250 steps) took ~9 min together on 2 CPU
         # cores; scale with neural.steps and the model size.
-        runtime=60,
-        gpu=1,
+        runtime=attempt_runtime(60),
+        gpu=GPUS,
         mem_mb=attempt_memory("train_neural", 4000),
     params:
         hyper=neural_hyperparameters(),
@@ -49,8 +49,9 @@ rule score_neural:
     # One thread: as for score_pretrained, two jobs side by side beat one job on two threads.
     threads: 1
     resources:
-        runtime=30,  # minutes; a small Transformer scores 200 units in seconds
-        gpu=1,
+        # minutes; a small Transformer scores 200 units in seconds (scaled to scoring.max_units)
+        runtime=attempt_runtime(30, config["scoring"]["max_units"], 200),
+        gpu=GPUS,
         mem_mb=attempt_memory("score_neural", 4000),
     params:
         split=eval_split,

@@ -21,7 +21,7 @@ rule train_ngram:
     conda:
         "../../envs/kenlm.yaml"
     resources:
-        runtime=30,  # minutes; the slowest Bible model (a word 3-gram) took 24 s
+        runtime=attempt_runtime(30),  # minutes; the slowest Bible model (a word 3-gram) took 24 s
         mem_mb=lmplz_memory,
     params:
         discount_fallback=config["kenlm"]["discount_fallback"],
@@ -43,7 +43,7 @@ rule score_char_ngram:
         "../../envs/kenlm.yaml"
     # Minutes, with margin: the slowest Bible scoring job took 7 s on 2 CPU cores.
     resources:
-        runtime=15,
+        runtime=attempt_runtime(15),
     params:
         split=eval_split,
     script:
@@ -65,7 +65,7 @@ rule score_word_ngram:
         "../../envs/kenlm.yaml"
     # Minutes, with margin: the slowest Bible scoring job took 7 s on 2 CPU cores.
     resources:
-        runtime=15,
+        runtime=attempt_runtime(15),
     params:
         split=eval_split,
     script:
@@ -87,7 +87,7 @@ rule score_subword_ngram:
         "../../envs/kenlm.yaml"
     # Minutes, with margin: the slowest Bible scoring job took 7 s on 2 CPU cores.
     resources:
-        runtime=15,
+        runtime=attempt_runtime(15),
     params:
         split=eval_split,
     script:

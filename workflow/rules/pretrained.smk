@@ -53,7 +53,7 @@ rule cache_pretrained:
     # with 1, the two models convert side by side.
     threads: 1
     resources:
-        runtime=30,  # minutes; dequantising a 270M-parameter GGUF takes about a minute
+        runtime=attempt_runtime(30),  # minutes; dequantising a 270M-parameter GGUF takes about a minute
         mem_mb=attempt_memory("cache_pretrained", 8000),
     params:
         gguf_file=model_gguf_file,
@@ -83,8 +83,8 @@ rule score_pretrained:
     resources:
         # Minutes: Gemma-3-270M scores ~64 tokens/s on one CPU thread, ~2 min for 200 verses;
         # scoring.max_units: null (the whole test split) needs about 25 times that.
-        runtime=120,
-        gpu=1,
+        runtime=attempt_runtime(120, config["scoring"]["max_units"], 200),
+        gpu=GPUS,
         mem_mb=attempt_memory("score_pretrained", 8000),
     params:
         load_from=model_load_from,

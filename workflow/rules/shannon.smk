@@ -27,7 +27,8 @@ rule shannon_bets:
     threads: 1
     resources:
         # Minutes, with margin (docs/benchmarks.md: seconds per truncation of each bettor).
-        runtime=120,
+        runtime=attempt_runtime(120, shannon_units, shannon_reference_units),
+        gpu=shannon_gpus,
         mem_mb=attempt_memory("shannon_bets", 8000),
     params:
         kind=shannon_kind,

@@ -23,7 +23,7 @@ rule train_tokenizer:
     # Minutes, with margin: SentencePiece trains on one language's train split (Bible: ~24k
     # verses) in well under a minute.
     resources:
-        runtime=30,
+        runtime=attempt_runtime(30),
     params:
         allow_reduction=config["tokenizers"]["allow_vocab_reduction"],
     script:

@@ -81,6 +81,33 @@ def shannon_kind(wildcards):
     return "pretrained"
 
 
+# Units per language of each bettor's kind (config shannon) and the default study's, at which
+# shannon_bets's minutes were measured: its runtime scales with the first over the second.
+SHANNON_UNITS_KEY = {
+    "kenlm-word": ("max_units", 100),
+    "bigram": ("max_units", 100),
+    "transformer": ("neural_max_units", 10),
+    "pretrained": ("pretrained_max_units", 1),
+}
+
+
+def shannon_units(wildcards):
+    """Units per language the job's bettor plays on (null: the whole split)."""
+    key, _ = SHANNON_UNITS_KEY[shannon_kind(wildcards)]
+    return config["shannon"][key]
+
+
+def shannon_reference_units(wildcards):
+    """The default study's units of the job's bettor kind (shannon_bets's measured minutes)."""
+    return SHANNON_UNITS_KEY[shannon_kind(wildcards)][1]
+
+
+def shannon_gpus(wildcards):
+    """GPUs of a bettor's job: the neural and pretrained LMs run on one where the site has GPUs
+    (config resources.gpu), the n-gram bettors never."""
+    return GPUS if shannon_kind(wildcards) in ("transformer", "pretrained") else 0
+
+
 def shannon_bets_inputs(wildcards):
     """Inputs of shannon_bets: the units, and the bettor's model (a KenLM word n-gram, a trained
     Transformer's folder, or a pretrained model's unless it is a hub id); the bigram trains in
