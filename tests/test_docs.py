@@ -27,6 +27,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import runpy
 import shlex
 import subprocess
@@ -235,6 +236,19 @@ def _profile_snippets() -> dict[str, tuple[str, str]]:
     return found
 
 
+def _copied_profiles() -> dict[str, Path]:
+    """Profile path -> repository folder, for the docs' ``cp -r <folder> <path>`` lines (a site
+    profile made from the shipped template: the dry run reads the template as copied)."""
+    found = {}
+    for _, _, lang, text in BLOCKS:
+        if lang not in SHELL_LANGS:
+            continue
+        for m in re.finditer(r"^\s*cp -r (\S+) (\S+)", text, flags=re.M):
+            if (ROOT / m.group(1)).is_dir():
+                found[m.group(2)] = ROOT / m.group(1)
+    return found
+
+
 def _fill_europarl_digests(config_path: Path) -> None:
     """Step 1 of the Europarl recipe (docs/adding.md): a sha256 for every configured pair (any
     64 hex digits: a dry run downloads nothing)."""
@@ -249,11 +263,15 @@ def _dry_run(tokens: list[str], tmp_path: Path, fill_digests: bool = True):
     args = tokens[1:]
     config_dir = ROOT / "config" if "--configfile" in args else ROOT / "tests" / "config"
     wd = make_workdir(tmp_path / "wd", config_dir)
-    snippets = _profile_snippets()
+    snippets, copies = _profile_snippets(), _copied_profiles()
     resolved = []
     for i, arg in enumerate(args):
         option = args[i - 1] if i else ""
-        if option == "--profile" and arg in snippets:
+        if option == "--profile" and arg in copies:
+            folder = tmp_path / "profiles" / Path(arg).name
+            shutil.copytree(copies[arg], folder)
+            arg = str(folder)
+        elif option == "--profile" and arg in snippets:
             folder = tmp_path / "profiles" / arg
             folder.mkdir(parents=True)
             name, text = snippets[arg]
