@@ -2,13 +2,13 @@
 the conventions record and the start-up check against the measured errors
 (fairppl.lm.precision; docs/study.md, "Precision")."""
 
-from dataclasses import dataclass
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 import yaml
 
+from conftest import ROOT, TINY_VOCAB_TEXT
 from fairppl.config.settings import check_config
 from fairppl.core.errors import InputError
 from fairppl.lm import precision
@@ -16,18 +16,23 @@ from fairppl.lm.cache import load_lm
 from fairppl.lm.precision import absorbed, check_dtype, marginal_runs_pretrained
 from fairppl.lm.scoring import conventions, score_texts
 
-ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
 SOURCE = "config/config.yaml"
 
 
-@dataclass
-class Model:
-    corpora: list
+def Model(corpora):
+    """A model sheet row, as far as marginal_runs_pretrained reads it."""
+    return SimpleNamespace(corpora=corpora)
 
 
 def default_config():
     return yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+
+
+def refused(config, models, marginal, pattern):
+    """check_dtype raises InputError matching ``pattern``."""
+    with pytest.raises(InputError, match=pattern):
+        check_dtype(config, SOURCE, models, marginal)
 
 
 def test_the_schema_takes_three_precisions_and_names_the_field():
@@ -42,28 +47,12 @@ def test_the_schema_takes_three_precisions_and_names_the_field():
         check_config(config, SCHEMA, SOURCE)
 
 
-def _tiny(path: Path) -> Path:
-    from tokenizers import Tokenizer, models
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    vocab = {"<s>": 0, "</s>": 1, "a": 2, "b": 3}
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="</s>")),
-        bos_token="<s>", eos_token="</s>")
-    torch.manual_seed(0)
-    LlamaForCausalLM(LlamaConfig(vocab_size=4, hidden_size=16, intermediate_size=32,
-                                 num_hidden_layers=1, num_attention_heads=2,
-                                 max_position_embeddings=32)).save_pretrained(path)
-    tok.save_pretrained(path)
-    return path
-
-
-def test_load_lm_runs_each_precision_on_a_cpu_and_records_it(tmp_path):
+def test_load_lm_runs_each_precision_on_a_cpu_and_records_it(tiny_model):
     """bfloat16 and float16 are allowed on a CPU (torch runs both; docs/benchmarks.md gives
     their speed there): the model is loaded in the precision, the log-probabilities stay float32
     and the conventions record says which precision ran."""
-    folder = _tiny(tmp_path / "tiny")
-    texts = ["a b a", "b b"]
+    folder = tiny_model
+    texts = [TINY_VOCAB_TEXT[:40], TINY_VOCAB_TEXT[10:25]]
     base = None
     for dtype in ("float32", "bfloat16", "float16"):
         model, tok = load_lm(folder, device="cpu", dtype=dtype)
@@ -74,7 +63,8 @@ def test_load_lm_runs_each_precision_on_a_cpu_and_records_it(tmp_path):
                                      f"at the target (fused cross-entropy)")
         nats = [u.nats for u in score_texts(model, tok, texts, progress=False)]
         base = base or nats
-        # a 4-word vocabulary: each token costs about log 4 nats; the precisions agree to 1%
+        # a random character model: each character costs about log(vocabulary) nats; the
+        # precisions agree to 1%
         assert nats == pytest.approx(base, rel=1e-2)
     with pytest.raises(ValueError, match=r"dtype 'float64': expected one of float32, "
                                          r"bfloat16, float16"):
@@ -122,10 +112,8 @@ def test_start_up_refuses_bfloat16_only_where_the_marginal_runs_the_pretrained_l
     assert not marginal_runs_pretrained(config, sheet)
     check_dtype(config, SOURCE, MODELS, False)
     config["scoring"]["max_units"] = None
-    with pytest.raises(InputError, match=r"bfloat16 shifts the difference of two languages' "
-                                         r"bits per verse by up to 3.090 bits for model "
-                                         r"'smollm2-135m'"):
-        check_dtype(config, SOURCE, MODELS, False)
+    refused(config, MODELS, False, r"bfloat16 shifts the difference of two languages' bits "
+                                   r"per verse by up to 3.090 bits for model 'smollm2-135m'")
     assert not marginal_runs_pretrained(default_config(), [Model(["udhr"])])
 
 
@@ -133,18 +121,16 @@ def test_start_up_refuses_float16_for_gemma_and_an_unmeasured_model():
     config = default_config()
     config["pretrained"]["dtype"] = "float16"
     check_dtype(config, SOURCE, ["smollm2-135m"], False)
-    with pytest.raises(InputError, match=(
-            r"^config/config.yaml: field 'pretrained.dtype': model 'gemma3-270m' overflows in "
-            r"float16: NaN log-probabilities on Bible verses \(activations beyond float16's "
-            r"range\) \(docs/benchmarks.md, \"Reduced precision\"\); expected float32 or a "
-            r"precision measured to work for every model of the sheet$")):
-        check_dtype(config, SOURCE, MODELS, False)
-    with pytest.raises(InputError, match=(
-            r"field 'pretrained.dtype': float16 was never measured against float32 for model "
-            r"'tiny-random', so the report could not say what it moves; expected float32, or "
-            r"measure it with tests/bench_dtype.py and add its figures to "
-            r"fairppl.lm.precision.MEASURED$")):
-        check_dtype(config, SOURCE, ["tiny-random"], False)
+    refused(config, MODELS, False, (
+        r"^config/config.yaml: field 'pretrained.dtype': model 'gemma3-270m' overflows in "
+        r"float16: NaN log-probabilities on Bible verses \(activations beyond float16's "
+        r"range\) \(docs/benchmarks.md, \"Reduced precision\"\); expected float32 or a "
+        r"precision measured to work for every model of the sheet$"))
+    refused(config, ["tiny-random"], False, (
+        r"field 'pretrained.dtype': float16 was never measured against float32 for model "
+        r"'tiny-random', so the report could not say what it moves; expected float32, or "
+        r"measure it with tests/bench_dtype.py and add its figures to "
+        r"fairppl.lm.precision.MEASURED$"))
     config["pretrained"]["dtype"] = "float32"
     check_dtype(config, SOURCE, ["tiny-random"], True)  # float32 needs no measurement
 
@@ -161,12 +147,11 @@ def test_start_up_refuses_a_shift_beyond_the_paired_intervals(monkeypatch):
     config["scoring"]["max_units"] = 20
     check_dtype(config, SOURCE, ["smollm2-135m"], True)
     config["scoring"]["max_units"] = None
-    with pytest.raises(InputError, match=(
-            rf"field 'pretrained.dtype': float16 shifts the difference of two languages' bits "
-            rf"per verse by up to {1.5 * half_all:.3f} bits for model 'smollm2-135m' .* more "
-            rf"than the half-width of its paired interval at scoring.max_units 5000 "
-            rf"\({half_all:.3f} bits\)")):
-        check_dtype(config, SOURCE, ["smollm2-135m"], True)
+    refused(config, ["smollm2-135m"], True, (
+        rf"field 'pretrained.dtype': float16 shifts the difference of two languages' bits "
+        rf"per verse by up to {1.5 * half_all:.3f} bits for model 'smollm2-135m' .* more "
+        rf"than the half-width of its paired interval at scoring.max_units 5000 "
+        rf"\({half_all:.3f} bits\)"))
 
 
 def test_the_report_states_the_precision_and_its_measured_shift():
