@@ -354,6 +354,7 @@ def test_scoring_conventions_are_recorded(study):
         assert r["start_token"] == "<s>" and r["end_token"] == "</s>" and r["end_charged"]
         assert r["start_token_role"].startswith("BOS prepended as context")
         assert r["weights"] == "as saved (float32)"
+        assert r["dtype"] == "float32"  # config pretrained.dtype's default; Transformers: float32
         assert r["lm_eval_harness"].startswith(
             f"HFLM(prefix_token_id={r['start_token_id']}, add_bos_token=False): "
             f"loglikelihood_rolling = minus the unit's nats less the end token's")

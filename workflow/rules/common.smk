@@ -45,6 +45,7 @@ from fairppl.config.design import (
 from fairppl.core.errors import InputError
 from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
+from fairppl.lm.precision import check_dtype, marginal_runs_pretrained
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import check_config, check_references, config_source
 from fairppl.config.stages import check_marginal, check_shannon, stage_notes
@@ -91,6 +92,12 @@ try:
         config, LANGUAGES, MODELS, config["languages"], config["models"]
     )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, MODELS)
+    check_dtype(
+        config,
+        CONFIG_SOURCE,
+        [row.model for row in MODELS],
+        marginal_runs_pretrained(config, MODELS),
+    )
     # A hub id is checked on the hub only where the run is planned: a job's own parse (on a
     # compute node, perhaps offline) trusts it and loads the downloaded folder.
     RESOLVED = {
@@ -266,6 +273,14 @@ def pretrained_models(corpus, language):
         if corpus in row.corpora
         and (language in row.languages or "all" in row.languages)
     ]
+
+
+def pretrained_dtype(wildcards):
+    """The precision a job loads its model in: config pretrained.dtype for a pretrained model
+    of the sheet, float32 for the others (a trained Transformer)."""
+    if getattr(wildcards, "model", None) in RESOLVED:
+        return config.get("pretrained", {}).get("dtype", "float32")
+    return "float32"
 
 
 def token_lm_runs(row):

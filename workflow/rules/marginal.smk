@@ -175,6 +175,7 @@ rule marginal_lm:
         sampling=marginal_sampling(),
         load_from=marginal_lm_load_from,
         special=marginal_lm_special,
+        dtype=pretrained_dtype,
         part="results/marginal/{corpus}/{language}/.{model}.{tokenizer}.part.jsonl",
     script:
         "../scripts/marginal_units.py"

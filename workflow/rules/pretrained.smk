@@ -89,6 +89,7 @@ rule score_pretrained:
     params:
         load_from=model_load_from,
         special=model_special_tokens,
+        dtype=pretrained_dtype,
         split=eval_split,
         scoring=config["scoring"],
         parts="results/scores/{corpus}/{language}/.{model}.native.parts",

@@ -36,6 +36,7 @@ rule shannon_bets:
         settings=shannon_settings(),
         load_from=shannon_load_from,
         special=shannon_special,
+        dtype=pretrained_dtype,
         part="results/shannon/{corpus}/{language}/.{model}.{tokenizer}.part.jsonl",
     script:
         "../scripts/shannon_bets.py"

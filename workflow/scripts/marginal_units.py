@@ -36,9 +36,12 @@ def main(snakemake):
         torch.set_num_threads(snakemake.threads)
         batch_tokens = ((snakemake.config.get("marginal") or {}).get("lm") or {}).get(
             "batch_tokens", BATCH_TOKENS)
-        lm, vocab, encode, start = hf_lm(params.load_from, params.special or None)
+        dtype = params.get("dtype") or "float32"  # config pretrained.dtype; float32 if trained
+        lm, vocab, encode, start = hf_lm(params.load_from, params.special or None, dtype=dtype)
         model, unigram = wc.model, None
         identity = {"model": file_identity(params.load_from), "special": params.special or None}
+        if dtype != "float32":  # a float32 run keeps the identity its records were written with
+            identity["dtype"] = dtype
         if "tokenizer" in snakemake.input.keys():  # a Transformer over unigram pieces
             unigram = UnigramModel.from_file(snakemake.input.tokenizer)
             identity["tokenizer"] = file_identity(snakemake.input.tokenizer)

@@ -31,6 +31,8 @@ def main(snakemake):
         conventions_out=snakemake.output.conventions,
         # a pretrained model's start/end tokens from the model sheet (a trained model has none)
         special=snakemake.params.get("special") or None,
+        # a pretrained model's precision (config pretrained.dtype); a trained one is float32
+        dtype=snakemake.params.get("dtype") or "float32",
     )
 
 

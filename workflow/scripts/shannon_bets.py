@@ -33,7 +33,9 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     import torch
 
     torch.set_num_threads(snakemake.threads)
-    return bettors.TokenBettor.from_folder(params.load_from, outcomes, params.special or None), {}
+    # a pretrained bettor's precision (config pretrained.dtype); a trained one is float32
+    return bettors.TokenBettor.from_folder(params.load_from, outcomes, params.special or None,
+                                           load_dtype=params.get("dtype") or "float32"), {}
 
 
 def main(snakemake):

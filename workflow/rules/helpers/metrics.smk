@@ -50,6 +50,7 @@ def report_settings():
         "subword_ngram": config["subword_ngram"],
         "neural": config["neural"],
         "scoring": config["scoring"],
+        "pretrained": config["pretrained"],
         "models": [vars(row) for row in MODELS],
         "languages": report_languages(),
         "notes": STAGE_NOTES,

@@ -123,19 +123,25 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
 # Loading
 # ---------------------------------------------------------------------------------------------
 
-def load_lm(folder: str | os.PathLike, device=None):
-    """Load ``(model, tokenizer)`` from a transformers folder (or a cached hub id) in float32,
-    in eval mode, on ``device`` (default: CUDA if available, else CPU). A sealed folder (a
-    trained Transformer) whose files changed since it was written raises ``CorruptFileError``
-    (``fairppl.core.integrity``)."""
+#: The weight precisions :func:`load_lm` accepts (config ``pretrained.dtype``; docs/study.md).
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def load_lm(folder: str | os.PathLike, device=None, dtype: str = "float32"):
+    """Load ``(model, tokenizer)`` from a transformers folder (or a cached hub id) in ``dtype``
+    (one of :data:`DTYPES`; default float32), in eval mode, on ``device`` (default: CUDA if
+    available, else CPU). A sealed folder (a trained Transformer) whose files changed since it
+    was written raises ``CorruptFileError`` (``fairppl.core.integrity``)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
     verify(folder)
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=getattr(torch, dtype))
     model.to(device)
     model.eval()
     return model, tokenizer

@@ -127,7 +127,7 @@ def score_split_with_lm(units_path: str | os.PathLike, *, corpus: str, language:
                         load_from: str | os.PathLike, scoring: dict,
                         parts_dir: str | os.PathLike, scores_out: str | os.PathLike,
                         conventions_out: str | os.PathLike, special: dict | None = None,
-                        device=None) -> pl.DataFrame:
+                        device=None, dtype: str = "float32") -> pl.DataFrame:
     """Score ``language``'s ``split`` of the prepared units table ``units_path`` with the model
     at ``load_from`` (:func:`fairppl.lm.cache.load_lm`; ``device`` as there); write the score
     table to ``scores_out`` (Parquet) and the conventions record to ``conventions_out`` (JSON),
@@ -135,9 +135,11 @@ def score_split_with_lm(units_path: str | os.PathLike, *, corpus: str, language:
 
     ``scoring`` is the config's ``scoring`` block: ``batch_size``, ``chunk_units`` and
     ``max_units`` (an evenly spaced subset, or None for the whole split). ``special``: see
-    :func:`score_units`."""
+    :func:`score_units`; ``dtype``: the precision the model is loaded in (config
+    ``pretrained.dtype`` for a pretrained model; float32 for a trained Transformer), recorded as
+    the conventions' ``dtype``."""
     units = read_split(units_path, language, split, scoring.get("max_units"))
-    model, tokenizer = load_lm(load_from, device=device)
+    model, tokenizer = load_lm(load_from, device=device, dtype=dtype)
     table, record = score_units(
         units, model, tokenizer, corpus=corpus, language=language, split=split,
         model_id=model_id, tokenizer_id=tokenizer_id, load_from=load_from,

@@ -123,6 +123,8 @@ def conventions(tokenizer, model=None, *, max_length: int | None = None,
     start_id, start_kind = start_token_id(tokenizer, start_token)
     end_id = end_token_id(tokenizer, end_token)
     max_length, stride = window_params(model, max_length, stride, add_bos)
+    dtype = (str(next(model.parameters()).dtype).removeprefix("torch.") if model is not None
+             else "float32")
     if not add_bos:
         start = "none: the first text token is context only (not charged)"
     elif start_kind == "given":
@@ -150,7 +152,9 @@ def conventions(tokenizer, model=None, *, max_length: int | None = None,
                       f"windows of <= {max_length} input positions; each later window = start "
                       f"token + {stride} tokens of left context + new tokens; every token "
                       f"scored once"),
-        "precision": "float32 -log_softmax at the target (fused cross-entropy)",
+        "dtype": dtype,
+        "precision": (f"{dtype} weights and forward pass; float32 -log_softmax at the target "
+                      f"(fused cross-entropy)"),
         "padding": ("right padding, rows sorted by length; no padding mask passed (causal "
                     "attention: no real token sees a pad)"),
         "lossless_check": "decode(ids, skip_special_tokens=False) == text",

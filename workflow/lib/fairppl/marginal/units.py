@@ -240,15 +240,16 @@ def file_identity(path) -> list:
     return model_identity(path)
 
 
-def hf_lm(load_from, special: dict | None = None, device=None):
+def hf_lm(load_from, special: dict | None = None, device=None, dtype: str = "float32"):
     """``(lm, vocab, encode, start_token)`` for a transformers folder (or hub id), framed with
-    the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer)."""
+    the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer), loaded
+    in ``dtype`` (:func:`fairppl.lm.cache.load_lm`; config ``pretrained.dtype``)."""
     from ..lm.cache import load_lm
     from .lm_hf import HFTokenLM
     from .vocab import vocab_from_hf
 
     special = special or {}
-    model, tokenizer = load_lm(load_from, device=device)
+    model, tokenizer = load_lm(load_from, device=device, dtype=dtype)
     lm = HFTokenLM(model, tokenizer, start_token=special.get("bos"),
                    end_token=special.get("eos"))
 

@@ -135,10 +135,10 @@ def unk_table(bpu: pl.DataFrame) -> pl.DataFrame:
 
 
 #: The scoring conventions shown per token LM (fairppl.lm.scoring.conventions + where the weights
-#: came from), in this order; lm_eval_harness: the lm-evaluation-harness settings that reproduce
+#: came from, the precision they ran in: config pretrained.dtype), in this order; lm_eval_harness: the lm-evaluation-harness settings that reproduce
 #: the model's log-likelihoods and bits per byte, and what its defaults change.
 _CONVENTIONS = ["model", "tokenizer", "languages", "start_token", "start_token_role", "end_token",
-                "end_charged", "windowing", "padding", "weights", "lm_eval_harness"]
+                "end_charged", "windowing", "padding", "weights", "dtype", "lm_eval_harness"]
 
 
 def conventions_table(records: list[dict]) -> pl.DataFrame:

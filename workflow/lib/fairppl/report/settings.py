@@ -113,7 +113,34 @@ def _pretrained(settings: dict) -> list[str]:
         out.append(f"Pretrained LM {row.get('model')}: {row.get('description', spec)} "
                    f"(source {row.get('source')}: {spec}), languages "
                    f"{_list(row.get('languages', []))}.{caveat}")
+    if out:
+        out.append(_precision(settings))
     return out
+
+
+def _precision(settings: dict) -> str:
+    """The precision the pretrained LMs ran in (config pretrained.dtype) and, below float32, what
+    it was measured to move per model (fairppl.lm.precision; the start-up check refused the
+    precision where that exceeds the intervals, so here it fits)."""
+    from ..lm.precision import MEASURED, REFERENCE, REFERENCE_UNITS
+
+    dtype = (settings.get("pretrained") or {}).get("dtype", "float32")
+    if dtype == "float32":
+        return "The pretrained LMs ran in float32 (weights, forward passes, log-probabilities)."
+    parts = []
+    for row in settings.get("models", []):
+        m = MEASURED.get(row.get("model"), {}).get(dtype, {})
+        if "pair_shift_bits" in m:
+            parts.append(f"{row['model']} up to {m['pair_shift_bits']:.3f} bits (paired "
+                         f"half-width {REFERENCE[row['model']]['pair_half_bits']:.1f} bits at "
+                         f"{REFERENCE_UNITS} units) and {m['gap_shift_bits']:.3f} bits")
+    return (f"The pretrained LMs ran in {dtype} (weights and forward passes; log-probabilities "
+            f"in float32). Against float32 it was measured (docs/benchmarks.md, \"Reduced "
+            f"precision\") to shift the difference of two languages' bits per verse and a "
+            f"verse's marginal gap (mean) by: {'; '.join(parts) or 'not measured'}. The study "
+            f"starts only where these fit inside the intervals they sit in (the paired ones "
+            f"narrow as one over the square root of the units scored, the gap's as one over "
+            f"that of K).")
 
 
 def _scoring(settings: dict, bootstrap: BootstrapSettings) -> list[str]:

@@ -153,13 +153,15 @@ class TokenBettor:
 
     @classmethod
     def from_folder(cls, load_from, outcomes: Outcomes, special: dict | None = None,
-                    device=None, dtype=None, chunk: int | None = None) -> "TokenBettor":
+                    device=None, dtype=None, chunk: int | None = None,
+                    load_dtype: str = "float32") -> "TokenBettor":
         """Load a study Transformer folder or a pretrained LM's ``hf`` folder
         (:func:`fairppl.marginal.units.hf_lm`, framed with the model sheet's ``bos``/``eos``
-        when ``special`` gives them); ``dtype`` casts the model (e.g. ``torch.float64``)."""
+        when ``special`` gives them) in ``load_dtype`` (config ``pretrained.dtype``); ``dtype``
+        then casts the model (e.g. ``torch.float64``)."""
         from ..marginal.units import hf_lm
 
-        lm, vocab, encode, _ = hf_lm(load_from, special, device=device)
+        lm, vocab, encode, _ = hf_lm(load_from, special, device=device, dtype=load_dtype)
         if dtype is not None:
             lm.model.to(dtype)
         return cls(lm, vocab, encode, outcomes, chunk=chunk)
