@@ -25,6 +25,7 @@ DEFAULTS = {"runtime_growth": 2, "max_runtime": 1440, "gpu": 1}
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_INTEGER = re.compile(r"^[+-]?\d+$")
 
 
 def numbers_from_profile(config: dict) -> dict:
@@ -37,9 +38,8 @@ def numbers_from_profile(config: dict) -> dict:
         if isinstance(value, dict):
             return {key: convert(item) for key, item in value.items()}
         if isinstance(value, str) and _NUMBER.match(value.strip()):
-            number = float(value)
-            return int(number) if number.is_integer() and re.match(r"^[+-]?\d+$", value.strip()) \
-                else number
+            text = value.strip()
+            return int(text) if _INTEGER.match(text) else float(text)
         return value
 
     if isinstance(config.get("resources"), dict):
