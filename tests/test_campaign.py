@@ -204,7 +204,9 @@ def test_rankings_with_every_answer_first_have_zero_entropy(example, tmp_path):
             '{"id": "t000002", "ranking": ["<unk>", "cat", "sat"]}\n'
             '{"id": "t000003", "ranking": ["</s>", "the"]}\n')
     result = _score(example, text, tmp_path)
-    assert result["kind"] == "ranking" and result["list_length"] == 2
+    # Every list holds its answer: every rank is known (l = m = 5), the bounds are eq. 9's.
+    assert result["kind"] == "ranking" and result["list_length"] == 5
+    assert result["rank_bounds_valid"] and result["n_beyond_list"] == 0
     assert result["entropy_lower_bits"] == pytest.approx(0, abs=1e-12)
     assert result["entropy_upper_bits"] == pytest.approx(0, abs=1e-12)
 
@@ -222,12 +224,21 @@ def test_rank_bounds_use_ranks_within_the_shortest_list(example, tmp_path):
     assert result["entropy_upper_bits"] == pytest.approx(upper / math.log(2), rel=1e-12)
     # Shannon's upper bound -sum q log q: three ranks of frequency 1/3 -> log2(3) bits.
     assert result["entropy_upper_bits"] == pytest.approx(math.log2(3), rel=1e-12)
-    # Cut at l = 2 on line 2: the </s> at rank 5 and nothing else is beyond the list.
+    # Line 2 cut at its answer (<unk>, rank 2), as a person guessing until right stops: every
+    # rank is still known, the same values.
     lines = text.splitlines()
     lines[1] = '{"id": "t000002", "ranking": ["the", "<unk>"]}'
+    same = _score(example, "\n".join(lines) + "\n", tmp_path)
+    assert same["list_length"] == 5 and same["n_beyond_list"] == 0
+    for key in ("entropy_lower_bits", "entropy_upper_bits", "rank_bounds_valid",
+                "rank_bounds_note"):
+        assert same[key] == result[key]
+    # Line 2 cut at l = 2 before its answer: ranks are known up to 2 only; the </s> at rank 5
+    # and the <unk> at rank 3 are beyond.
+    lines[1] = '{"id": "t000002", "ranking": ["the", "cat"]}'
     result = _score(example, "\n".join(lines) + "\n", tmp_path)
-    assert result["list_length"] == 2 and result["n_beyond_list"] == 1
-    head = ranks.rank_frequencies(np.array([1, 2, 3]), 5)[:2]
+    assert result["list_length"] == 2 and result["n_beyond_list"] == 2
+    head = ranks.rank_frequencies(np.array([1, 3, 3]), 5)[:2]
     for tail in ("uniform", "zipf"):
         lo, up = ranks.shannon_bounds_limited(head, 5, 2, tail=tail)
         assert result["tails"][tail]["entropy_lower_bits"] == pytest.approx(lo / math.log(2))
@@ -710,10 +721,11 @@ def test_rank_values_that_are_no_bounds_say_so(example, tmp_path, capsys):
     assert main(["campaign", "score", str(example), str(tmp_path / "r.jsonl")]) == 0
     out = capsys.readouterr().out
     assert "entropy values (not bounds): " in out and " from 3 truncations; " in out
-    # Cut lists (l = 2 < m): values, not bounds, even when ordered.
+    # Cut lists (l = 2 < m: the last one misses its answer </s>): values, not bounds, even
+    # when ordered.
     text = ('{"id": "t000001", "ranking": ["the", "cat"]}\n'
             '{"id": "t000002", "ranking": ["<unk>", "cat"]}\n'
-            '{"id": "t000003", "ranking": ["the", "</s>"]}\n')
+            '{"id": "t000003", "ranking": ["the", "cat"]}\n')
     result = _score(example, text, tmp_path)
     assert result["rank_bounds_valid"] is False
     assert "uniform: cut at l = 2 of m = 5" in result["rank_bounds_note"]

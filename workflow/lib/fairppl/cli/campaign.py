@@ -88,8 +88,8 @@ def summary(result: dict) -> str:
                          f"{_number(result['entropy_upper_bits'])} bits per word (perplexity "
                          f"{_number(result['perplexity_lower'])} to "
                          f"{_number(result['perplexity_upper'])}) from "
-                         f"{result['n_truncations_ranked']} truncations; ranks within the "
-                         f"shortest list, l = {result['list_length']}")
+                         f"{result['n_truncations_ranked']} truncations; every rank known up to "
+                         f"l = {result['list_length']}")
             lines.append(f"rank bounds: {result['rank_bounds_note']}")
             for tail, t in result["tails"].items():
                 if t["entropy_lower_bits"] is None:

@@ -64,6 +64,21 @@ class Campaign:
         """id -> its index in the file order."""
         return {tid: i for i, tid in enumerate(self.ids)}
 
+    def subset(self, ids) -> "Campaign":
+        """The campaign restricted to the truncations ``ids`` (in file order): scoring it scores
+        those only, as for the truncations a person has played. KeyError for an unknown id."""
+        wanted = set(ids)
+        unknown = wanted - set(self.ids)
+        if unknown:
+            raise KeyError(f"not truncations of this campaign: {sorted(unknown)[:5]}")
+        keep = [i for i, tid in enumerate(self.ids) if tid in wanted]
+        return Campaign(folder=self.folder, settings=self.settings, outcomes=self.outcomes,
+                        ids=tuple(self.ids[i] for i in keep),
+                        unit_ids=tuple(self.unit_ids[i] for i in keep),
+                        answers=tuple(self.answers[i] for i in keep),
+                        weights=None if self.weights is None else
+                        tuple(self.weights[i] for i in keep))
+
 
 
 def _jsonl(records: Iterable[dict]) -> str:

@@ -99,7 +99,12 @@ def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
     from . import ranks as rank_bounds
 
     pos, m, labels = campaign.position(), campaign.m, campaign.outcomes.labels
-    length = min(len(r.entries) for r in records)
+    # A list that holds its correct outcome gives that outcome's rank whatever its length (a
+    # person guessing until right); one that does not says only "beyond its length". The ranks
+    # up to the shortest list of the second kind are then known for every record (m when every
+    # list holds its answer): model files of one list length l get l, as before.
+    length = min((len(r.entries) for r in records
+                  if labels[campaign.answers[pos[r.id]]] not in r.entries), default=m)
     ranks = np.empty(len(records), dtype=np.int64)
     beyond = 0
     for k, rec in enumerate(records):
@@ -162,7 +167,8 @@ def score_submission(campaign: Campaign, records: Sequence[Record], flags: Seque
     cover at least ``MIN_INTERVAL_UNITS`` units, else ``None`` with ``interval_note``).
     Rankings: ``entropy_lower_bits``/``entropy_upper_bits`` (bits per word, the wider of the
     uniform and Zipf tails' values, per tail in ``tails``) from the ranks of the correct
-    outcomes within the shortest list ``list_length`` (a rank past it counts as beyond), over
+    outcomes within ``list_length``, the shortest list that does not hold its correct outcome
+    (``m`` when every list holds it; a rank past it counts as beyond), over
     ``n_truncations_ranked`` truncations; ``rank_bounds_valid`` is true only when they are
     bounds (every ranking complete, the two ends ordered and the lower at most log m) and
     ``rank_bounds_note`` says why (:func:`fairppl.shannon.ranks.bounds_status`). Both kinds:

@@ -9,7 +9,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from ..core.errors import InputError
 from ..core.io import atomic_path
@@ -164,14 +164,19 @@ def _utf16(raw: bytes) -> str | None:
     return None
 
 
-def read_submission(path: str | os.PathLike, campaign: Campaign) -> tuple[list[Record], list]:
+def read_submission(path: str | os.PathLike, campaign: Campaign,
+                    only: Collection[str] | None = None) -> tuple[list[Record], list]:
     """Check a submission line by line against ``campaign`` (never its key): the valid records
     and the flags, one per flagged line (``{"line", "id", "reason"}``, all its problems in the
     reason, ``; ``-separated) plus one per truncation no line gives (``line`` ``None``); a UTF-16
     file is one flag for the whole file (``line`` ``None``), not two per truncation. The
     file's kind (bets or rankings) is the kind of its first record with exactly one of them; a
-    record of the other kind is flagged. InputError only for a file that cannot be read."""
+    record of the other kind is flagged. ``only``: the ids to read (say, the truncations a person
+    has played, to score a model's file on the same ones; :meth:`Campaign.subset`); a valid line
+    of another truncation of the campaign is passed over, and only these can be missing.
+    InputError only for a file that cannot be read."""
     path = Path(path)
+    only = None if only is None else frozenset(only)
     try:
         raw = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError):
@@ -254,9 +259,9 @@ def read_submission(path: str | os.PathLike, campaign: Campaign) -> tuple[list[R
             problems += check(rec[kind], campaign.outcomes)
         if problems:
             flags.append(_flag(lineno, tid, "; ".join(problems)))
-        else:
+        elif only is None or tid in only:
             records.append(Record(line=lineno, id=tid, kind=has[0], entries=rec[has[0]]))
-    for tid in campaign.ids:
+    for tid in campaign.ids if only is None else (t for t in campaign.ids if t in only):
         if tid not in first_line:
             flags.append(_flag(None, tid, "missing: no line gives this truncation"))
     return records, flags
