@@ -4,6 +4,7 @@
         [--protocol exhaustive|randomized] [--n N] [--seed S] [--vocab-size V] --out DIR
     fairppl campaign score DIR BETS [--json] [--allow-invalid]
     fairppl campaign bets --model MODEL DIR [--l L] --out BETS
+    fairppl campaign play DIR [--player NAME] [--port N] [--protocol list|money|rank|all]
 
 ``truncations`` runs from a project root after the study and writes a campaign folder (the
 truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
@@ -226,8 +227,86 @@ def add_bets(csub) -> None:
     p.set_defaults(func=_bets)
 
 
+def _references(campaign, root: str, language: str) -> dict:
+    """unit id -> the text of the same unit in ``language`` (the multi-text's reference verse),
+    from the study's units under ``root``."""
+    from pathlib import Path
+
+    from ..core.errors import InputError
+    from ..core.io import read_parquet
+
+    path = Path(root) / "results" / "corpus" / campaign.settings["corpus"] / "units.parquet"
+    frame = read_parquet(path, columns=["unit_id", "language", "text"])
+    part = frame.filter(frame["language"] == language)
+    if part.height == 0:
+        have = ", ".join(sorted(set(frame["language"].to_list())))
+        raise InputError(f"--reference {language}: no units of that language; expected one of "
+                         f"{have}", path=str(path))
+    texts = dict(zip(part["unit_id"].to_list(), part["text"].to_list()))
+    return {u: texts[u] for u in set(campaign.unit_ids) if u in texts}
+
+
+def _play(args) -> int:
+    from ..shannon.campaign import read_campaign
+    from ..shannon.play import PLAY_PROTOCOLS, PlaySettings
+    from ..shannon.play_server import PlayServer, serve
+
+    campaign = read_campaign(args.dir)
+    protocols = PLAY_PROTOCOLS if args.protocol == "all" else (args.protocol,)
+    settings = {p: PlaySettings(p, list_max=args.list_max, stake=args.stake, coins=args.coins,
+                                max_guesses=args.max_guesses) for p in protocols}
+    references = _references(campaign, args.root, args.reference) if args.reference else None
+    state = PlayServer(campaign, settings, player=args.player,
+                       kind="scripted" if args.scripted else "person", references=references,
+                       reference_language=args.reference)
+    httpd = serve(state, args.host, args.port)
+    host, port = httpd.server_address[:2]
+    who = f"player {args.player}" if args.player else "players name themselves on the page"
+    print(f"serving the Shannon game on {campaign.settings['corpus']}/"
+          f"{campaign.settings['language']} ({len(campaign.ids)} truncations, "
+          f"{', '.join(protocols)}; {who}) at http://{host}:{port}/ ; Ctrl+C stops it",
+          flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped; every bet made is in the players' files", flush=True)
+    finally:
+        httpd.server_close()
+    return 0
+
+
+def add_play(csub) -> None:
+    from ..shannon.play import PLAY_PROTOCOLS
+
+    p = csub.add_parser("play", help="serve a page on which a person plays the campaign")
+    p.add_argument("dir", help="campaign folder (fairppl campaign truncations --out)")
+    p.add_argument("--player", default=None,
+                   help="the one player this server takes (default: each names themselves on "
+                        "the page); bets go to DIR/players/<player>/<protocol>.jsonl")
+    p.add_argument("--protocol", default="all", choices=(*PLAY_PROTOCOLS, "all"),
+                   help="list: up to --list-max ranked guesses sharing --stake by 1/rank; "
+                        "money: --coins coins over a few guesses; rank: guess until right "
+                        "(at most --max-guesses); all: the player picks (default)")
+    p.add_argument("--list-max", type=int, default=5, help="list: guesses per bet (5)")
+    p.add_argument("--stake", type=float, default=0.9,
+                   help="list: the share of the money on the listed guesses (0.9)")
+    p.add_argument("--coins", type=int, default=100, help="money: coins per bet (100)")
+    p.add_argument("--max-guesses", type=int, default=10,
+                   help="rank: guesses before the answer is shown (10)")
+    p.add_argument("--reference", default=None, metavar="LANG",
+                   help="also show the same unit in this language (e.g. eng), from the study's "
+                        "results/corpus/<corpus>/units.parquet under --root")
+    p.add_argument("--root", default=".", help="the study's project root (for --reference)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--scripted", action="store_true",
+                   help="the player is a script, not a person: recorded and shown as such")
+    p.set_defaults(func=_play)
+
+
 #: The campaign subcommands: functions that add one to the campaign's subparsers.
-SUBCOMMANDS = [add_truncations, add_score, add_bets]
+SUBCOMMANDS = [add_truncations, add_score, add_bets, add_play]
 
 
 def add_parser(sub) -> None:

@@ -1,0 +1,266 @@
+"""The page of ``fairppl campaign play``: a small HTTP server (standard library only) over one
+campaign folder, bound to 127.0.0.1 unless told otherwise.
+
+Routes (every answer JSON except the page; an error is ``{"error": message}`` with its status):
+
+* ``GET /``: the page (``play_page.html``).
+* ``GET /api/campaign``: what the page needs before the first bet: language, direction, the unit of
+  the game, m, the vocabulary words (for completion), the protocols offered and their settings,
+  the fixed player if any.
+* ``GET /api/state?player=P&protocol=X``: progress and the next truncation (never its answer).
+* ``POST /api/bet`` (list, money) and ``POST /api/guess`` (rank), body
+  ``{"player", "protocol", "id", ...}``: the bet is checked, appended to the player's file, and
+  the answer comes back (:class:`fairppl.shannon.play.Game`).
+* ``GET /api/results?player=P&protocol=X``: the player's score on the truncations played and,
+  on exactly those, the models' (bets files in ``<campaign>/models/``, made with
+  ``fairppl campaign bets``).
+
+Nothing else is served: a path that leaves the page's routes (``..``, an encoded slash, a file
+name) is refused (403 for a path outside, 404 for an unknown route), so the key and the players'
+files never leave the folder through the server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..core.errors import InputError
+from .campaign_folder import Campaign
+from .play import PLAY_PROTOCOLS, Game, PlayError, PlaySettings, check_player, rtl
+from .scoring import score_submission
+from .submission import BETS, RANKING, Record, read_submission
+
+PAGE = Path(__file__).with_name("play_page.html")
+MODELS = "models"
+#: The longest request body accepted (a bet is a few hundred bytes).
+MAX_BODY = 64 * 1024
+#: What the page says the unit of the game is, per campaign unit.
+UNIT_TEXT = {
+    "word": "a word: what lies between two spaces of the verse, punctuation attached "
+            "(\u201csaid,\u201d and \u201csaid\u201d are different words)",
+    "char": "a character: this language is written without spaces between words, so each "
+            "character (punctuation included) is one step of the game",
+}
+
+
+def model_files(campaign: Campaign) -> list[tuple[str, Path]]:
+    """The models' bets files of a campaign: ``<campaign>/models/<name>.jsonl``, with the label
+    of ``<name>.json`` (``{"label": ...}``) where it exists, else the name."""
+    folder = Path(campaign.folder) / MODELS
+    out = []
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        label = path.stem
+        side = path.with_suffix(".json")
+        if side.is_file():
+            try:
+                label = json.loads(side.read_text(encoding="utf-8")).get("label") or label
+            except (ValueError, AttributeError):
+                pass
+        out.append((label, path))
+    return out
+
+
+def _as_rankings(records: list[Record]) -> list[Record]:
+    """A bets file read as rankings: each record's outcomes by decreasing bet (ties in file
+    order), so a model's rank values sit beside a person's guesses until right."""
+    return [Record(line=r.line, id=r.id, kind=RANKING,
+                   entries=[w for w, _ in sorted(r.entries.items(), key=lambda kv: -kv[1])])
+            for r in records]
+
+
+def _summary(result: dict) -> dict:
+    keys = ("kind", "perplexity", "interval", "interval_note", "n_scored", "n_flagged", "note",
+            "entropy_lower_bits", "entropy_upper_bits", "perplexity_lower", "perplexity_upper",
+            "rank_bounds_valid", "rank_bounds_note", "list_length", "n_units_scored")
+    out = {k: result.get(k) for k in keys if k in result}
+    for key, value in list(out.items()):
+        if isinstance(value, float) and not math.isfinite(value):
+            out[key] = None
+    return out
+
+
+def results(game: Game) -> dict:
+    """The player's score on the truncations played and the models' on the same ones."""
+    campaign = game.campaign
+    played = game.played()
+    out = {"player": game.player, "player_kind": game.kind, "protocol": game.settings.protocol,
+           "settings": game.settings.recorded(), "n_played": len(played),
+           "n_truncations": len(campaign.ids), "models": []}
+    if not played:
+        out["note"] = "nothing played yet"
+        return out
+    sub = campaign.subset(played)
+    records, flags = read_submission(game.files.bets, campaign, only=played)
+    out["player_score"] = _summary(score_submission(sub, records, flags))
+    for label, path in model_files(campaign):
+        try:
+            m_records, m_flags = read_submission(path, campaign, only=played)
+        except InputError as err:
+            out["models"].append({"label": label, "file": path.name, "error": str(err)})
+            continue
+        row = {"label": label, "file": path.name}
+        scored = score_submission(sub, m_records, m_flags)
+        row |= _summary(scored)
+        if game.settings.protocol == "rank" and scored.get("kind") == BETS:
+            ranked = score_submission(sub, _as_rankings(m_records), [])
+            row["ranks"] = _summary(ranked)
+        out["models"].append(row)
+    return out
+
+
+class PlayServer:
+    """The state behind the page: one campaign, the games of its players (created on demand,
+    one per player and protocol), the optional fixed player and protocol."""
+
+    def __init__(self, campaign: Campaign, settings: dict[str, PlaySettings], *,
+                 player: str | None = None, kind: str = "person",
+                 references: dict | None = None, reference_language: str | None = None):
+        self.campaign, self.settings = campaign, settings
+        self.player = None if player is None else check_player(player)
+        self.kind, self.references = kind, references or {}
+        self.reference_language = reference_language
+        for s in settings.values():
+            s.check(campaign.m)
+        self._games: dict[tuple[str, str], Game] = {}
+        self._lock = threading.Lock()
+        if self.player is not None:  # refuse a player's earlier other settings at start-up
+            for protocol in settings:
+                self.game(self.player, protocol)
+
+    def game(self, player, protocol) -> Game:
+        player = check_player(player)
+        if self.player is not None and player != self.player:
+            raise PlayError(f"player {player!r}: this server plays {self.player!r} only "
+                            f"(--player)", 403)
+        if protocol not in self.settings:
+            raise PlayError(f"protocol {protocol!r}: expected one of "
+                            f"{', '.join(self.settings)}")
+        with self._lock:
+            key = (player, protocol)
+            if key not in self._games:
+                try:
+                    self._games[key] = Game(self.campaign, player, self.settings[protocol],
+                                            self.kind, self.references)
+                except InputError as err:
+                    raise PlayError(str(err), 409) from None
+            return self._games[key]
+
+    def campaign_info(self) -> dict:
+        meta = self.campaign.settings
+        unit = meta.get("unit", "word")
+        return {"corpus": meta.get("corpus"), "language": meta.get("language"),
+                "split": meta.get("split"), "unit": unit,
+                "unit_text": UNIT_TEXT.get(unit, unit),
+                "direction": "rtl" if rtl(meta.get("language", "")) else "ltr",
+                "m": self.campaign.m, "n_truncations": len(self.campaign.ids),
+                "words": list(self.campaign.outcomes.words),
+                "protocols": {p: s.recorded() for p, s in self.settings.items()},
+                "player": self.player, "player_kind": self.kind,
+                "reference_language": self.reference_language,
+                "models": [label for label, _ in model_files(self.campaign)]}
+
+
+def _handler(server_state: PlayServer):
+    page = PAGE.read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "fairppl-play"
+
+        def log_message(self, fmt, *args):  # quiet: the terminal shows the progress line
+            pass
+
+        def _send(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, obj) -> None:
+            body = json.dumps(obj, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            self._send(status, body, "application/json; charset=utf-8")
+
+        def _error(self, status: int, message: str) -> None:
+            self._json(status, {"error": message})
+
+        def _route(self) -> tuple[str, dict] | None:
+            parts = urlsplit(self.path)
+            raw = parts.path
+            decoded = unquote(raw)
+            if ".." in decoded.split("/") or "\\" in decoded or "%2f" in raw.lower() \
+                    or "%5c" in raw.lower():
+                self._error(403, f"path {decoded!r}: outside the campaign's page; refused")
+                return None
+            return decoded, {k: v[-1] for k, v in parse_qs(parts.query).items()}
+
+        def _game(self, params: dict) -> Game:
+            return server_state.game(params.get("player") or server_state.player,
+                                     params.get("protocol"))
+
+        def do_GET(self):  # noqa: N802 (the standard library's name)
+            route = self._route()
+            if route is None:
+                return
+            path, params = route
+            try:
+                if path in ("/", "/index.html"):
+                    self._send(200, page, "text/html; charset=utf-8")
+                elif path == "/api/campaign":
+                    self._json(200, server_state.campaign_info())
+                elif path == "/api/state":
+                    self._json(200, self._game(params).state())
+                elif path == "/api/results":
+                    self._json(200, results(self._game(params)))
+                else:
+                    self._error(404, f"no such page {path!r}: the game has / and /api/...")
+            except PlayError as err:
+                self._error(err.status, str(err))
+
+        def do_POST(self):  # noqa: N802
+            route = self._route()
+            if route is None:
+                return
+            path, _ = route
+            if path not in ("/api/bet", "/api/guess"):
+                self._error(404, f"no such action {path!r}: expected /api/bet or /api/guess")
+                return
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if length < 0 or length > MAX_BODY:
+                self._error(413, f"a body of {length} bytes: expected at most {MAX_BODY}")
+                return
+            raw = self.rfile.read(length)
+            try:
+                request = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as err:
+                self._error(400, f"not JSON ({err}): expected a JSON object")
+                return
+            if not isinstance(request, dict):
+                self._error(400, "expected a JSON object")
+                return
+            try:
+                game = self._game(request)
+                action = game.bet if path == "/api/bet" else game.guess
+                self._json(200, action(request))
+            except PlayError as err:
+                self._error(err.status, str(err))
+
+    return Handler
+
+
+def serve(state: PlayServer, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
+    """A server bound to ``host:port`` (port 0: any free port), not yet serving."""
+    if not PAGE.is_file():
+        raise InputError("the page is missing from the installation", path=str(PAGE))
+    httpd = ThreadingHTTPServer((host, port), _handler(state))
+    httpd.daemon_threads = True
+    return httpd
