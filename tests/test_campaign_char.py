@@ -50,8 +50,25 @@ def _run(capsys, *args) -> tuple[int, str, str]:
     return code, out.out.strip(), out.err.strip()
 
 
+def _truncations(capsys, language: str, out: str, *options) -> tuple[int, str, str]:
+    """`fairppl campaign truncations` on the toy corpus in the current folder."""
+    return _run(capsys, "truncations", "--corpus", "toy", "--language", language, "--out", out,
+                *options)
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _written(camp: Path) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """A campaign folder's vocabulary.txt split at its newlines (the last item empty when the file
+    ends with one), and per truncation (file order) its unit id, context and answer; the ids of
+    both files checked to be t000001, t000002, ... in order."""
+    truncations, key = _read_jsonl(camp / "truncations.jsonl"), _read_jsonl(camp / "key.jsonl")
+    ids = [f"t{k:06d}" for k in range(1, len(truncations) + 1)]
+    assert [t["id"] for t in truncations] == ids and [k["id"] for k in key] == ids
+    outcomes = (camp / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
+    return outcomes, [(t["unit_id"], t["context"], k["word"]) for t, k in zip(truncations, key)]
 
 
 @pytest.fixture
@@ -84,22 +101,18 @@ def test_characters_and_contexts_by_hand():
 
 
 def test_a_char_campaign_written_out_by_hand(study, capsys):
-    code, out, err = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx",
-                          "--out", "camp")
+    code, out, err = _truncations(capsys, "xx", "camp")
     assert code == 0, err
     assert out == ("wrote camp: 8 truncations of 2 units (exhaustive, toy/xx test), m = 4 "
                    "outcomes, unit char (xx is in word_ngram.languages_without_spaces of "
                    "config/config.yaml)")
     camp = study / "camp"
-    assert (camp / "vocabulary.txt").read_text(encoding="utf-8") == "地\n天\n<unk>\n</s>\n"
+    # test units 003 "天说： 地" and 004 "人天"; the space shows with 地
+    assert _written(camp) == (["地", "天", "<unk>", "</s>", ""], [
+        ("003", "", "天"), ("003", "天", "<unk>"), ("003", "天说", "<unk>"),
+        ("003", "天说：", "地"), ("003", "天说： 地", "</s>"),
+        ("004", "", "<unk>"), ("004", "人", "天"), ("004", "人天", "</s>")])
     ids = [f"t00000{k}" for k in range(1, 9)]
-    assert _read_jsonl(camp / "truncations.jsonl") == [
-        {"id": i, "unit_id": u, "context": c} for i, u, c in zip(
-            ids, ["003"] * 5 + ["004"] * 3,
-            ["", "天", "天说", "天说：", "天说： 地", "", "人", "人天"])]
-    assert _read_jsonl(camp / "key.jsonl") == [
-        {"id": i, "word": w} for i, w in zip(
-            ids, ["天", "<unk>", "<unk>", "地", "</s>", "<unk>", "天", "</s>"])]
     meta = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
     assert meta == {"format": "fairppl-campaign/3", "corpus": "toy", "language": "xx",
                     "unit": "char", "split": "test", "protocol": "exhaustive",
@@ -115,67 +128,60 @@ def test_a_char_campaign_written_out_by_hand(study, capsys):
 
 def test_the_default_unit_follows_the_config_list(study, capsys):
     # yy is not listed: words (here whole units: "天说：" and "地")
-    code, out, _ = _run(capsys, "truncations", "--corpus", "toy", "--language", "yy", "--out",
-                        "y", "--vocab-size", "1")
+    code, out, _ = _truncations(capsys, "yy", "y", "--vocab-size", "1")
     assert code == 0
     assert out.endswith("m = 3 outcomes, unit word (yy is not in "
                         "word_ngram.languages_without_spaces of config/config.yaml)")
     assert read_campaign(study / "y").unit == "word"
-    assert [t["context"] for t in _read_jsonl(study / "y" / "truncations.jsonl")] == [
+    assert [context for _, context, _ in _written(study / "y")[1]] == [
         "", "天说：", "天说： 地", "", "人天"]
     # --unit wins over the list, either way, and says so
-    code, out, _ = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                        "w", "--unit", "word", "--vocab-size", "1")
+    code, out, _ = _truncations(capsys, "xx", "w", "--unit", "word", "--vocab-size", "1")
     assert code == 0 and out.endswith("unit word (--unit)")
-    code, out, _ = _run(capsys, "truncations", "--corpus", "toy", "--language", "yy", "--out",
-                        "c", "--unit", "char")
+    code, out, _ = _truncations(capsys, "yy", "c", "--unit", "char")
     assert code == 0 and out.endswith("m = 4 outcomes, unit char (--unit)")
     # a rerun says unchanged, with the same unit
-    code, out, _ = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                        "w", "--unit", "word", "--vocab-size", "1")
+    code, out, _ = _truncations(capsys, "xx", "w", "--unit", "word", "--vocab-size", "1")
     assert code == 0 and out.startswith("unchanged (same settings and files): w: ")
     # the other unit on the same folder is other settings
-    code, _, err = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                        "w", "--vocab-size", "1")
+    code, _, err = _truncations(capsys, "xx", "w", "--vocab-size", "1")
     assert code == 2
     assert err == ("error: w: an earlier campaign with other settings (unit 'word' there, "
                    "'char' now): expected a new or empty folder, or the same settings")
     # a list that is no list is named
     (study / "config" / "config.yaml").write_text(
         "shannon:\n  vocab_size: 2\nword_ngram:\n  languages_without_spaces: zho\n")
-    code, _, err = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                        "z")
+    code, _, err = _truncations(capsys, "xx", "z")
     assert code == 2
     assert err == ("error: config/config.yaml: word_ngram.languages_without_spaces = 'zho': "
                    "expected a list of language ids")
 
 
 def test_earlier_formats_read_as_unit_word_and_a_bad_unit_is_named(study, capsys):
-    assert _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out", "old",
-                "--unit", "word", "--vocab-size", "1")[0] == 0
+    assert _truncations(capsys, "xx", "old", "--unit", "word", "--vocab-size", "1")[0] == 0
     meta_path = study / "old" / "campaign.json"
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    meta.pop("unit")
-    meta["format"] = "fairppl-campaign/2"
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    settings = json.loads(meta_path.read_text(encoding="utf-8"))
+
+    def rewrite(**changes):  # campaign.json with these fields (None: left out)
+        fields = {k: v for k, v in (settings | changes).items() if v is not None}
+        meta_path.write_text(json.dumps(fields), encoding="utf-8")
+
+    rewrite(format="fairppl-campaign/2", unit=None)
     campaign = read_campaign(study / "old")
     assert campaign.unit == "word" and campaign.settings["unit"] == "word"
     # a /2 folder is not rewritten in /3, even with the same settings
-    code, _, err = _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                        "old", "--unit", "word", "--vocab-size", "1")
+    code, _, err = _truncations(capsys, "xx", "old", "--unit", "word", "--vocab-size", "1")
     assert code == 2
     assert err == ("error: old: an earlier campaign of format fairppl-campaign/2 (this version "
                    "writes fairppl-campaign/3): its truncations may be out already, so it is "
                    "not rewritten; expected a new or empty folder")
-    meta["format"], meta["unit"] = "fairppl-campaign/3", "syllable"
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    rewrite(unit="syllable")
     with pytest.raises(InputError) as err:
         read_campaign(study / "old")
     assert str(err.value) == (f"{meta_path}: field 'unit' is 'syllable': expected one of "
                               f"word, char")
     # a char campaign whose vocabulary holds a word is refused at its line
-    meta["unit"] = "char"
-    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    rewrite(unit="char")
     (study / "old" / "vocabulary.txt").write_text("天地\n<unk>\n</s>\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
         read_campaign(study / "old")
@@ -185,8 +191,7 @@ def test_earlier_formats_read_as_unit_word_and_a_bad_unit_is_named(study, capsys
 
 
 def test_char_bigram_round_trip_gives_its_likelihood(study, capsys):
-    assert _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                "camp")[0] == 0
+    assert _truncations(capsys, "xx", "camp")[0] == 0
     code, out, err = _run(capsys, "bets", "--model", "bigram-eq7", "camp", "--alpha", "0.5",
                           "--out", "b.jsonl")
     assert code == 0, err
@@ -217,8 +222,7 @@ def test_char_bigram_round_trip_gives_its_likelihood(study, capsys):
 
 
 def test_word_bettors_are_refused_on_a_char_campaign(study, capsys):
-    assert _run(capsys, "truncations", "--corpus", "toy", "--language", "xx", "--out",
-                "camp")[0] == 0
+    assert _truncations(capsys, "xx", "camp")[0] == 0
     (study / "word-v2.o3.kenlm").write_text("not read\n")
     (study / "hf").mkdir()
     code, _, err = _run(capsys, "bets", "--model", "word-v2.o3.kenlm", "camp", "--out", "k.jsonl")

@@ -97,8 +97,8 @@ def write_campaign(folder: str | os.PathLike, truncations: Sequence[dict], outco
     """Write the four campaign files into ``folder``; returns ``"written"`` or ``"unchanged"``.
 
     ``truncations`` as :func:`make_truncations` returns them, ``settings`` holds every key of
-    ``SETTING_KEYS`` (``unit`` may be left out: ``word``). A missing or empty ``folder`` is written atomically (the files appear
-    together or not at all). An existing non-empty folder is accepted only when it is an earlier
+    ``SETTING_KEYS`` (``unit`` may be left out: ``word``). A missing or empty ``folder`` is
+    written atomically (the files appear together or not at all). An existing non-empty folder is accepted only when it is an earlier
     campaign with the same settings and the same four files (nothing is written): a campaign
     whose truncations went out to sites is never overwritten. Anything else is refused."""
     settings = {"unit": "word"} | dict(settings)
