@@ -16,7 +16,7 @@ import pytest
 from fairppl.cli.app import main
 from fairppl.core.errors import InputError
 from fairppl.shannon.bigram import DiscountBigram
-from fairppl.shannon.campaign import read_campaign
+from fairppl.shannon.campaign import make_truncations, read_campaign
 from fairppl.shannon.outcomes import (build_outcomes, chars, contexts, spaced, tokens,
                                       unit_outcomes)
 
@@ -89,6 +89,16 @@ def test_characters_and_contexts_by_hand():
     outcomes = build_outcomes(TRAIN, 2, unit="char")
     assert outcomes.labels == ("地", "天", "<unk>", "</s>")
     assert unit_outcomes("天说： 地", outcomes, "char") == ["天", "<unk>", "<unk>", "地", "</s>"]
+    # a randomized draw cuts each unit at one of its characters (or its end), weighed by their
+    # number
+    units = [("u1", "天说： 地"), ("u2", "人天")]
+    draw = make_truncations(units, outcomes, "randomized", 2, seed=0, unit="char")
+    cuts = {uid: list(zip(contexts(text, "char"), unit_outcomes(text, outcomes, "char")))
+            for uid, text in units}
+    assert [t["unit_id"] for t in draw] == ["u1", "u2"]
+    assert all((t["context"], t["word"]) in cuts[t["unit_id"]] for t in draw)
+    # (2 units of 5 and 3 truncations, so s = 8 // 2 < 5: the length-weighted draw)
+    assert [(t["scheme"], t["weight"]) for t in draw] == [("weighted", 5), ("weighted", 3)]
     with pytest.raises(InputError, match=r"^word 1 of the unit contains U\+3000"):
         chars("天 地\u3000人")  # an ideographic space: not a normalised unit
     with pytest.raises(InputError, match=r"^unit 'syllable': expected one of word, char$"):
