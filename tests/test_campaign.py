@@ -524,7 +524,8 @@ def test_truncations_on_a_tiny_prepared_corpus(tmp_path):
     proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "camp", cwd=root)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ("wrote camp: 7 truncations of 2 units (exhaustive, toy/xx "
-                                   "test), m = 4 outcomes")
+                                   "test), m = 4 outcomes, unit word (xx is not in "
+                                   "word_ngram.languages_without_spaces of config/config.yaml)")
     camp = root / "camp"
     assert (camp / "vocabulary.txt").read_text(encoding="utf-8") == "a\nb\n<unk>\n</s>\n"
     ids = [f"t00000{k}" for k in range(1, 8)]
@@ -535,9 +536,9 @@ def test_truncations_on_a_tiny_prepared_corpus(tmp_path):
         {"id": i, "word": w} for i, w in zip(ids, ["a", "b", "<unk>", "</s>", "<unk>", "a",
                                                    "</s>"])]
     meta = json.loads((camp / "campaign.json").read_text(encoding="utf-8"))
-    assert meta == {"format": "fairppl-campaign/2", "corpus": "toy", "language": "xx",
-                    "split": "test", "protocol": "exhaustive", "scheme": "exhaustive",
-                    "n": None, "seed": 0,
+    assert meta == {"format": "fairppl-campaign/3", "corpus": "toy", "language": "xx",
+                    "unit": "word", "split": "test", "protocol": "exhaustive",
+                    "scheme": "exhaustive", "n": None, "seed": 0,
                     "vocab_size": 2, "vocabulary_corpus": "toy", "m": 4, "n_truncations": 7,
                     "n_units": 2}
     # Uniform bets score m = 4.

@@ -27,12 +27,12 @@ def _truncations(args) -> int:
 
     meta = build_campaign(".", args.corpus, args.language, args.out, split=args.split,
                           protocol=args.protocol, n=args.n, seed=args.seed,
-                          vocab_size=args.vocab_size, config_path=args.config)
+                          vocab_size=args.vocab_size, unit=args.unit, config_path=args.config)
     verb = "wrote" if meta["status"] == "written" else "unchanged (same settings and files):"
     scheme = "" if meta["protocol"] == "exhaustive" else f", {meta['scheme']} scheme"
     print(f"{verb} {args.out}: {meta['n_truncations']} truncations of {meta['n_units']} units "
           f"({meta['protocol']}{scheme}, {meta['corpus']}/{meta['language']} {meta['split']}), "
-          f"m = {meta['m']} outcomes")
+          f"m = {meta['m']} outcomes, unit {meta['unit']} ({meta['unit_reason']})")
     return 0
 
 
@@ -53,7 +53,12 @@ def add_truncations(csub) -> None:
                    help="units: the first N (exhaustive) or N drawn (randomized); default all")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomized draws (0)")
     p.add_argument("--vocab-size", type=int, default=None,
-                   help="vocabulary words (default: shannon.vocab_size of the config)")
+                   help="vocabulary words, or characters with --unit char (default: "
+                        "shannon.vocab_size of the config)")
+    p.add_argument("--unit", default=None, choices=("word", "char"),
+                   help="a position per word (between spaces) or per character, spaces left "
+                        "out (default: char for a language in "
+                        "word_ngram.languages_without_spaces of the config, else word)")
     p.add_argument("--config", default="config/config.yaml",
                    help="the study's config (default config/config.yaml)")
     p.add_argument("--out", required=True, help="campaign folder (new or empty)")
@@ -150,7 +155,8 @@ def add_score(csub) -> None:
 
 def _bettor(args, campaign):
     """The bettor of ``--model``: a KenLM word n-gram file, the eq. 7 bigram trained on the
-    campaign's vocabulary corpus, or a transformers folder."""
+    campaign's vocabulary corpus (over its characters in a campaign of unit ``char``), or a
+    transformers folder. A char campaign takes the bigram only."""
     from pathlib import Path
 
     from ..core.errors import InputError
@@ -159,15 +165,26 @@ def _bettor(args, campaign):
     if args.model == "bigram-eq7":
         from ..corpus.readers import read_split
         from ..shannon.bigram import train_bettor
+        from ..shannon.outcomes import spaced
 
         meta = campaign.settings
         units = Path("results") / "corpus" / meta["vocabulary_corpus"] / "units.parquet"
-        train = read_split(str(units), meta["language"], "train")["text"].to_list()
-        dev = [] if args.alpha is not None else read_split(
-            str(units), meta["language"], "dev")["text"].to_list()
+
+        def texts(split):
+            got = read_split(str(units), meta["language"], split)["text"].to_list()
+            return [spaced(t, campaign.unit) for t in got]
+
+        train = texts("train")
+        dev = [] if args.alpha is not None else texts("dev")
         bettor, alpha = train_bettor(train, dev, outcomes, ALPHAS, args.alpha)
-        return bettor, f"alpha {alpha}"
+        return bettor, f"alpha {alpha}" + (", over characters" if campaign.unit == "char" else "")
     path = Path(args.model)
+    if campaign.unit == "char" and (path.is_file() or path.is_dir()):
+        kind = "a KenLM word n-gram" if path.is_file() else "a transformers folder"
+        raise InputError(f"{kind} bets on words, and this campaign's unit is char "
+                         f"({campaign.folder}): the study has no character bettor of that kind "
+                         f"yet; expected bigram-eq7 (the eq. 7 bigram over characters)",
+                         path=args.model)
     if path.is_file():
         from ..shannon.bettors import WordNgramBettor
 
@@ -199,6 +216,11 @@ def _bets(args) -> int:
     path = campaign.folder / TRUNCATIONS
     contexts = [(t["id"], t["context"]) for t in _jsonl_records(
         path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
+    if campaign.unit == "char":
+        from ..shannon.outcomes import spaced
+
+        # campaign_bets splits a context into words: its characters, one per word
+        contexts = [(tid, spaced(context, "char")) for tid, context in contexts]
     from tqdm import tqdm
 
     records = campaign_bets(bettor, tqdm(contexts, desc="bets", unit="truncation",

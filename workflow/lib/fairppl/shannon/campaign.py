@@ -5,15 +5,18 @@ A campaign folder holds four files, all UTF-8:
 
 * ``truncations.jsonl``: one ``{"id": ..., "unit_id": ..., "context": ...}`` per truncation, the
   context being the words of the unit before the position, space-joined (``""`` at the first
-  word). Ids are ``t000001``, ``t000002``, ... in file order: they say nothing of the answer.
+  word; in a campaign of unit ``char`` a position is a character and the context is the text up
+  to the previous character, :mod:`.outcomes`). Ids are ``t000001``, ``t000002``, ... in file
+  order: they say nothing of the answer.
 * ``vocabulary.txt``: the m outcomes, one per line: the vocabulary words (most frequent first),
   then ``<unk>`` (every other word) and ``</s>`` (the end of the unit).
 * ``key.jsonl``: the organiser's answer key, ``{"id": ..., "word": ...}`` per truncation in the
   same order, ``word`` the correct outcome (``<unk>`` for a word outside the vocabulary, ``</s>``
   after a unit's last word), and ``weight`` (the unit's number of truncations) in a
   length-weighted campaign.
-* ``campaign.json``: the format (``fairppl-campaign/2``), the settings (corpus, language, split,
-  protocol, n, seed, vocabulary size, the corpus whose train split gave the vocabulary), the
+* ``campaign.json``: the format (``fairppl-campaign/3``), the settings (corpus, language, the
+  unit of the game, split, protocol, n, seed, vocabulary size, the corpus whose train split gave
+  the vocabulary), the
   ``scheme`` of the draws (``exhaustive``, or for the randomized protocol ``systematic`` or
   ``weighted``: both estimate the per-word perplexity, :mod:`.truncations`) and the sizes (m,
   n_truncations, n_units).

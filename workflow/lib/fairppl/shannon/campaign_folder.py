@@ -12,7 +12,7 @@ from typing import Iterable, Sequence
 from ..core.errors import InputError
 from ..core.io import atomic_dir
 from ..ngram.word import RESERVED_WORDS
-from .outcomes import END_OUTCOME, UNK_OUTCOME, Outcomes
+from .outcomes import END_OUTCOME, UNK_OUTCOME, UNITS, Outcomes
 
 TRUNCATIONS = "truncations.jsonl"
 VOCABULARY = "vocabulary.txt"
@@ -22,12 +22,13 @@ SETTINGS = "campaign.json"
 CAMPAIGN_FILES = (TRUNCATIONS, VOCABULARY, KEY, SETTINGS)
 #: ``format`` of campaign.json: /2 adds ``scheme`` (and the key's ``weight`` of a length-weighted
 #: draw); a /1 folder is still read, its randomized draws taken as they were made (``units``:
-#: every unit equally likely, a mean over units, which the scorer says).
-FORMAT = "fairppl-campaign/2"
-FORMATS = ("fairppl-campaign/1", FORMAT)
+#: every unit equally likely, a mean over units, which the scorer says). /3 adds ``unit``
+#: (``word`` or ``char``, :mod:`.outcomes`); a /1 or /2 folder is read as unit ``word``.
+FORMAT = "fairppl-campaign/3"
+FORMATS = ("fairppl-campaign/1", "fairppl-campaign/2", FORMAT)
 PROTOCOLS = ("exhaustive", "randomized")
 #: The settings that define a campaign (an earlier folder with the same ones may be rewritten).
-SETTING_KEYS = ("corpus", "language", "split", "protocol", "n", "seed", "vocab_size",
+SETTING_KEYS = ("corpus", "language", "unit", "split", "protocol", "n", "seed", "vocab_size",
                 "vocabulary_corpus")
 
 
@@ -53,6 +54,11 @@ class Campaign:
     @property
     def protocol(self) -> str:
         return self.settings["protocol"]
+
+    @property
+    def unit(self) -> str:
+        """The unit of the game: ``word`` (a position per word) or ``char`` (per character)."""
+        return self.settings["unit"]
 
     @property
     def scheme(self) -> str:
@@ -106,13 +112,17 @@ def write_campaign(folder: str | os.PathLike, truncations: Sequence[dict], outco
     """Write the four campaign files into ``folder``; returns ``"written"`` or ``"unchanged"``.
 
     ``truncations`` as :func:`make_truncations` returns them, ``settings`` holds every key of
-    ``SETTING_KEYS``. A missing or empty ``folder`` is written atomically (the files appear
-    together or not at all). An existing non-empty folder is accepted only when it is an earlier
+    ``SETTING_KEYS`` (``unit`` may be left out: ``word``). A missing or empty ``folder`` is
+    written atomically (the files appear together or not at all). An existing non-empty folder is accepted only when it is an earlier
     campaign with the same settings and the same four files (nothing is written): a campaign
     whose truncations went out to sites is never overwritten. Anything else is refused."""
+    settings = {"unit": "word"} | dict(settings)
     missing = [k for k in SETTING_KEYS if k not in settings]
     if missing:
         raise InputError(f"campaign settings lack {missing}: expected {list(SETTING_KEYS)}")
+    if settings["unit"] not in UNITS:
+        raise InputError(f"campaign setting unit {settings['unit']!r}: expected one of "
+                         f"{', '.join(UNITS)}")
     folder = Path(folder)
     texts = _campaign_texts(truncations, outcomes, {k: settings[k] for k in SETTING_KEYS})
     if folder.exists() and not folder.is_dir():
@@ -136,6 +146,10 @@ def _check_same_campaign(folder: Path, texts: dict, settings: dict) -> None:
     if not isinstance(earlier, dict) or earlier.get("format") not in FORMATS:
         raise InputError(f"a non-empty folder that holds no campaign (no readable {SETTINGS}): "
                          f"expected a new or empty folder (--out)", path=str(folder))
+    if earlier["format"] != FORMAT:
+        raise InputError(f"an earlier campaign of format {earlier['format']} (this version "
+                         f"writes {FORMAT}): its truncations may be out already, so it is not "
+                         f"rewritten; expected a new or empty folder", path=str(folder))
     differ = [k for k in SETTING_KEYS if earlier.get(k) != settings[k]]
     if differ:
         what = ", ".join(f"{k} {earlier.get(k)!r} there, {settings[k]!r} now" for k in differ)
@@ -166,7 +180,7 @@ def read_settings(folder: Path) -> dict:
                          path=str(path)) from None
     if not isinstance(meta, dict) or meta.get("format") not in FORMATS:
         raise InputError(f"expected a JSON object with \"format\": {FORMAT!r} (or an earlier "
-                         f"{FORMATS[0]!r})", path=str(path))
+                         f"{' or '.join(map(repr, FORMATS[:-1]))})", path=str(path))
     for key, kind in (("m", int), ("n_truncations", int), ("protocol", str)):
         if not isinstance(meta.get(key), kind) or isinstance(meta.get(key), bool):
             raise InputError(f"field {key!r} is {meta.get(key)!r}: expected a {kind.__name__}",
@@ -176,6 +190,11 @@ def read_settings(folder: Path) -> dict:
                          f"{', '.join(PROTOCOLS)}", path=str(path))
     if meta["format"] == FORMATS[0]:
         meta["scheme"] = "exhaustive" if meta["protocol"] == "exhaustive" else "units"
+    if meta["format"] != FORMAT:
+        meta["unit"] = "word"
+    if meta.get("unit") not in UNITS:
+        raise InputError(f"field 'unit' is {meta.get('unit')!r}: expected one of "
+                         f"{', '.join(UNITS)}", path=str(path))
     schemes = ("exhaustive",) if meta["protocol"] == "exhaustive" else \
         ("systematic", "weighted", "units")
     if meta.get("scheme") not in schemes:
@@ -244,7 +263,8 @@ def _jsonl_records(path: Path, fields: tuple[str, ...], what: str) -> list[dict]
 def read_campaign(folder: str | os.PathLike) -> Campaign:
     """Read and cross-check a campaign folder (settings, outcomes, truncations, key): the ids
     of truncations.jsonl and key.jsonl in the same order, each once, every key word an outcome,
-    m and n_truncations as campaign.json says. InputError naming the file (and line) else."""
+    m and n_truncations as campaign.json says, every vocabulary word one character in a
+    campaign of unit ``char``. InputError naming the file (and line) else."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError("no such folder: expected a campaign folder (fairppl campaign "
@@ -254,6 +274,13 @@ def read_campaign(folder: str | os.PathLike) -> Campaign:
     if outcomes.m != meta["m"]:
         raise InputError(f"{outcomes.m} outcomes, {SETTINGS} says m = {meta['m']}: expected the "
                          f"files of one campaign", path=str(folder / VOCABULARY))
+    if meta["unit"] == "char":
+        for k, label in enumerate(outcomes.words, start=1):
+            if len(label) != 1:
+                raise InputError(f"{label!r} is not one character: expected a character per "
+                                 f"line before {UNK_OUTCOME!r} and {END_OUTCOME!r} (the "
+                                 f"campaign's unit is char)", path=str(folder / VOCABULARY),
+                                 line=k)
     trunc_path, key_path = folder / TRUNCATIONS, folder / KEY
     truncs = _jsonl_records(trunc_path, ("id", "unit_id", "context"), '{"id", "unit_id", '
                                                                         '"context"} per line')
