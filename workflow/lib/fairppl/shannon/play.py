@@ -268,7 +268,7 @@ class Game:
         total = 0.0
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
-                total += float(json.loads(line).get("seconds", 0))
+                total += float(json.loads(line).get("seconds") or 0)
             except (ValueError, AttributeError, TypeError):
                 continue
         return total
@@ -412,9 +412,9 @@ class Game:
                 ensure_ascii=False) + "\n")
         _append_line(self.files.bets, record)
         tid = record["id"]
-        seconds = time.time() - self.served_at.pop(tid, time.time())
-        _append_line(self.files.journal, {"id": tid, "typed": typed,
-                                          "seconds": round(seconds, 3)})
+        shown = self.served_at.pop(tid, None)  # None: bet without the page showing it
+        _append_line(self.files.journal, {"id": tid, "typed": typed, "seconds": None if shown
+                                          is None else round(max(time.time() - shown, 0), 3)})
 
     def _feedback(self, tid: str, bets: dict | None) -> dict:
         answer = self.answer(tid)
