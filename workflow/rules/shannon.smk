@@ -75,3 +75,19 @@ rule plot_shannon:
         languages=report_languages(),
     script:
         "../scripts/plot_shannon.py"
+
+
+rule shannon_players:
+    input:
+        shannon_players_inputs,
+    output:
+        table="results/tables/shannon_players.csv",
+    log:
+        "logs/shannon_players.log",
+    localrule: True
+    conda:
+        "../../envs/shannon.yaml"
+    params:
+        players=shannon_players(),
+    script:
+        "../scripts/shannon_players.py"

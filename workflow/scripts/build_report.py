@@ -28,7 +28,9 @@ def shannon_tables(inputs):
     if "shannon_table" not in inputs.keys():
         return {}
     return {"table": read_csv(inputs.shannon_table), "ranks": read_csv(inputs.shannon_ranks),
-            "published": read_published_shannon(inputs.shannon_published)}
+            "published": read_published_shannon(inputs.shannon_published),
+            **({"players": read_csv(inputs.shannon_players)}
+               if "shannon_players" in inputs.keys() else {})}
 
 
 def main(snakemake):

@@ -60,14 +60,37 @@ def shannon_files():
 
 
 def shannon_outputs():
-    """The stage's tables and figure (none when no language plays)."""
+    """The stage's tables and figure (none when no language plays), and the players' table
+    where ``shannon.players`` lists any."""
     if not shannon_files():
         return {}
-    return {
+    outputs = {
         "table": "results/tables/shannon.csv",
         "ranks": "results/tables/shannon_ranks.csv",
         "figure": "results/figures/shannon.png",
     }
+    if shannon_players():
+        outputs["players"] = "results/tables/shannon_players.csv"
+    return outputs
+
+
+def shannon_players():
+    """The entries of ``shannon.players`` (checked at start-up: each bets file exists)."""
+    from fairppl.shannon.players import check_players
+
+    return check_players(shannon_block().get("players") or [], CONFIG_SOURCE)
+
+
+def shannon_players_inputs(wildcards):
+    """Each player's bets file, its campaign's settings and its models' bets files."""
+    from fairppl.shannon.players import bets_file
+
+    inputs = []
+    for entry in shannon_players():
+        campaign = Path(entry["campaign"])
+        inputs += [str(bets_file(entry)), str(campaign / "campaign.json")]
+        inputs += sorted(str(p) for p in (campaign / "models").glob("*.jsonl"))
+    return sorted(set(inputs))
 
 
 def shannon_kind(wildcards):

@@ -4,6 +4,7 @@
         [--protocol exhaustive|randomized] [--n N] [--seed S] [--vocab-size V] --out DIR
     fairppl campaign score DIR BETS [--json] [--allow-invalid]
     fairppl campaign bets --model MODEL DIR [--l L] --out BETS
+    fairppl campaign models DIR [--bettors kenlm-word,bigram,transformer,pretrained]
     fairppl campaign play DIR [--player NAME] [--port N] [--protocol list|money|rank|all]
 
 ``truncations`` runs from a project root after the study and writes a campaign folder (the
@@ -249,6 +250,131 @@ def add_bets(csub) -> None:
     p.set_defaults(func=_bets)
 
 
+#: The bettor kinds of ``campaign models`` (the study's ``shannon.bettors``).
+BETTOR_KINDS = ("kenlm-word", "bigram", "transformer", "pretrained")
+
+
+def _study_bettors(args, campaign, config: dict, kinds) -> tuple[list, list[str]]:
+    """The study's bettors of a campaign's language: (name, label, argparse namespace for
+    :func:`_bettor`) per model found, and why each requested kind has none."""
+    import argparse
+    from pathlib import Path
+
+    meta = campaign.settings
+    root, lang, corpus = Path(args.root), meta["language"], meta["vocabulary_corpus"]
+    found, missing = [], []
+
+    def job(name, label, model, bos=None, eos=None):
+        found.append((name, label, argparse.Namespace(model=model, alpha=None, bos=bos,
+                                                      eos=eos, root=args.root)))
+
+    for kind in kinds:
+        before = len(found)
+        if kind == "bigram":
+            job("bigram-eq7", "bigram, eq. 7 (alpha on the dev split)", "bigram-eq7")
+        elif campaign.unit == "char":
+            missing.append(f"{kind}: the study has no character bettor of this kind (unit char)")
+            continue
+        elif kind == "kenlm-word":
+            folder = root / "results" / "ngram" / corpus / lang
+            for path in sorted(folder.glob(f"word-v{meta['vocab_size']}.o*.kenlm")):
+                order = path.name.rsplit(".o", 1)[1].removesuffix(".kenlm")
+                job(f"kenlm-word-o{order}", f"KenLM word {order}-gram", str(path))
+        elif kind == "transformer":
+            for path in sorted((root / "results" / "neural" / corpus / lang).glob("*/model")):
+                job(f"transformer-{path.parent.name}", f"Transformer ({path.parent.name})",
+                    str(path))
+        elif kind == "pretrained":
+            from ..config.sheet import read_model_sheet
+            from ..lm.pretrained import resolve_model
+
+            sheet = str(root / config.get("models", "config/models.tsv"))
+            schema = str(root / "workflow" / "schemas" / "models.schema.yaml")
+            for row in read_model_sheet(sheet, schema):
+                if lang not in row.languages or corpus not in row.corpora:
+                    continue
+                resolved = resolve_model(vars(row), root / "resources" / "models",
+                                         sheet=sheet, probe=False)
+                if Path(resolved.load_from).is_dir():
+                    special = resolved.special_tokens()
+                    job(row.model, row.description or row.model, resolved.load_from,
+                        special.get("bos"), special.get("eos"))
+        if len(found) == before:
+            where = {"kenlm-word": f"results/ngram/{corpus}/{lang}/word-v{meta['vocab_size']}"
+                                   f".o*.kenlm",
+                     "transformer": f"results/neural/{corpus}/{lang}/*/model",
+                     "pretrained": "a model of the sheet for this language, installed under "
+                                   "resources/models"}[kind]
+            missing.append(f"{kind}: none found ({where}; run the study first)")
+    return found, missing
+
+
+def _models(args) -> int:
+    import json
+    from pathlib import Path
+
+    from ..core.errors import InputError
+    from ..core.io import write_text
+    from ..shannon.campaign_folder import TRUNCATIONS, read_campaign
+    from ..shannon.truncations import _load_config
+
+    campaign = read_campaign(args.dir)
+    config_path = Path(args.root) / args.config
+    config = _load_config(config_path) or {}
+    kinds = args.bettors.split(",") if args.bettors else \
+        (config.get("shannon") or {}).get("bettors") or ["bigram"]
+    unknown = [k for k in kinds if k not in BETTOR_KINDS]
+    if unknown:
+        raise InputError(f"--bettors {unknown}: expected a comma-separated list of "
+                         f"{', '.join(BETTOR_KINDS)}")
+    found, missing = _study_bettors(args, campaign, config, kinds)
+    if missing and not args.skip_missing:
+        raise InputError("no model for: " + "; ".join(missing) + " (or --skip-missing)",
+                         path=str(campaign.folder))
+    folder = campaign.folder / "models"
+    made = 0
+    for name, label, job_args in found:
+        out = folder / f"{name}.jsonl"
+        if out.exists() and out.stat().st_mtime >= (campaign.folder / TRUNCATIONS).stat().st_mtime:
+            print(f"{out}: up to date")
+            continue
+        job_args.dir, job_args.l, job_args.out = str(campaign.folder), "all", str(out)
+        cwd = Path.cwd()
+        try:  # _bettor reads the study's units relative to the project root
+            import os
+
+            os.chdir(args.root)
+            _bets(job_args)
+        except InputError as err:  # e.g. a context beyond a Transformer's window
+            missing.append(f"{name}: {err}")
+            continue
+        finally:
+            os.chdir(cwd)
+        write_text(out.with_suffix(".json"), json.dumps({"label": label, "model":
+                                                          job_args.model}) + "\n")
+        made += 1
+    for why in missing:
+        print(f"skipped {why}")
+    print(f"{made} bets file(s) written to {folder}; the page's results view and campaign "
+          f"score read them")
+    return 0
+
+
+def add_models(csub) -> None:
+    p = csub.add_parser("models", help="bet on a campaign with every bettor of the study "
+                                       "(DIR/models/), to stand beside the players")
+    p.add_argument("dir", help="campaign folder (fairppl campaign truncations --out)")
+    p.add_argument("--bettors", default=None,
+                   help="comma-separated kinds among " + ", ".join(BETTOR_KINDS) +
+                        " (default: shannon.bettors of the config)")
+    p.add_argument("--root", default=".", help="the study's project root (default .)")
+    p.add_argument("--config", default="config/config.yaml",
+                   help="the study's config, relative to --root")
+    p.add_argument("--skip-missing", action="store_true",
+                   help="go on when a requested kind has no model yet (say which)")
+    p.set_defaults(func=_models)
+
+
 def _references(campaign, root: str, language: str) -> dict:
     """unit id -> the text of the same unit in ``language`` (the multi-text's reference verse),
     from the study's units under ``root``."""
@@ -328,7 +454,7 @@ def add_play(csub) -> None:
 
 
 #: The campaign subcommands: functions that add one to the campaign's subparsers.
-SUBCOMMANDS = [add_truncations, add_score, add_bets, add_play]
+SUBCOMMANDS = [add_truncations, add_score, add_bets, add_models, add_play]
 
 
 def add_parser(sub) -> None:

@@ -305,4 +305,51 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                 "ours_ratio": "÷ our full-list value"},
                 caption="Limited lists, the paper's Table 2 beside ours (another text and "
                         "another m: compare the ratios, the shape, not the values)"))
+    players = tables.get("players")
+    if players is not None and players.height:
+        parts.append(players_body(players, names))
     return "".join(parts)
+
+
+#: The players' table as the report shows it (results/tables/shannon_players.csv has more).
+PLAYER_HEADERS = {
+    "language": "language", "player": "player", "protocol": "protocol",
+    "predictor": "predictor", "n_truncations_played": "truncations played",
+    "perplexity_per_unit": "gambling perplexity (per unit)", "ci": "95% interval",
+    "entropy": "rank values (bits per unit)",
+}
+
+
+def players_body(players: pl.DataFrame, names: dict[str, str]) -> str:
+    """People (and scripted players) beside the models on the truncations they played."""
+    from ..shannon.players import players_sentences
+
+    def ci(row):
+        return "–" if row["ci_low"] is None else f"{row['ci_low']:.1f} – {row['ci_high']:.1f}"
+
+    def entropy(row):
+        if row["entropy_low_bits_per_unit"] is None:
+            return "–"
+        kind = "" if row["rank_values_are_bounds"] else " (not bounds)"
+        return (f"{row['entropy_low_bits_per_unit']:.2f} to "
+                f"{row['entropy_high_bits_per_unit']:.2f}{kind}")
+
+    rows = []
+    for row in players.iter_rows(named=True):
+        who = row["player"] + (" (scripted, not a person)" if row["player_kind"] == "scripted"
+                               else "")
+        rows.append({"language": names.get(row["language"], row["language"]), "player": who,
+                     "protocol": row["protocol"],
+                     "predictor": ("the player" if row["predictor_kind"] != "model"
+                                   else row["predictor"]),
+                     "n_truncations_played": row["n_truncations_played"],
+                     "perplexity_per_unit": fmt(row["perplexity_per_unit"]), "ci": ci(row),
+                     "entropy": entropy(row)})
+    intro = _p("People in the game (`fairppl campaign play`, docs/campaign.md): each player's "
+               "bets, scored like a site's, and on exactly the truncations they played the "
+               "bets of the campaign's models (`fairppl campaign models`). A unit is what the "
+               "campaign plays: a word, or a character in a language written without spaces. "
+               + " ".join(players_sentences(players, names)))
+    return intro + html_table(pl.DataFrame(rows), PLAYER_HEADERS,
+                              caption="Players beside the models on the same truncations "
+                                      "(results/tables/shannon_players.csv)")

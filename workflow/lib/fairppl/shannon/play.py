@@ -149,7 +149,6 @@ class PlayerFiles:
     @contextmanager
     def locked(self):
         """An exclusive lock on the player's protocol files (across processes)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
         with open(self.lock, "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
@@ -210,6 +209,9 @@ class Game:
         self.references = references or {}
         self.served_at: dict[str, float] = {}
         self._check_recorded_settings()
+        # the player's folder and lock exist from the start: a refused request creates nothing
+        self.files.folder.mkdir(parents=True, exist_ok=True)
+        self.files.lock.touch()
 
     # ------------------------------------------------------------ state
 

@@ -85,18 +85,19 @@ def _summary(result: dict) -> dict:
     return out
 
 
-def results(game: Game) -> dict:
-    """The player's score on the truncations played and the models' on the same ones."""
-    campaign = game.campaign
-    played = game.played()
-    out = {"player": game.player, "player_kind": game.kind, "protocol": game.settings.protocol,
-           "settings": game.settings.recorded(), "n_played": len(played),
-           "n_truncations": len(campaign.ids), "models": []}
+def compare(campaign: Campaign, bets: Path, protocol: str) -> dict:
+    """A player's score on the truncations their file gives and, on exactly those, every
+    model's of ``<campaign>/models/`` (for the rank protocol also the models' rank values, their
+    bets read as rankings)."""
+    from .play import _played_ids
+
+    played = _played_ids(Path(bets), campaign.position())
+    out = {"n_played": len(played), "n_truncations": len(campaign.ids), "models": []}
     if not played:
         out["note"] = "nothing played yet"
         return out
     sub = campaign.subset(played)
-    records, flags = read_submission(game.files.bets, campaign, only=played)
+    records, flags = read_submission(bets, campaign, only=played)
     out["player_score"] = _summary(score_submission(sub, records, flags))
     for label, path in model_files(campaign):
         try:
@@ -107,11 +108,18 @@ def results(game: Game) -> dict:
         row = {"label": label, "file": path.name}
         scored = score_submission(sub, m_records, m_flags)
         row |= _summary(scored)
-        if game.settings.protocol == "rank" and scored.get("kind") == BETS:
+        if protocol == "rank" and scored.get("kind") == BETS:
             ranked = score_submission(sub, _as_rankings(m_records), [])
             row["ranks"] = _summary(ranked)
         out["models"].append(row)
     return out
+
+
+def results(game: Game) -> dict:
+    """The results view: who played what, and :func:`compare`."""
+    return {"player": game.player, "player_kind": game.kind,
+            "protocol": game.settings.protocol, "settings": game.settings.recorded()} | \
+        compare(game.campaign, game.files.bets, game.settings.protocol)
 
 
 class PlayServer:
