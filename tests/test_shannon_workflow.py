@@ -150,3 +150,53 @@ def test_campaign_round_trip_gives_the_models_likelihood_perplexity(study, tmp_p
 
 def campaign_len(folder):
     return sum(1 for _ in open(folder / "truncations.jsonl", encoding="utf-8"))
+
+
+def test_players_table_and_report_section_beside_the_study_models(study, tmp_path):
+    """A scripted player's money bets (50 coins on every answer: perplexity exactly 2) beside the
+    study's KenLM word trigram and eq. 7 bigram (`fairppl campaign models`), on the 5 truncations
+    played: the rule shannon_players (config shannon.players) and the report's subsection."""
+    import yaml
+
+    from conftest import snakemake
+    from fairppl.report.shannon import players_body
+    from fairppl.shannon.campaign import read_campaign, read_submission, score_submission
+    from fairppl.shannon.play import Game, PlaySettings
+
+    wd, _ = study
+    folder = tmp_path / "campaign"
+    proc = _fairppl(wd, "campaign", "truncations", "--corpus", "bible", "--language", "eng",
+                    "--n", "2", "--out", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    proc = _fairppl(wd, "campaign", "models", str(folder), "--bettors", "kenlm-word,bigram")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(p.name for p in (folder / "models").glob("*.jsonl")) == [
+        "bigram-eq7.jsonl", "kenlm-word-o3.jsonl"]
+    campaign = read_campaign(folder)
+    game = Game(campaign, "script", PlaySettings("money"), kind="scripted")
+    played = campaign.ids[:5]
+    for tid in played:
+        word = game.answer(tid)["word"]
+        game.bet({"id": tid, "stakes": [[word if word != "<unk>" else "zzzzq", 50]]})
+    overlay = tmp_path / "players.yaml"
+    overlay.write_text(yaml.safe_dump({"shannon": {"players": [
+        {"campaign": str(folder), "player": "script", "protocol": "money"}]}}),
+        encoding="utf-8")
+    proc = snakemake(wd, "results/tables/shannon_players.csv", "--configfile",
+                     "config/config.yaml", str(overlay))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    table = pl.read_csv(wd / "results" / "tables" / "shannon_players.csv")
+    rows = {r["predictor"]: r for r in table.iter_rows(named=True)}
+    assert rows["script"]["perplexity_per_unit"] == pytest.approx(2.0, rel=1e-12)
+    assert rows["script"]["player_kind"] == "scripted"
+    sub = campaign.subset(played)
+    for name in ("bigram-eq7", "kenlm-word-o3"):
+        label = json.loads((folder / "models" / f"{name}.json").read_text())["label"]
+        records, flags = read_submission(folder / "models" / f"{name}.jsonl", campaign,
+                                         only=played)
+        expected = score_submission(sub, records, flags)["perplexity"]
+        assert rows[label]["perplexity_per_unit"] == pytest.approx(expected, rel=1e-12)
+        assert rows[label]["n_truncations_played"] == 5
+    html = players_body(table, {"eng": "English"})
+    assert ("script (a scripted player, not a person) played 5 of "
+            f"{len(campaign.ids)} truncations of English (money protocol") in html
