@@ -403,6 +403,32 @@ def test_cache_hf_copy_fails_on_a_tokenizer_mismatch_and_writes_nothing(smollm2_
 
 
 @pytest.mark.pretrained
+def test_the_converted_copy_has_the_usual_modes_and_its_provenance(smollm2_hf):
+    """The copy `make resources` converted with cache_hf_copy: every file of a transformers
+    folder, the usual modes (atomic_dir's temporary folder is 0700 until swapped), and a
+    provenance record whose size and SHA-256 are the .gguf's. (A second conversion over a
+    stale copy: the heavy test below; the swap itself: tests/test_io.py.)"""
+    import hashlib
+    import json
+    import stat
+
+    out = Path(smollm2_hf)
+    source = json.loads((out / "fairppl_source.json").read_text())
+    gguf = out.parent / "gguf" / source["gguf_file"]
+    names = sorted(p.name for p in out.iterdir())
+    assert {"config.json", "model.safetensors", "tokenizer.json",
+            "fairppl_source.json"} <= set(names)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
+    assert {stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {0o666 & ~umask}
+    assert gguf.is_file(), f"{gguf}: the .gguf the copy was made from"
+    assert source["gguf_bytes"] == gguf.stat().st_size
+    assert source["gguf_sha256"] == hashlib.sha256(gguf.read_bytes()).hexdigest()
+
+
+@pytest.mark.pretrained
+@pytest.mark.heavy
 def test_cache_hf_copy_swaps_a_complete_folder_into_place(smollm2_hf, tmp_path):
     """An existing copy is replaced whole (io.atomic_dir): no stale file, no sibling left, the
     usual modes, and a provenance record matching the .gguf (~1 min)."""
