@@ -214,6 +214,7 @@ def _bets(args) -> int:
     if length is not None and length < 0:
         raise InputError(f"--l {args.l}: expected a list length >= 0 or all")
     bettor, what = _bettor(args, campaign)
+    args.described = what  # for campaign models' labels (the bigram's alpha)
     path = campaign.folder / TRUNCATIONS
     contexts = [(t["id"], t["context"]) for t in _jsonl_records(
         path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
@@ -271,7 +272,7 @@ def _study_bettors(args, campaign, config: dict, kinds) -> tuple[list, list[str]
     for kind in kinds:
         before = len(found)
         if kind == "bigram":
-            job("bigram-eq7", "bigram, eq. 7 (alpha on the dev split)", "bigram-eq7")
+            job("bigram-eq7", "bigram, eq. 7", "bigram-eq7")
         elif campaign.unit == "char":
             missing.append(f"{kind}: the study has no character bettor of this kind (unit char)")
             continue
@@ -350,6 +351,8 @@ def _models(args) -> int:
             continue
         finally:
             os.chdir(cwd)
+        if name == "bigram-eq7":  # its discount, chosen on the dev split
+            label += f" ({job_args.described})"
         write_text(out.with_suffix(".json"), json.dumps({"label": label, "model":
                                                           job_args.model}) + "\n")
         made += 1
