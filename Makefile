@@ -81,9 +81,19 @@ $(STAMP): pyproject.toml
 	  $(VENV)/bin/python -m pip install --quiet $$tools; \
 	fi
 	# KenLM's Python module, compiled for n-grams up to order 7 (no cache: a cached order-6 build
-	# would be reused silently). Its build needs the compiler only, not Boost.
-	MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0
-	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	# would be reused silently; its build needs the compiler only, not Boost), on one core while
+	# pip installs the other pinned requirements (pyproject.toml's, less kenlm) on the other; then
+	# fairppl itself, whose requirements are all there.
+	$(VENV)/bin/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
+	  print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['test'] \
+	  if not d.startswith('kenlm')))" > $(VENV)/requirements.txt
+	( MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0 \
+	  > $(VENV)/kenlm-build.log 2>&1; echo $$? > $(VENV)/kenlm-build.rc ) & \
+	rc=0; $(VENV)/bin/python -m pip install --quiet -r $(VENV)/requirements.txt || rc=$$?; wait; \
+	if [ "$$(cat $(VENV)/kenlm-build.rc)" != 0 ]; then \
+	  cat $(VENV)/kenlm-build.log; echo "KenLM's Python module did not build (above)"; exit 1; fi; \
+	exit $$rc
+	$(VENV)/bin/python -m pip install --quiet --no-deps -e '.[test]'
 	touch $@
 
 # Debian packages where apt-get can run (as root, or with sudo) and one is missing; then, where

@@ -95,13 +95,29 @@ def unavailable() -> str | None:
     existing = [str(SLURM_ETC / f) for f in CONFIG_FILES if (SLURM_ETC / f).exists()]
     if existing:
         return f"{', '.join(existing)} exist: this machine has a SLURM configuration of its own"
-    if MYSQL_SOCKET.exists():
-        return f"{MYSQL_SOCKET} exists: a MariaDB/MySQL server already runs on this machine"
+    if MYSQL_SOCKET.exists() and _socket_answers(MYSQL_SOCKET):
+        return f"{MYSQL_SOCKET} answers: a MariaDB/MySQL server already runs on this machine"
     if shutil.which("ip") is None:
         return "no `ip` (iproute2): the test node runs in a network namespace of its own"
     if Path("/run/netns", NETNS).exists():
         return f"the network namespace {NETNS} exists: another test cluster's compute node"
     return None
+
+
+def _socket_answers(path: Path) -> bool:
+    """Whether a server accepts connections on the Unix socket ``path`` (a socket file left by
+    a killed server does not)."""
+    import socket
+
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.settimeout(2)
+    try:
+        client.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        client.close()
 
 
 def _installed(package: str) -> bool:
@@ -401,9 +417,13 @@ def sweep_stale() -> str | None:
     names, unless the process that started it still runs: its daemons by their recorded PIDs (only where /proc still shows that daemon under the
     PID), the /run folders it made, its configuration files. Returns what was swept, or None when
     there was no marker (a configuration without one is a site's own, and is never touched)."""
+    stale_socket = None
+    if MYSQL_SOCKET.is_socket() and not _socket_answers(MYSQL_SOCKET):
+        MYSQL_SOCKET.unlink()  # a killed MariaDB's socket, which no server listens on
+        stale_socket = f"a stale MariaDB socket {MYSQL_SOCKET} (no server behind it)"
     marker = _read_marker()
     if marker is None:
-        return None
+        return stale_socket
     root, owner = marker
     if owner is not None and owner != os.getpid() and _alive(owner):
         return None  # its owner still runs (another test session): not stale
@@ -447,6 +467,8 @@ def sweep_stale() -> str | None:
     shutil.rmtree(root, ignore_errors=True)
     if root.parent.name.startswith("fairppl-slurm-"):  # the fixture's folder around it
         shutil.rmtree(root.parent, ignore_errors=True)
+    if stale_socket:
+        stopped.append(stale_socket)
     return (f"swept a test cluster left by a killed run ({root}): stopped "
             f"{', '.join(stopped) or 'no daemon still running'}")
 

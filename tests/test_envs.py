@@ -34,7 +34,8 @@ FAMILIES = {
     "morphology_languages": "morphology", "morphology_regressions": "morphology",
     "difficulty_table": "morphology", "fairness_table": "morphology",
     "plot_morphology": "report",
-    "shannon_bets": "shannon", "shannon_table": "shannon", "plot_shannon": "report",
+    "shannon_bets": "shannon", "shannon_table": "shannon", "shannon_players": "shannon",
+    "plot_shannon": "report",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -40,6 +40,10 @@ def _weights(wd: Path) -> dict:
     return safetensors_torch.load_file(str(wd / TARGET / "model.safetensors"))
 
 
+# Heavy (make test-heavy): the checkpoint's resume to the same weights is tested on the library
+# in tests/test_neural.py (SIGKILL mid-training), and a cancelled training job of the SLURM run
+# resumes in the workflow (tests/test_slurm.py); this is the local workflow's own (~23 s).
+@pytest.mark.heavy
 def test_killed_training_job_resumes_to_the_same_model(tmp_path, study):
     killed = _retrain_copy(study, tmp_path / "killed")
     checkpoint = killed / FOLDER / "checkpoint.pt"

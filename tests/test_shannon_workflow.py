@@ -182,8 +182,9 @@ def test_players_table_and_report_section_beside_the_study_models(study, tmp_pat
     overlay.write_text(yaml.safe_dump({"shannon": {"players": [
         {"campaign": str(folder), "player": "script", "protocol": "money"}]}}),
         encoding="utf-8")
+    # the workdir's config, then the overlay (a relative path would be the process's cwd's)
     proc = snakemake(wd, "results/tables/shannon_players.csv", "--configfile",
-                     "config/config.yaml", str(overlay))
+                     str(wd / "config" / "config.yaml"), str(overlay))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     table = pl.read_csv(wd / "results" / "tables" / "shannon_players.csv")
     rows = {r["predictor"]: r for r in table.iter_rows(named=True)}

