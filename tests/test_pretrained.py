@@ -383,7 +383,11 @@ def test_smollm2_cached_copy_records_the_tokenization_check(smollm2_hf):
     assert "Digits" in str(tok.backend_tokenizer.pre_tokenizer)  # the repair was saved
 
 
+# Heavy (make test-heavy, ~13 s): the same mismatch is caught by the check itself in
+# tests/test_canonical.py (test_smollm2_conversion_misses_the_digit_split_and_the_check_catches_it);
+# this adds that cache_hf_copy then writes nothing.
 @pytest.mark.pretrained
+@pytest.mark.heavy
 def test_cache_hf_copy_fails_on_a_tokenizer_mismatch_and_writes_nothing(smollm2_hf, tmp_path,
                                                                         monkeypatch):
     """Without the digit-split repair, transformers' SmolLM2 tokenizer differs from the GGUF's

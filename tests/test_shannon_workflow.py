@@ -183,21 +183,24 @@ def test_players_table_and_report_section_beside_the_study_models(study, tmp_pat
         {"campaign": str(folder), "player": "script", "protocol": "money"}]}}),
         encoding="utf-8")
     # the workdir's config, then the overlay (a relative path would be the process's cwd's)
-    proc = snakemake(wd, "results/tables/shannon_players.csv", "--configfile",
-                     str(wd / "config" / "config.yaml"), str(overlay))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    table = pl.read_csv(wd / "results" / "tables" / "shannon_players.csv")
-    rows = {r["predictor"]: r for r in table.iter_rows(named=True)}
-    assert rows["script"]["perplexity_per_unit"] == pytest.approx(2.0, rel=1e-12)
-    assert rows["script"]["player_kind"] == "scripted"
-    sub = campaign.subset(played)
-    for name in ("bigram-eq7", "kenlm-word-o3"):
-        label = json.loads((folder / "models" / f"{name}.json").read_text())["label"]
-        records, flags = read_submission(folder / "models" / f"{name}.jsonl", campaign,
-                                         only=played)
-        expected = score_submission(sub, records, flags)["perplexity"]
-        assert rows[label]["perplexity_per_unit"] == pytest.approx(expected, rel=1e-12)
-        assert rows[label]["n_truncations_played"] == 5
-    html = players_body(table, {"eng": "English"})
-    assert ("script (a scripted player, not a person) played 5 of "
-            f"{len(campaign.ids)} truncations of English (money protocol") in html
+    try:
+        proc = snakemake(wd, "results/tables/shannon_players.csv", "--configfile",
+                         str(wd / "config" / "config.yaml"), str(overlay))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        table = pl.read_csv(wd / "results" / "tables" / "shannon_players.csv")
+        rows = {r["predictor"]: r for r in table.iter_rows(named=True)}
+        assert rows["script"]["perplexity_per_unit"] == pytest.approx(2.0, rel=1e-12)
+        assert rows["script"]["player_kind"] == "scripted"
+        sub = campaign.subset(played)
+        for name in ("bigram-eq7", "kenlm-word-o3"):
+            label = json.loads((folder / "models" / f"{name}.json").read_text())["label"]
+            records, flags = read_submission(folder / "models" / f"{name}.jsonl", campaign,
+                                             only=played)
+            expected = score_submission(sub, records, flags)["perplexity"]
+            assert rows[label]["perplexity_per_unit"] == pytest.approx(expected, rel=1e-12)
+            assert rows[label]["n_truncations_played"] == 5
+        html = players_body(table, {"eng": "English"})
+        assert ("script (a scripted player, not a person) played 5 of "
+                f"{len(campaign.ids)} truncations of English (money protocol") in html
+    finally:  # the shared study's tables stay those of rule `all` (the SLURM run compares them)
+        (wd / "results" / "tables" / "shannon_players.csv").unlink(missing_ok=True)
