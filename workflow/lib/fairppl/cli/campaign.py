@@ -169,7 +169,8 @@ def _bettor(args, campaign):
         from ..shannon.outcomes import spaced
 
         meta = campaign.settings
-        units = Path("results") / "corpus" / meta["vocabulary_corpus"] / "units.parquet"
+        units = Path(getattr(args, "root", ".")) / "results" / "corpus" / \
+            meta["vocabulary_corpus"] / "units.parquet"
 
         def texts(split):
             got = read_split(str(units), meta["language"], split)["text"].to_list()
@@ -340,17 +341,11 @@ def _models(args) -> int:
             print(f"{out}: up to date")
             continue
         job_args.dir, job_args.l, job_args.out = str(campaign.folder), "all", str(out)
-        cwd = Path.cwd()
-        try:  # _bettor reads the study's units relative to the project root
-            import os
-
-            os.chdir(args.root)
+        try:  # job_args.root: where _bettor finds the study's units
             _bets(job_args)
         except InputError as err:  # e.g. a context beyond a Transformer's window
             missing.append(f"{name}: {err}")
             continue
-        finally:
-            os.chdir(cwd)
         if name == "bigram-eq7":  # its discount, chosen on the dev split
             label += f" ({job_args.described})"
         write_text(out.with_suffix(".json"), json.dumps({"label": label, "model":
