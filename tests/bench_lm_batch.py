@@ -17,7 +17,8 @@ with seconds per verse, LM calls per verse, positions per call, positions per se
 rate over the bare forward's (``model(input_ids, attention_mask)`` over the verses' canonical
 tokens in right-padded batches of ``--bare-batch`` rows, timed before and after the two paths;
 their mean). It checks that both paths drew the same samples and prints the largest log-weight
-difference. The verses' candidate lists are built before the timings (both paths use them).
+difference. A last line per language times the study's canonical scorer (``score_texts``,
+``--score-batch`` units per pass; 0 leaves it out) on the same verses: seconds per unit. The verses' candidate lists are built before the timings (both paths use them).
 
 ``--random-weights`` builds each model from its saved ``config.json`` and tokenizer with random
 weights (seeded), so the benchmark runs from the repository plus a few MB of tokenizer and config
@@ -25,7 +26,10 @@ files, e.g. on a GPU machine without the weights: speed does not depend on the w
 (the work does a little: a random model spreads the samples over other tokenizations than a
 trained one, so the positions per verse differ). ``--config-dir DIR`` reads those files from
 ``DIR/<model id>/`` instead of ``resources/models/<model id>/hf``; ``--copy-configs DIR`` writes
-them there (everything of the folder but the weights) and exits. ``--device cuda`` runs on a GPU.
+them there (everything of the folder but the weights) and exits; ``--bundle DIR`` writes them to
+``DIR/configs`` and, beside them, the test units of ``--languages`` (and the train units of
+``--bundle-train``, for ``bench_shannon_bets.py``'s outcomes) as a sealed ``DIR/units.parquet``:
+what ``tests/bench_gpu.sh`` needs on a GPU machine. ``--device cuda`` runs on a GPU.
 Verses: ``--units`` (a prepared ``units.parquet``) as ``marginal_lm`` picks them, else
 consecutive KJV verses of the installed Bible from ``--unit`` (English only).
 """
@@ -93,13 +97,15 @@ def batched(lm, vocab, verses, encoded, cache, args, batch_tokens):
 def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args) -> None:
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     model, tok = load(folder, args.random_weights, device)
+    if args.dtype != "float32":
+        model.to(getattr(torch, args.dtype))
     frame = dict(start_token=special.get("bos") or None, end_token=special.get("eos") or None)
     lm = HFTokenLM(model, tok, device=device, **frame)
     vocab = vocab_from_hf(tok)
     where = (torch.cuda.get_device_name(device) if device.type == "cuda"
              else f"cpu, {torch.get_num_threads()} threads")
     weights = ("RANDOM weights from config.json (speed does not depend on the values)"
-               if args.random_weights else "trained weights")
+               if args.random_weights else "trained weights") + f", {args.dtype}"
     for lang, verses in verses_by_lang.items():
         encoded = [tok(t, add_special_tokens=False, split_special_tokens=True)["input_ids"]
                    for _, t in verses]
@@ -122,6 +128,12 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         bare = float(np.mean([b[1] / b[0] for b in (bare1, bare2)]))
         print(f"bare batched forward: {bare1[1] / bare1[0]:,.0f} positions/s before, "
               f"{bare2[1] / bare2[0]:,.0f} after ({args.bare_batch} rows per pass)")
+        if args.score_batch:
+            seconds, tokens = scoring(model, tok, [t for _, t in verses], frame, args.score_batch,
+                                      device)
+            print(f"canonical scoring (score_texts, {args.score_batch} units per pass): "
+                  f"{seconds / n:.4f} s/unit, {tokens / n:.1f} tokens/unit, "
+                  f"{tokens / seconds:,.0f} tokens/s")
         print(f"{'path':<9} {'s/verse':>8} {'calls/verse':>12} {'positions/call':>15} "
               f"{'positions/s':>12} {'vs bare':>8}")
         for name, (_, seconds, calls, positions) in rows.items():
@@ -129,12 +141,51 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
                   f"{positions / seconds:>12,.0f} {positions / seconds / bare:>8.2f}")
         (alone, s1, c1, _), (many, s2, c2, _) = rows["one unit"], rows["batched"]
         same = all(a.samples == b.samples for a, b in zip(alone, many))
-        diff = max(float(np.abs(a.log_weights - b.log_weights).max()) for a, b in zip(alone, many))
+        diffs = [float(np.abs(a.log_weights - b.log_weights).max()) for a, b in zip(alone, many)]
+        diff = max(diffs)
+        worst = int(np.argmax(diffs))
         factor = args.stats["unit_calls"] / c2
         print(f"batched / one unit: LM calls {c2 / c1:.2f}, batching factor {factor:.1f} units "
               f"per LM call (1/{factor:.1f} = {1 / factor:.2f}; one-unit calls per request "
               f"{c1 / args.stats['requests']:.2f}); time {s2 / s1:.2f}; same samples {same}, max "
-              f"|log-weight difference| {diff:.1e} nats", flush=True)
+              f"|log-weight difference| {diff:.1e} nats (verse {verses[worst][0]}; median over "
+              f"verses {np.median(diffs):.1e})", flush=True)
+
+
+def scoring(model, tok, texts: list[str], frame: dict, batch: int, device) -> tuple[float, int]:
+    """Seconds and scored tokens of the study's canonical scorer (``score_texts``) over
+    ``texts`` in passes of ``batch`` units (the first pass again before, untimed, as warm-up)."""
+    from fairppl.lm.scoring import score_texts
+
+    kw = dict(batch_size=batch, progress=False, device=device, start_token=frame["start_token"],
+              end_token=frame["end_token"])
+    score_texts(model, tok, texts[:batch], **kw)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    units = score_texts(model, tok, texts, **kw)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start, sum(len(u.token_ids) for u in units)
+
+
+def bundle(ids: list[str], target: Path, units: str, languages: list[str],
+           train: list[str]) -> None:
+    """What a GPU machine without the study needs to run this benchmark and
+    ``bench_shannon_bets.py`` on the study's own units: ``configs/<model>/`` (everything of each
+    model folder but the weights) and ``units.parquet`` (the test split of ``languages`` and the
+    train split of ``train``, sealed, so that ``read_split`` picks the same units as here)."""
+    import polars as pl
+
+    from fairppl.core.io import write_table
+
+    copy_configs(ids, target / "configs")
+    frame = pl.read_parquet(units).filter(
+        ((pl.col("split") == "test") & pl.col("language").is_in(languages))
+        | ((pl.col("split") == "train") & pl.col("language").is_in(train)))
+    write_table(frame, parquet=target / "units.parquet")
+    print(f"{target / 'units.parquet'}: {frame.height} units "
+          f"({(target / 'units.parquet').stat().st_size / 1e6:.1f} MB)")
 
 
 def copy_configs(ids: list[str], target: Path) -> None:
@@ -180,6 +231,15 @@ def main(argv=None) -> None:
                         help="copy the installed models' config and tokenizer files (no "
                              "weights) to DIR/<model id>/ and exit")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", default="float32",
+                        choices=["float32", "float64", "bfloat16", "float16"],
+                        help="cast the model (float64: the two paths must agree to ~1e-9 nats)")
+    parser.add_argument("--score-batch", type=int, default=64,
+                        help="units per pass of the canonical scoring row (0: no such row)")
+    parser.add_argument("--bundle", type=Path, default=None, metavar="DIR",
+                        help="write DIR/configs and DIR/units.parquet (see bundle()) and exit")
+    parser.add_argument("--bundle-train", nargs="*", default=["eng"],
+                        help="languages whose train split goes into --bundle's units")
     args = parser.parse_args(argv)
     args.stats = None
     torch.set_num_threads(args.threads)
@@ -189,6 +249,10 @@ def main(argv=None) -> None:
     ids = args.models or [m for m in models if (base / m / sub).is_dir()]
     if args.copy_configs:
         copy_configs(ids, args.copy_configs)
+        return
+    if args.bundle:
+        bundle(ids, args.bundle, args.units or str(ROOT / "results/corpus/bible/units.parquet"),
+               args.languages, args.bundle_train)
         return
     if args.config_dir and not args.random_weights:
         raise SystemExit("--config-dir holds no weights: give --random-weights with it")

@@ -41,6 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "lib"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -86,12 +87,16 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
 
     row = sheet().get(name, {})
     special = {k: row.get(k) or None for k in ("bos", "eos")}
-    bettor = TokenBettor.from_folder(folder, outcomes, special=special, device=args.device,
-                                     chunk=args.chunk)
+    if args.random_weights:
+        bettor = random_bettor(folder, outcomes, special, args.device, args.chunk)
+    else:
+        bettor = TokenBettor.from_folder(folder, outcomes, special=special, device=args.device,
+                                         chunk=args.chunk)
     lm = bettor.lm
     first = {t[:j] for t in bettor._first for j in range(1, len(t) + 1)}
     later = {t[:j] for t in bettor._later for j in range(1, len(t) + 1)}
-    print(f"\n== {name} ({folder}) on {lm.device}, {torch.get_num_threads()} threads, "
+    weights = "RANDOM weights from config.json" if args.random_weights else "trained weights"
+    print(f"\n== {name} ({folder}, {weights}) on {lm.device}, {torch.get_num_threads()} threads, "
           f"m = {outcomes.m}, vocabulary rows {lm.vocab_rows}, pass size {bettor.session.chunk}")
     print(f"tree positions: first word {len(first)}, later words {len(later)} "
           f"(word tokens {sum(map(len, bettor._later))}); boundary tokens {len(bettor.boundary)}")
@@ -141,6 +146,25 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
           f"positions")
 
 
+def random_bettor(folder: Path, outcomes, special: dict, device, chunk):
+    """A TokenBettor over the model of ``folder``'s config.json with random (seeded) weights,
+    framed as the study frames the pretrained LM (speed does not depend on the weights' values;
+    the identity check still holds: it is arithmetic, not quality)."""
+    from bench_lm_batch import load
+    from fairppl.marginal.lm_hf import HFTokenLM
+    from fairppl.marginal.vocab import vocab_from_hf
+    from fairppl.shannon.bettors import TokenBettor
+
+    where = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    model, tok = load(folder, True, where)
+    lm = HFTokenLM(model, tok, start_token=special.get("bos"), end_token=special.get("eos"))
+
+    def encode(text: str) -> list[int]:
+        return tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+
+    return TokenBettor(lm, vocab_from_hf(tok), encode, outcomes, chunk=chunk)
+
+
 _TOKENIZERS: dict = {}
 
 
@@ -188,6 +212,9 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=None, help="tree positions per forward pass")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--random-weights", action="store_true",
+                    help="build each --model from its config.json with random weights (a folder "
+                         "of bench_lm_batch.py --copy-configs or --bundle: no weights needed)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -210,10 +210,12 @@ class KVTree(PrefixTree):
             col[stored] = np.arange(len(stored))
             col[a:b] = len(stored) + np.arange(b - a)
             n_rows = len(rows_of)
-            allowed = torch.zeros((n_rows, len(stored) + n_rows), dtype=torch.bool)
-            allowed[torch.from_numpy(np.repeat(np.arange(n_rows), lens)),
-                    torch.from_numpy(col[flat])] = True
-            mask = torch.zeros(allowed.shape, dtype=dtype)
+            # the mask is built where the model runs: only its (row, column) indices travel
+            # (a pass of 16,384 new positions after as many stored ones is a 1 GiB float32 mask)
+            allowed = torch.zeros((n_rows, len(stored) + n_rows), dtype=torch.bool, device=dev)
+            allowed[torch.from_numpy(np.repeat(np.arange(n_rows), lens)).to(dev),
+                    torch.from_numpy(col[flat]).to(dev)] = True
+            mask = torch.zeros(allowed.shape, dtype=dtype, device=dev)
             mask.masked_fill_(~allowed, torch.finfo(dtype).min)
             keep, rows, toks, ks = [], [], [], []
             mrows, mks = [], []
@@ -239,7 +241,7 @@ class KVTree(PrefixTree):
             out = lm.model(input_ids=torch.tensor([[self.token[q] for q in rows_of]], device=dev),
                            position_ids=torch.tensor([[self.depth[q] for q in rows_of]],
                                                      device=dev),
-                           attention_mask=mask[None, None].to(dev), past_key_values=cache,
+                           attention_mask=mask[None, None], past_key_values=cache,
                            use_cache=True, logits_to_keep=torch.tensor(keep, dtype=torch.long, device=dev))
             end = len(stored) + b - a
             self._store(a, b, [(layer.keys[:, :, len(stored):end],
