@@ -43,7 +43,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Programs the docs show that belong to the system or the cluster, not to this repository.
 EXTERNAL = {"printf", "echo", "cd", "mkdir", "cp", "ln", "ls", "cat", "export", "source", "git",
             "squeue", "sacct", "sbatch", "srun", "scancel", "sinfo", "scontrol", "module", "tmux",
-            "screen", "apptainer", "singularity", "ssh", "tail", "less", "sed"}
+            "screen", "apptainer", "singularity", "ssh", "tail", "less", "sed", "tar", "rm"}
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 
 
@@ -106,7 +106,7 @@ def test_docs_show_commands():
 def test_every_command_has_a_check():
     unknown = [f"{where}: {tokens[0]}" for where, tokens in COMMANDS
                if _program(tokens) not in {"make", "snakemake", "fairppl", "python",
-                                           "python -m fairppl"}
+                                           "python -m fairppl", "bash"}
                and Path(tokens[0]).name not in EXTERNAL]
     assert not unknown, (f"commands in the docs that tests/test_docs.py does not check: {unknown}; "
                          f"add a check, or add the program to EXTERNAL if it is the system's")
@@ -220,6 +220,15 @@ def test_python_script_parses(where, tokens, monkeypatch):
     monkeypatch.syspath_prepend(str(script.parent))
     _parse_only(lambda: runpy.run_path(str(script), run_name="__main__"),
                 [str(script), *tokens[2:]], monkeypatch, parse=True)
+
+
+@pytest.mark.parametrize("where,tokens", _project_commands({"bash"}))
+def test_bash_script_parses(where, tokens):
+    """A ``bash SCRIPT`` line names a script of the repository that bash can parse."""
+    script = ROOT / tokens[1]
+    assert script.is_file(), f"{where}: {tokens[1]} is not a file of the repository"
+    proc = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, f"{where}: {proc.stderr}"
 
 
 # --- snakemake: dry runs --------------------------------------------------------------------
