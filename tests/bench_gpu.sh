@@ -5,7 +5,7 @@
 # Here, first (writes BUNDLE: the models' configs and tokenizers, the study's units of six
 # languages, polars' wheels where the GPU machine lacks polars):
 #     .venv/bin/python tests/bench_lm_batch.py --bundle .gpu --languages eng deu rus ara hin zho
-#     tar -C .gpu -cJf .gpu/configs.tar.xz configs && rm -r .gpu/configs   # 41 MB -> a few
+#     tar -C .gpu -cJf .gpu/configs.tar.xz configs && rm -r .gpu/configs   # 37 MB -> 3 MB
 # Then, on the GPU machine, from the repository root:
 #     bash tests/bench_gpu.sh .gpu OUTDIR
 #

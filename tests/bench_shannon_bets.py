@@ -151,18 +151,12 @@ def random_bettor(folder: Path, outcomes, special: dict, device, chunk):
     framed as the study frames the pretrained LM (speed does not depend on the weights' values;
     the identity check still holds: it is arithmetic, not quality)."""
     from bench_lm_batch import load
-    from fairppl.marginal.lm_hf import HFTokenLM
-    from fairppl.marginal.vocab import vocab_from_hf
+    from fairppl.marginal.units import framed_lm
     from fairppl.shannon.bettors import TokenBettor
 
     where = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    model, tok = load(folder, True, where)
-    lm = HFTokenLM(model, tok, start_token=special.get("bos"), end_token=special.get("eos"))
-
-    def encode(text: str) -> list[int]:
-        return tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
-
-    return TokenBettor(lm, vocab_from_hf(tok), encode, outcomes, chunk=chunk)
+    lm, vocab, encode, _ = framed_lm(*load(folder, True, where), special)
+    return TokenBettor(lm, vocab, encode, outcomes, chunk=chunk)
 
 
 _TOKENIZERS: dict = {}

@@ -245,11 +245,18 @@ def hf_lm(load_from, special: dict | None = None, device=None, dtype: str = "flo
     the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer), loaded
     in ``dtype`` (:func:`fairppl.lm.cache.load_lm`; config ``pretrained.dtype``)."""
     from ..lm.cache import load_lm
+
+    model, tokenizer = load_lm(load_from, device=device, dtype=dtype)
+    return framed_lm(model, tokenizer, special)
+
+
+def framed_lm(model, tokenizer, special: dict | None = None):
+    """:func:`hf_lm`'s ``(lm, vocab, encode, start_token)`` for a model and tokenizer already
+    loaded (e.g. a benchmark's model built from its config with random weights)."""
     from .lm_hf import HFTokenLM
     from .vocab import vocab_from_hf
 
     special = special or {}
-    model, tokenizer = load_lm(load_from, device=device, dtype=dtype)
     lm = HFTokenLM(model, tokenizer, start_token=special.get("bos"),
                    end_token=special.get("eos"))
 
