@@ -50,6 +50,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bench_lm_guided import bare_forward, sheet, verses_of  # noqa: E402
+from fairppl.marginal import kv_tree  # noqa: E402
 from fairppl.marginal.batch import BATCH_TOKENS, run_many  # noqa: E402
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
 from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_steps  # noqa: E402
@@ -122,8 +123,14 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         batched(lm, vocab, verses[:2], encoded[:2], cache, args, args.batch_tokens)
         args.stats = {}
         bare1 = bare_forward(model, canonical, args.bare_batch, device)
-        rows = {"one unit": one_unit(lm, vocab, verses, encoded, cache, args),
-                "batched": batched(lm, vocab, verses, encoded, cache, args, args.batch_tokens)}
+        rows, row_stats = {}, {}
+        for r in args.row_nodes:
+            kv_tree.ROW_NODES = r or 1 << 62  # 0: every position of a pass in one row
+            tag = f" r{r}" if len(args.row_nodes) > 1 else ""
+            rows["one unit" + tag] = one_unit(lm, vocab, verses, encoded, cache, args)
+            args.stats = row_stats[tag] = {}
+            rows["batched" + tag] = batched(lm, vocab, verses, encoded, cache, args,
+                                            args.batch_tokens)
         bare2 = bare_forward(model, canonical, args.bare_batch, device)
         bare = float(np.mean([b[1] / b[0] for b in (bare1, bare2)]))
         print(f"bare batched forward: {bare1[1] / bare1[0]:,.0f} positions/s before, "
@@ -134,12 +141,14 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
             print(f"canonical scoring (score_texts, {args.score_batch} units per pass): "
                   f"{seconds / n:.4f} s/unit, {tokens / n:.1f} tokens/unit, "
                   f"{tokens / seconds:,.0f} tokens/s")
-        print(f"{'path':<9} {'s/verse':>8} {'calls/verse':>12} {'positions/call':>15} "
+        print(f"{'path':<18} {'s/verse':>8} {'calls/verse':>12} {'positions/call':>15} "
               f"{'positions/s':>12} {'vs bare':>8}")
         for name, (_, seconds, calls, positions) in rows.items():
-            print(f"{name:<9} {seconds / n:>8.3f} {calls / n:>12.1f} {positions / calls:>15.0f} "
+            print(f"{name:<18} {seconds / n:>8.3f} {calls / n:>12.1f} {positions / calls:>15.0f} "
                   f"{positions / seconds:>12,.0f} {positions / seconds / bare:>8.2f}")
-        (alone, s1, c1, _), (many, s2, c2, _) = rows["one unit"], rows["batched"]
+        tag = f" r{args.row_nodes[0]}" if len(args.row_nodes) > 1 else ""
+        args.stats = row_stats[tag]
+        (alone, s1, c1, _), (many, s2, c2, _) = rows["one unit" + tag], rows["batched" + tag]
         same = all(a.samples == b.samples for a, b in zip(alone, many))
         diffs = [float(np.abs(a.log_weights - b.log_weights).max()) for a, b in zip(alone, many)]
         diff = max(diffs)
@@ -231,6 +240,9 @@ def main(argv=None) -> None:
                         help="copy the installed models' config and tokenizer files (no "
                              "weights) to DIR/<model id>/ and exit")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--row-nodes", type=int, nargs="+", default=[kv_tree.ROW_NODES],
+                        help="new positions per row of a pass (KVTree); several: one pair of "
+                             "rows each, the first compared; 0: a pass in one row")
     parser.add_argument("--dtype", default="float32",
                         choices=["float32", "float64", "bfloat16", "float16"],
                         help="cast the model (float64: the two paths must agree to ~1e-9 nats)")

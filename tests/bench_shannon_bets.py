@@ -17,8 +17,9 @@ the bettor refuses a unit that does not fit, it never slides a window).
 A model named in ``config/models.tsv`` is framed with its ``bos``/``eos``. Per model it prints:
 
 * the tree: distinct token positions of the m words' tree (first word, later words);
-* per truncation: seconds, forward passes and positions of the bettor (one warm-up truncation
-  first, outside the timings);
+* per truncation: seconds, forward passes and positions of the bettor, context by context and
+  with a unit's truncations in one call (``TokenBettor.prefetch``, what ``truncation_rows``
+  does), in one run (one warm-up unit first, outside the timings);
 * the naive per-word forward on ``--naive`` truncations of the first unit (evenly spaced from
   its first to its last position): its positions (exact: the sum
   over words of 1 + context + word tokens, plus the word's boundary row) and seconds, and the
@@ -82,7 +83,7 @@ def naive_truncation(bettor, ctx_words, batch: int) -> tuple[float, int]:
 
 def bench(name: str, folder: Path, outcomes, units, args) -> None:
     from fairppl.lm.scoring import score_texts
-    from fairppl.shannon.bettors import TokenBettor, truncation_rows
+    from fairppl.shannon.bettors import ContextByContext, TokenBettor, truncation_rows
     from fairppl.shannon.neural import concatenation_holds
 
     row = sheet().get(name, {})
@@ -108,7 +109,14 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
         print(f"  {len(units) - len(fitting)} of {len(units)} units do not fit in the window "
               f"of {lm.max_length} positions: skipped")
     units = fitting
+    one = {"seconds": 0.0, "passes": 0, "positions": 0}
     for uid, text in units:
+        # context by context first (the bettor without its prefetch), then the unit in one call
+        t0 = time.perf_counter()
+        slow = truncation_rows(ContextByContext(bettor), uid, text, outcomes, [1, 10, 100, 1000])
+        one["seconds"] += time.perf_counter() - t0
+        one["passes"] += sum(r["cost_passes"] for r in slow)
+        one["positions"] += sum(r["cost_positions"] for r in slow)
         t0 = time.perf_counter()
         rows = truncation_rows(bettor, uid, text, outcomes, [1, 10, 100, 1000])
         wall = time.perf_counter() - t0
@@ -123,9 +131,12 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
         print(f"  unit {uid}: {len(rows)} truncations in {wall:.2f} s; sum log_prob "
               f"{total:.6f} vs canonical {-ref:.6f} (rel. diff {abs(total + ref) / ref:.2e}); "
               f"concatenation {'holds' if concat else 'FAILS'}")
-    print(f"per truncation: {np.mean(secs):.3f} s (median {np.median(secs):.3f}), "
-          f"{np.mean(pos):.0f} positions, {np.mean(passes):.1f} passes; "
-          f"{sum(pos) / sum(secs):.0f} positions/s")
+    print(f"per truncation, context by context: {one['seconds'] / n:.3f} s, "
+          f"{one['positions'] / n:.0f} positions, {one['passes'] / n:.2f} passes; "
+          f"{one['positions'] / one['seconds']:.0f} positions/s")
+    print(f"per truncation, a unit per call (prefetch): {np.mean(secs):.3f} s, "
+          f"{np.mean(pos):.0f} positions, {np.mean(passes):.2f} passes; "
+          f"{sum(pos) / sum(secs):.0f} positions/s; time ratio {sum(secs) / one['seconds']:.2f}")
     # naive on --naive truncations of the first unit, evenly spaced from the first to the last
     ws = units[0][1].split(" ")
     n_sec = n_pos = t_sec = t_pos = 0.0

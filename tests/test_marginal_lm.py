@@ -209,6 +209,68 @@ def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
     assert len(session) == 0
 
 
+def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
+    """A pass of KVTree is a batch of rows (fairppl.marginal.kv_tree._Layout): each new subtree
+    in one row with only the stored key/values its nodes descend from. In float64, sessions
+    whose passes are split into rows of 1, 4 or unbounded positions (one row: every position
+    of a pass attends over the whole pass) give the same values within 1e-12 nats over steps
+    that extend, prune and ask after stored nodes (run again), for requests of several
+    independent prefixes, as the batched marginal makes them; and the rows' layout holds each
+    node's ancestors and nothing of other units, so the attention area shrinks."""
+    import copy
+
+    from fairppl.marginal import kv_tree
+
+    model, tok = tiny
+    m64 = copy.deepcopy(model).double()
+    rng = np.random.default_rng(11)
+    roots = [tuple(rng.integers(4, len(tok), size=3)) for _ in range(4)]
+    steps = []
+    prefixes = list(roots)
+    for _ in range(3):
+        conts = [[tuple(rng.integers(4, len(tok), size=rng.integers(1, 4))) for _ in range(4)]
+                 for _ in prefixes]
+        steps.append((list(prefixes), conts))
+        # next: each prefix extended by a drawn continuation, and by the first token of a
+        # longer one (an inner node this call runs: asked after once stored)
+        longer = [next((c for c in cs if len(c) > 1), cs[0]) for cs in conts]
+        prefixes = sorted({p + cs[0] for p, cs in zip(prefixes, conts)}
+                          | {p + c[:1] for p, c in zip(prefixes, longer)})
+    areas, got = {}, {}
+    original = kv_tree._Layout
+    for rows in (1, 4, None):
+        lm = HFTokenLM(m64, tok, score_end=False, tree_nodes=9)
+        session = kv_tree.KVTree(lm, row_nodes=rows or 1 << 40)
+        area = []
+
+        def layout(tree, rows_of, row, a, area=area):
+            lay = original(tree, rows_of, row, a)
+            S = lay.stored.shape[1]
+            area.append(lay.batch * lay.width * (S + lay.width))
+            for r in range(lay.batch):  # each row's stored columns: ancestors of its nodes
+                mine = [q for q, rr in zip(rows_of, row) if rr == r]
+                need = {int(x) for q in mine for x in tree.anc[q] if x < a}
+                have = {int(x) for x in lay.stored[r] if x} | ({0} if 0 in need else set())
+                assert have == need
+            return lay
+
+        kv_tree._Layout = layout
+        try:
+            out = []
+            for ps, conts in steps:
+                out.append(session.logp_next_many(ps, conts))
+                session.keep([p + c for p, cs in zip(ps, conts) for c in cs])
+            got[rows] = out
+        finally:
+            kv_tree._Layout = original
+        areas[rows] = sum(area)
+    for rows in (1, 4):
+        for a_step, b_step in zip(got[rows], got[None]):
+            for a, b in zip(a_step, b_step):
+                np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)
+    assert areas[4] < areas[None]  # (rows of 1 pad every row to the widest: not smaller here)
+
+
 def test_kv_tree_masses_equal_full_forwards(tiny):
     """logp_next_masses (the Shannon bettors' scorer) against plain forwards in float64: the
     continuations' log-probabilities and the log mass of token sets at their ends; a later call

@@ -20,7 +20,8 @@ torch = pytest.importorskip("torch")
 
 from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.ngram.word import words as split_words  # noqa: E402
-from fairppl.shannon.bettors import TokenBettor, WordNgramBettor, truncation_rows  # noqa: E402
+from fairppl.shannon.bettors import (ContextByContext, TokenBettor, WordNgramBettor,  # noqa: E402
+                                     truncation_rows)
 from fairppl.shannon.gambling import gambling_perplexity  # noqa: E402
 from fairppl.shannon.neural import concatenation_holds  # noqa: E402
 from fairppl.shannon.outcomes import END_OUTCOME, UNK_OUTCOME, build_outcomes  # noqa: E402
@@ -180,7 +181,36 @@ def test_exhaustive_log_probs_sum_to_the_canonical_likelihood(tiny):
             assert r[f"listed_sum_{OUTCOMES.m}"] == pytest.approx(1.0, abs=1e-12)
             if r["rank"] == 1:
                 assert r["listed_sum_1"] == pytest.approx(math.exp(r["log_bet"]), rel=1e-12)
-            assert r["cost_positions"] >= 1 and r["cost_passes"] >= 1
+        assert sum(r["cost_positions"] for r in rows) >= len(rows)
+        assert sum(r["cost_passes"] for r in rows) >= 1
+
+
+def test_prefetched_truncations_equal_the_context_by_context_bets(tiny):
+    """truncation_rows computes a unit's truncations in one session call
+    (TokenBettor.prefetch, KVTree.logp_next_masses_many; each context's tries in rows of their
+    own): every row's bets, log_prob (out-of-vocabulary words included) and list sums equal the
+    context-by-context path's within 1e-12 (float64), in passes of a small or an unbounded
+    number of positions; unbounded, in two passes where the other path takes one per
+    truncation; and the shared cost adds up to what the call took."""
+    bettor, *_ = tiny
+    units = UNITS + ["the lord said unto naïveté, be-gat day"]
+    chunk = bettor.session.chunk
+    for text, big in zip(units, [True, False] * len(units)):
+        bettor.session.chunk = 1 << 20 if big else chunk
+        slow = truncation_rows(ContextByContext(bettor), "u", text, OUTCOMES, [1, 5, OUTCOMES.m])
+        calls0, pos0 = bettor.lm.calls, bettor.lm.positions
+        fast = truncation_rows(bettor, "u", text, OUTCOMES, [1, 5, OUTCOMES.m])
+        bettor.session.chunk = chunk
+        assert sum(r["cost_passes"] for r in fast) == bettor.lm.calls - calls0
+        assert sum(r["cost_positions"] for r in fast) == bettor.lm.positions - pos0
+        if big:  # the contexts' new positions, then every tree: two passes
+            assert sum(r["cost_passes"] for r in fast) <= 2
+            assert sum(r["cost_passes"] for r in slow) >= len(slow) - 1  # (one may be cached)
+        for a, b in zip(slow, fast):
+            assert (a["outcome"], a["rank"], a["n_tied"]) == (b["outcome"], b["rank"], b["n_tied"])
+            for key in ("log_bet", "log_prob", "listed_sum_5", f"listed_sum_{OUTCOMES.m}"):
+                assert b[key] == pytest.approx(a[key], abs=1e-12, rel=0), key
+    assert any(r["outcome"] == UNK_OUTCOME for r in fast)
 
 
 def test_exhaustive_gambling_perplexity_is_the_likelihood_perplexity(tiny):

@@ -8,7 +8,11 @@ prefixes' own last tokens and the inner nodes of the continuations' trie; a cont
 token is predicted, never run) and runs them in forward passes of at most ``chunk`` positions:
 each new position attends to the stored nodes and new nodes that are its ancestors (a tree
 attention mask, position id = depth), so a position is computed once however many prefixes and
-continuations share it, and a prefix is never run again. :meth:`KVTree.keep` then drops every
+continuations share it, and a prefix is never run again. A pass is a batch of rows: the new
+nodes under one stored node (a new subtree) share a row, subtrees fill rows of about
+``row_nodes`` positions, and each row carries only the stored key/values its nodes descend
+from, so the attention of a pass that carries many units (:mod:`.batch`) grows with the
+units' own sizes, not with the pass's square. :meth:`KVTree.keep` then drops every
 node that is not on the path of a prefix still wanted, which bounds the store (the continuations
 not drawn).
 
@@ -22,7 +26,9 @@ than the depth, or that runs flash attention (no custom masks), is scored by the
 :meth:`KVTree.logp_next_masses` serves a word-level bettor (:mod:`fairppl.shannon.neural`): after
 one prefix, the log-probabilities of many continuations and, at each continuation's end, the total
 probability of given token sets (e.g. every token that starts a new word, and the end token); it
-runs the continuations' last tokens too, and refuses a model without tree attention.
+runs the continuations' last tokens too, and refuses a model without tree attention;
+:meth:`KVTree.logp_next_masses_many` does so after many prefixes in one call (every truncation
+of a Shannon-game unit).
 """
 
 from __future__ import annotations
@@ -34,13 +40,19 @@ import numpy as np
 from .prefix_tree import PrefixTree, Seq, _merge_requests, _upcast
 
 
+#: New positions per row of a forward pass, about (:meth:`KVTree._layout`): rows are the batch
+#: dimension of a pass, each with only the stored key/values its own nodes need.
+ROW_NODES = 256
+
+
 class KVTree(PrefixTree):
     """The incremental scorer of an :class:`~fairppl.marginal.lm_hf.HFTokenLM` (module
     docstring). ``chunk``: new positions per forward pass (default: the LM's ``tree_nodes``)."""
 
-    def __init__(self, lm, chunk: int | None = None):
+    def __init__(self, lm, chunk: int | None = None, row_nodes: int | None = None):
         self.lm = lm
         self.chunk = max(1, int(chunk or lm.tree_nodes))
+        self.row_nodes = max(1, int(row_nodes or ROW_NODES))
         self._reset()
 
     def _reset(self) -> None:
@@ -173,90 +185,191 @@ class KVTree(PrefixTree):
                                f"log-probability is NaN/inf: the model produced NaN/inf")
         return sums, masses
 
+    def logp_next_masses_many(self, prefixes: Sequence[Seq], conts_per_prefix: Sequence[
+            Sequence[Seq]], token_sets: Sequence[Sequence[int]]
+            ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`logp_next_masses` for several prefixes at once (e.g. every truncation of a
+        Shannon-game unit, whose contexts are prefixes of one another): one ``(sums, masses)``
+        per prefix, the same values. The store is cut to the prefixes' paths; their positions
+        not yet stored are run first (no output rows), then every prefix's last position again
+        (its row: the masses after an empty continuation and the continuations' first tokens)
+        and all the continuations' tries, in passes of ``chunk`` positions whose rows hold one
+        prefix's tries each (:meth:`_run`): a call costs about two passes for the lot where
+        :meth:`logp_next_masses` costs one per prefix."""
+        import torch
+
+        lm = self.lm
+        prefixes = [tuple(int(t) for t in p) for p in prefixes]
+        conts_per_prefix = [[tuple(int(t) for t in c) for c in cs] for cs in conts_per_prefix]
+        if len(prefixes) != len(conts_per_prefix):
+            raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
+                             f"continuations: expected one list per prefix")
+        depth = 0
+        for p, conts in zip(prefixes, conts_per_prefix):
+            longest = max((len(c) for c in conts), default=0)
+            lm._check_length(len(p) + longest + 1, f"prefix of {len(p)} tokens")
+            depth = max(depth, len(p) + longest + 1)
+        if not lm._use_tree(depth):
+            raise ValueError("logp_next_masses needs tree attention: this model runs flash "
+                             "attention or a sliding window shorter than the depth")
+        sets = [np.unique(np.asarray(list(s), dtype=np.int64)) for s in token_sets]
+        if not sets or any(len(s) == 0 for s in sets):
+            raise ValueError("expected at least one non-empty token set")
+        if any(s.min() < 0 or s.max() >= lm.vocab_rows for s in sets):
+            raise ValueError(f"token sets must hold ids below the model's {lm.vocab_rows} rows")
+        self.keep(prefixes)
+        bases = []
+        for p in prefixes:
+            node = 0
+            for tok in p:
+                node = self.child(node, tok)
+            bases.append(node)
+        with torch.inference_mode():
+            if len(self.token) > self.n_done:
+                self._run({}, np.zeros(0))  # the contexts' new positions, stored
+            pairs: dict[tuple[int, int], int] = {}
+            flat: list[int] = []
+            owner: list[int] = []
+            ends: list[int] = []
+            for base, conts in zip(bases, conts_per_prefix):
+                for c in conts:
+                    node = base
+                    for tok in c:
+                        flat.append(pairs.setdefault((node, tok), len(pairs)))
+                        owner.append(len(ends))
+                        node = self.child(node, tok)
+                    ends.append(node)
+            mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
+            values = np.zeros(len(pairs))
+            node_masses = np.zeros((len(mass_nodes), len(sets)))
+            self._run(pairs, values, (mass_nodes, sets, node_masses))
+        sums = np.bincount(np.asarray(owner, dtype=np.int64),
+                           weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(ends))
+        masses = node_masses[[mass_nodes[n] for n in ends]].reshape(len(ends), len(sets))
+        bad = ~(np.isfinite(sums) & np.isfinite(masses).all(axis=1))
+        if bad.any():
+            from ..core.errors import ScoringError
+            j = int(np.flatnonzero(bad)[0])
+            i = int(np.searchsorted(np.cumsum([len(c) for c in conts_per_prefix]), j,
+                                    side="right"))
+            raise ScoringError(f"a continuation after prefix {prefixes[i][:20]!r}: a "
+                               f"log-probability is NaN/inf: the model produced NaN/inf")
+        out, at = [], 0
+        for conts in conts_per_prefix:
+            out.append((sums[at:at + len(conts)], masses[at:at + len(conts)]))
+            at += len(conts)
+        return out
+
     def _run(self, pairs: dict[tuple[int, int], int], values: np.ndarray,
              masses: tuple | None = None) -> None:
         """Run the nodes not yet stored, ``chunk`` at a time, and fill ``values[k]`` with the
         log-probability of each pair's target token after its node; with ``masses =
         (rows_of_node, token_sets, out)``, also ``out[rows_of_node[node], s]`` = log of the
-        total probability of ``token_sets[s]`` after each listed node (which must be new).
+        total probability of ``token_sets[s]`` after each listed node.
 
-        A pair whose node is already stored (a prefix that another request ran as an inner
-        position, e.g. units sharing a session, :mod:`.batch`) has no output row left: its node
-        is run again as an extra row of the first pass, seeing its stored ancestors and its own
+        A pass is a batch of rows (:meth:`_layout`): the new nodes of one new subtree (a node
+        whose parent is stored, with its new descendants) share a row, and subtrees fill rows of
+        about ``row_nodes`` positions in the order they were added. A row holds only the stored
+        key/values its own nodes descend from, so a node attends over its row (its ancestors
+        and, masked out, the row's other positions) rather than over every position of the pass:
+        a pass of units that share nothing costs about ``units`` times less attention than one
+        row would.
+
+        A pair or mass whose node is already stored (a prefix that another request ran as an
+        inner position, e.g. units sharing a session, :mod:`.batch`; a context of
+        :meth:`logp_next_masses_many`) has no output row left: its node is run again in a row
+        of the first pass, seeing its stored ancestors and its own
         stored key/values (the same vectors it would compute), its new key/values discarded. A
         single estimator never asks after a stored node, so its passes are unchanged."""
         import torch
+        from transformers import DynamicCache
 
         lm, dev = self.lm, self.lm.device
         by_node: dict[int, list[tuple[int, int]]] = {}
         for (node, tok), k in pairs.items():
             by_node.setdefault(node, []).append((tok, k))
         mass_rows, mass_sets, mass_out = masses if masses is not None else ({}, [], None)
-        if any(node < self.n_done for node in mass_rows):
-            raise ValueError("a mass is asked after a stored position: its row is gone")
         set_index = [torch.from_numpy(s).to(dev) for s in mass_sets]
         dtype = next(lm.model.parameters()).dtype
         total = len(self.token)
-        again = sorted(node for node in by_node if node < self.n_done)
+        again = sorted(node for node in {**by_node, **mass_rows} if node < self.n_done)
         starts = list(range(self.n_done, total, self.chunk)) or ([self.n_done] if again else [])
         for a in starts:
             b = min(total, a + self.chunk)
             rows_of = list(range(a, b)) + again  # new nodes, then stored ones run again
-            anc = [self.anc[q] for q in rows_of]
-            lens = np.array([len(x) for x in anc])
-            flat = np.concatenate(anc)
-            stored = np.unique(flat[flat < a])
-            col = np.full(b, -1, dtype=np.int64)
-            col[stored] = np.arange(len(stored))
-            col[a:b] = len(stored) + np.arange(b - a)
-            n_rows = len(rows_of)
-            # the mask is built where the model runs: only its (row, column) indices travel
-            # (a pass of 16,384 new positions after as many stored ones is a 1 GiB float32 mask)
-            allowed = torch.zeros((n_rows, len(stored) + n_rows), dtype=torch.bool, device=dev)
-            allowed[torch.from_numpy(np.repeat(np.arange(n_rows), lens)).to(dev),
-                    torch.from_numpy(col[flat]).to(dev)] = True
+            again = []  # run again in the first pass only
+            lay = self._layout(rows_of, a, b)
+            width = lay.stored.shape[1] + lay.width
+            allowed = torch.zeros((lay.batch, lay.width, width), dtype=torch.bool, device=dev)
+            allowed[tuple(torch.from_numpy(x).to(dev) for x in lay.allowed)] = True
             mask = torch.zeros(allowed.shape, dtype=dtype, device=dev)
             mask.masked_fill_(~allowed, torch.finfo(dtype).min)
-            keep, rows, toks, ks = [], [], [], []
-            mrows, mks = [], []
-            for r, q in enumerate(rows_of):
+            cache = DynamicCache()
+            if lay.stored.shape[1]:
+                sel = torch.from_numpy(lay.stored.reshape(-1)).to(dev)
+                shape = (lay.batch,) + lay.stored.shape[1:]
+                cache = DynamicCache(ddp_cache_data=[
+                    tuple(x[0].index_select(1, sel).unflatten(1, shape).transpose(0, 1)
+                          for x in layer) for layer in self.kv])
+            keep = [q for q in rows_of if q in by_node or q in mass_rows]
+            keep_cols = np.unique(lay.col_of(keep)) if keep else np.zeros(1, dtype=np.int64)
+            at = np.full(lay.width, -1, dtype=np.int64)
+            at[keep_cols] = np.arange(len(keep_cols))
+            lm.calls += 1
+            lm.positions += len(rows_of)
+            out = lm.model(input_ids=torch.from_numpy(lay.tokens).to(dev),
+                           position_ids=torch.from_numpy(lay.depths).to(dev),
+                           attention_mask=mask[:, None], past_key_values=cache, use_cache=True,
+                           logits_to_keep=torch.from_numpy(keep_cols).to(dev))
+            new = np.arange(a, b)
+            new_row = torch.from_numpy(lay.row_of(new)).to(dev)
+            new_col = torch.from_numpy(lay.stored.shape[1] + lay.col_of(new)).to(dev)
+            self._store(a, b, [(layer.keys[new_row, :, new_col].transpose(0, 1)[None],
+                                layer.values[new_row, :, new_col].transpose(0, 1)[None])
+                               for layer in out.past_key_values.layers])
+            # each kept node's log-softmax once (as the LM's own scorer computes it), then
+            # every target of it picked
+            nodes = np.asarray(keep, dtype=np.int64)
+            lsm = torch.log_softmax(_upcast(out.logits[
+                torch.from_numpy(lay.row_of(nodes)).to(dev),
+                torch.from_numpy(at[lay.col_of(nodes)]).to(dev)]), dim=-1)
+            where = {int(q): i for i, q in enumerate(nodes)}
+            rows, toks, ks = [], [], []
+            for q in keep:
                 for tok, k in by_node.get(q, ()):
-                    rows.append(len(keep))
+                    rows.append(where[q])
                     toks.append(tok)
                     ks.append(k)
-                if q in mass_rows:
-                    mrows.append(len(keep))
-                    mks.append(mass_rows[q])
-                if q in by_node or q in mass_rows:
-                    keep.append(r)
-            again = []  # run again in the first pass only
-            from transformers import DynamicCache
-
-            sel = torch.from_numpy(stored).to(dev)
-            cache = DynamicCache(ddp_cache_data=[(k.index_select(2, sel), v.index_select(2, sel))
-                                                for k, v in self.kv]
-                                 ) if self.kv is not None else DynamicCache()
-            lm.calls += 1
-            lm.positions += n_rows
-            out = lm.model(input_ids=torch.tensor([[self.token[q] for q in rows_of]], device=dev),
-                           position_ids=torch.tensor([[self.depth[q] for q in rows_of]],
-                                                     device=dev),
-                           attention_mask=mask[None, None], past_key_values=cache,
-                           use_cache=True, logits_to_keep=torch.tensor(keep, dtype=torch.long, device=dev))
-            end = len(stored) + b - a
-            self._store(a, b, [(layer.keys[:, :, len(stored):end],
-                                layer.values[:, :, len(stored):end])
-                               for layer in out.past_key_values.layers])
             if rows:
-                lp = torch.log_softmax(_upcast(out.logits[0]), dim=-1)[
-                    torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
+                lp = lsm[torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
                 values[np.asarray(ks)] = lp.double().cpu().numpy()
-            if mrows:
-                logits = _upcast(out.logits[0][torch.tensor(mrows, device=dev)])
-                norm = torch.logsumexp(logits, dim=-1)
+            mnodes = [i for i, q in enumerate(keep) if q in mass_rows]
+            if mnodes:
+                picked = lsm[torch.tensor(mnodes, device=dev)]
+                mks = np.asarray([mass_rows[keep[i]] for i in mnodes])
                 for s, idx in enumerate(set_index):
-                    part = torch.logsumexp(logits.index_select(1, idx), dim=-1) - norm
-                    mass_out[np.asarray(mks), s] = part.double().cpu().numpy()
+                    part = torch.logsumexp(picked.index_select(1, idx), dim=-1)
+                    mass_out[mks, s] = part.double().cpu().numpy()
+
+    def _layout(self, rows_of: list[int], a: int, b: int) -> "_Layout":
+        """The rows of a pass that runs the nodes ``rows_of`` (the new nodes ``a..b-1``, then
+        stored nodes run again): each new subtree of the pass (a new node whose parent is stored,
+        with its descendants up to ``b``) and each node run again is a group; groups fill rows
+        of at most ``row_nodes`` positions in order (a larger group has a row of its own)."""
+        group: dict[int, int] = {}  # node -> its group's first node
+        sizes: dict[int, int] = {}
+        for q in rows_of:
+            top = q if q < a or self.parent[q] < a else group[self.parent[q]]
+            group[q] = top
+            sizes[top] = sizes.get(top, 0) + 1
+        row_of_group: dict[int, int] = {}
+        row, used = 0, 0
+        for top, size in sizes.items():
+            if used and used + size > self.row_nodes:
+                row, used = row + 1, 0
+            row_of_group[top] = row
+            used += size
+        return _Layout(self, rows_of, [row_of_group[group[q]] for q in rows_of], a)
 
     def _store(self, a: int, b: int, new: list[tuple]) -> None:
         """Write the key/values of nodes a..b-1 into the store (capacity doubled as needed)."""
@@ -300,3 +413,62 @@ class KVTree(PrefixTree):
         idx = torch.from_numpy(kept).to(self.kv[0][0].device)
         self.kv = [(k.index_select(2, idx), v.index_select(2, idx)) for k, v in self.kv]
         self.n_done = len(kept)
+
+
+class _Layout:
+    """Where each node of a pass sits (:meth:`KVTree._layout`): ``batch`` rows of ``width`` new
+    positions after ``stored`` (batch, S) columns of stored key/values (node ids, padded with
+    node 0, which no real position may see); ``tokens``/``depths`` the (batch, width) inputs and
+    position ids (padding: the pad token at depth 0); ``allowed`` the (row, position, column)
+    indices a position may attend to: its ancestors' columns, stored or new, and its own (a
+    padding position sees itself only)."""
+
+    def __init__(self, tree: KVTree, rows_of: list[int], row: list[int], a: int):
+        q = np.asarray(rows_of, dtype=np.int64)
+        r = np.asarray(row, dtype=np.int64)
+        self.batch = int(r.max()) + 1
+        order = np.lexsort((q, r))  # by row, then node id: ancestors before descendants
+        counts = np.bincount(r, minlength=self.batch)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        col = np.empty(len(q), dtype=np.int64)
+        col[order] = np.arange(len(q)) - first[r[order]]
+        self.width = int(counts.max())
+        self._sorted = np.sort(q)  # rows_of has no repeats
+        at = np.searchsorted(self._sorted, q)
+        self._row = np.empty(len(q), dtype=np.int64)
+        self._col = np.empty(len(q), dtype=np.int64)
+        self._row[at], self._col[at] = r, col
+        self.tokens = np.full((self.batch, self.width), tree.lm.pad_id, dtype=np.int64)
+        self.depths = np.zeros((self.batch, self.width), dtype=np.int64)
+        self.tokens[r, col] = [tree.token[x] for x in rows_of]
+        self.depths[r, col] = [tree.depth[x] for x in rows_of]
+        anc = [tree.anc[x] for x in rows_of]
+        lens = np.array([len(x) for x in anc])
+        flat = np.concatenate(anc)
+        frow, fcol = np.repeat(r, lens), np.repeat(col, lens)
+        # a node run again has only stored ancestors, itself included
+        stored_part = (flat < a) | np.repeat(q < a, lens)
+        key = frow[stored_part] * len(tree.token) + flat[stored_part]
+        uniq, where = np.unique(key, return_inverse=True)
+        urow = uniq // len(tree.token)
+        ucount = np.bincount(urow, minlength=self.batch)
+        ufirst = np.concatenate([[0], np.cumsum(ucount)[:-1]])
+        upos = np.arange(len(uniq)) - ufirst[urow]
+        self.stored = np.zeros((self.batch, int(ucount.max()) if len(uniq) else 0), dtype=np.int64)
+        self.stored[urow, upos] = uniq % len(tree.token)
+        S = self.stored.shape[1]
+        acol = np.empty(len(flat), dtype=np.int64)
+        acol[stored_part] = upos[where]
+        new_part = ~stored_part
+        acol[new_part] = S + self.col_of(flat[new_part])
+        pad_r, pad_c = np.nonzero(np.arange(self.width)[None, :] >= counts[:, None])
+        self.allowed = (np.concatenate([frow, pad_r]), np.concatenate([fcol, pad_c]),
+                        np.concatenate([acol, S + pad_c]))
+
+    def row_of(self, nodes) -> np.ndarray:
+        """The row of each of ``nodes`` (nodes of the pass)."""
+        return self._row[np.searchsorted(self._sorted, np.asarray(nodes, dtype=np.int64))]
+
+    def col_of(self, nodes) -> np.ndarray:
+        """The position of each of ``nodes`` in its row (nodes of the pass)."""
+        return self._col[np.searchsorted(self._sorted, np.asarray(nodes, dtype=np.int64))]

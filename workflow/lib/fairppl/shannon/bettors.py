@@ -41,7 +41,7 @@ from .gambling import summarize_bets
 from .neural import TokenBettor
 from .outcomes import END_OUTCOME, UNK_OUTCOME, Outcomes
 
-__all__ = ["WordNgramBettor", "TokenBettor", "truncation_rows", "LN_10"]
+__all__ = ["WordNgramBettor", "TokenBettor", "ContextByContext", "truncation_rows", "LN_10"]
 
 #: ln(10): KenLM's log10 probabilities times LN_10 are nats.
 LN_10 = math.log(10.0)
@@ -170,6 +170,14 @@ class WordNgramBettor:
         return out
 
 
+class ContextByContext:
+    """``bettor`` without its ``prefetch``: :func:`truncation_rows` then asks its bets context
+    by context (the reference the prefetched path is tested and benchmarked against)."""
+
+    def __init__(self, bettor):
+        self.bets, self.log_prob, self.take_cost = bettor.bets, bettor.log_prob, bettor.take_cost
+
+
 def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
                     list_lengths: Sequence[int]) -> list[dict]:
     """One row per position of the normalised unit ``text`` (its n words, then ``</s>``):
@@ -180,14 +188,23 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
     the list of best bets), ``rank_tied_first`` and ``n_tied`` (the tie the correct outcome is
     in, for Shannon's rank bounds), per list length l ``listed_sum_<l>`` and
     ``listed_last_<l>`` (:func:`.gambling.summarize_bets`), and the bettor's cost of the
-    position (``cost_passes``, ``cost_positions``, ``cost_seconds``). Nats."""
+    position (``cost_passes``, ``cost_positions``, ``cost_seconds``). Nats.
+
+    A bettor with a ``prefetch`` (the token bettors, :class:`TokenBettor`) computes every
+    truncation's bets in one call first; that call's cost is shared out evenly over the
+    unit's positions (integer counts so that they sum to the call's)."""
     ws = split_words(text)
     lengths = [int(x) for x in list_lengths]
     if any(x < 1 for x in lengths):
         raise InputError(f"list lengths must be positive, got {lengths}")
     rows = []
     bettor.take_cost()
-    for k in range(len(ws) + 1):
+    n = len(ws) + 1
+    shared = None
+    if hasattr(bettor, "prefetch"):  # every truncation's bets in one call, its cost shared out
+        bettor.prefetch([ws[:k] for k in range(n)], ws + [END_OUTCOME])
+        shared = bettor.take_cost()
+    for k in range(n):
         ctx = ws[:k]
         word = ws[k] if k < len(ws) else END_OUTCOME
         label = outcomes.outcome(word) if k < len(ws) else END_OUTCOME
@@ -202,6 +219,10 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
             row[f"listed_sum_{length}"] = total
             row[f"listed_last_{length}"] = last
         row.update(bettor.take_cost())
+        if shared is not None:
+            for key, value in shared.items():
+                row[key] += (value / n if isinstance(value, float)
+                             else round(value * (k + 1) / n) - round(value * k / n))
         rows.append(row)
     return rows
 

@@ -148,6 +148,7 @@ class TokenBettor:
         self._later = [self.tokens(w, False) for w in outcomes.words]
         self._ctx_key: tuple | None = None
         self._ctx: dict = {}
+        self._ready: dict[tuple, dict] = {}  # contexts computed by prefetch
         self._seconds = 0.0
         self._mark = (lm.calls, lm.positions)
 
@@ -182,26 +183,71 @@ class TokenBettor:
         limit = self.lm.max_length
         return limit is None or self.depth(split_words(text)) <= limit
 
+    def prefetch(self, contexts: Sequence[Sequence[str]],
+                 words: Sequence[str] | None = None) -> None:
+        """Compute the bets after every context of ``contexts`` in one call of the session
+        (:meth:`~fairppl.marginal.kv_tree.KVTree.logp_next_masses_many`: the contexts' tries in
+        shared forward passes, about two per call instead of one per context), kept until the
+        next ``prefetch`` or a context outside them is asked; with ``words`` (the word after
+        each context), also the :meth:`log_prob` of each one outside the vocabulary. The values
+        are those of the context-by-context path (up to the float rounding of other passes)."""
+        keys = [tuple(c) for c in contexts]
+        if words is not None and len(words) != len(keys):
+            raise ValueError(f"{len(keys)} contexts but {len(words)} words")
+        for key in keys:
+            self._check_depth(key)
+        start = time.perf_counter()
+        ctxs, conts, extra = [], [], []
+        for i, key in enumerate(keys):
+            ctxs.append(self.tokens.context(key))
+            cs = (self._later if key else self._first) + [()]
+            word = words[i] if words is not None else None
+            oov = (word is not None and word not in (END_OUTCOME, UNK_OUTCOME)
+                   and not (word in self.outcomes.index
+                            and self.outcomes.index[word] < self.outcomes.unk))
+            extra.append(word if oov else None)
+            conts.append(cs + ([self.tokens(word, not key)] if oov else []))
+        out = self.session.logp_next_masses_many(ctxs, conts, [self.boundary, [self.lm.end_id]])
+        self._ready = {}
+        for key, ctx, word, (sums, masses) in zip(keys, ctxs, extra, out):
+            m = len(self._later if key else self._first)
+            state = self._make_state(key, ctx, sums[:m + 1], masses[:m + 1])
+            if word is not None:
+                state["oov"] = {word: float(sums[-1] + masses[-1, 0] - state["log_b"])}
+            self._ready[key] = state
+        self._seconds += time.perf_counter() - start
+
+    def _check_depth(self, key: tuple) -> None:
+        limit = self.lm.max_length
+        if limit is not None and self.depth(key) > limit:
+            raise InputError(
+                f"a context of {len(key)} words with the longest vocabulary word needs "
+                f"{self.depth(key)} input positions, beyond the model's window of {limit}: "
+                f"the bettor takes units that fit in one window (TokenBettor.fits)")
+
+    @staticmethod
+    def _make_state(key: tuple, ctx: tuple, sums: np.ndarray, masses: np.ndarray) -> dict:
+        """The bets after a context from its words' sums and masses (the empty continuation
+        last)."""
+        log_b_ctx = float(masses[-1, 0]) if key else 0.0
+        return {"tokens": ctx, "log_b": log_b_ctx,
+                "log_words": sums[:-1] + masses[:-1, 0] - log_b_ctx,
+                "log_end": float(masses[-1, 1]) - log_b_ctx}
+
     def _state(self, context_words: Sequence[str]) -> dict:
         key = tuple(context_words)
+        if key != self._ctx_key and key in self._ready:
+            self._ctx_key, self._ctx = key, self._ready[key]
         if key != self._ctx_key:
-            limit = self.lm.max_length
-            if limit is not None and self.depth(key) > limit:
-                raise InputError(
-                    f"a context of {len(key)} words with the longest vocabulary word needs "
-                    f"{self.depth(key)} input positions, beyond the model's window of {limit}: "
-                    f"the bettor takes units that fit in one window (TokenBettor.fits)")
+            self._ready = {}  # a context outside the prefetched ones: they are done with
+            self._check_depth(key)
             start = time.perf_counter()
             ctx = self.tokens.context(key)
             conts = (self._later if key else self._first) + [()]
             sums, masses = self.session.logp_next_masses(ctx, conts, [self.boundary,
                                                                       [self.lm.end_id]])
-            log_b_ctx = float(masses[-1, 0]) if key else 0.0
-            log_words = sums[:-1] + masses[:-1, 0] - log_b_ctx
-            log_end = float(masses[-1, 1]) - log_b_ctx
             self._ctx_key = key
-            self._ctx = {"tokens": ctx, "log_b": log_b_ctx, "log_words": log_words,
-                         "log_end": log_end}
+            self._ctx = self._make_state(key, ctx, sums, masses)
             self._seconds += time.perf_counter() - start
         return self._ctx
 
@@ -233,6 +279,8 @@ class TokenBettor:
             return float(state["log_words"][i])
         if word == UNK_OUTCOME:
             raise InputError(f"{UNK_OUTCOME!r} is an outcome, not a word: give the word itself")
+        if word in state.get("oov", {}):
+            return state["oov"][word]
         start = time.perf_counter()
         toks = self.tokens(word, not context_words)
         sums, masses = self.session.logp_next_masses(state["tokens"], [toks], [self.boundary])
