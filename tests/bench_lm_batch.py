@@ -124,9 +124,9 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         args.stats = {}
         bare1 = bare_forward(model, canonical, args.bare_batch, device)
         rows, row_stats = {}, {}
-        for r in args.row_nodes:
-            kv_tree.ROW_NODES = r or 1 << 62  # 0: every position of a pass in one row
-            tag = f" r{r}" if len(args.row_nodes) > 1 else ""
+        for r in args.layouts:
+            kv_tree.LAYOUT = r
+            tag = f" {r}" if len(args.layouts) > 1 else ""
             rows["one unit" + tag] = one_unit(lm, vocab, verses, encoded, cache, args)
             args.stats = row_stats[tag] = {}
             rows["batched" + tag] = batched(lm, vocab, verses, encoded, cache, args,
@@ -146,7 +146,7 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         for name, (_, seconds, calls, positions) in rows.items():
             print(f"{name:<18} {seconds / n:>8.3f} {calls / n:>12.1f} {positions / calls:>15.0f} "
                   f"{positions / seconds:>12,.0f} {positions / seconds / bare:>8.2f}")
-        tag = f" r{args.row_nodes[0]}" if len(args.row_nodes) > 1 else ""
+        tag = f" {args.layouts[0]}" if len(args.layouts) > 1 else ""
         args.stats = row_stats[tag]
         (alone, s1, c1, _), (many, s2, c2, _) = rows["one unit" + tag], rows["batched" + tag]
         same = all(a.samples == b.samples for a, b in zip(alone, many))
@@ -240,9 +240,10 @@ def main(argv=None) -> None:
                         help="copy the installed models' config and tokenizer files (no "
                              "weights) to DIR/<model id>/ and exit")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--row-nodes", type=int, nargs="+", default=[kv_tree.ROW_NODES],
-                        help="new positions per row of a pass (KVTree); several: one pair of "
-                             "rows each, the first compared; 0: a pass in one row")
+    parser.add_argument("--layouts", nargs="+", default=[kv_tree.LAYOUT],
+                        choices=kv_tree.LAYOUTS,
+                        help="how KVTree lays out a pass (rows, one row, auto); several: one "
+                             "pair of rows each, the first compared")
     parser.add_argument("--dtype", default="float32",
                         choices=["float32", "float64", "bfloat16", "float16"],
                         help="cast the model (float64: the two paths must agree to ~1e-9 nats)")

@@ -155,6 +155,37 @@ def test_gemma3_sliding_window(tiny, window):
     _check_next_against_full(nxt, prefixes, conts, session.logp_next_many(prefixes, conts))
 
 
+def test_kv_tree_output_layer_equals_the_models_logits_with_soft_capping(tiny):
+    """The session runs the decoder and applies the output layer to the kept positions only
+    (kv_tree._output_layer): with Gemma's final logit soft-capping switched on (a tiny Gemma-3,
+    float64), its log-probabilities equal those of the model's own forward within 1e-12."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    _, tok = tiny
+    torch.manual_seed(1)
+    cfg = Gemma3TextConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
+                           num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
+                           head_dim=8, sliding_window=64, max_position_embeddings=64,
+                           layer_types=["sliding_attention", "full_attention"],
+                           final_logit_softcapping=0.05,
+                           bos_token_id=1, eos_token_id=2, pad_token_id=3)
+    model = Gemma3ForCausalLM(cfg).eval().double()
+    lm = HFTokenLM(model, tok, score_end=False)
+    prefixes = [[5, 6, 7], [8], [5, 6, 9, 10]]
+    conts = [[[11], [11, 12]], [[13, 14, 15]], [[4]]]
+    got = lm.session().logp_next_many(prefixes, conts)
+    for p, cs, g in zip(prefixes, conts, got):
+        for c, value in zip(cs, g):
+            ids = [lm.start_id, *p, *c]
+            with torch.inference_mode():
+                rows = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0], -1)
+            want = math.fsum(float(rows[len(p) + j, t]) for j, t in enumerate(c))
+            assert value == pytest.approx(want, abs=1e-12)
+    with torch.inference_mode():
+        raw = model.lm_head(model.model(input_ids=torch.tensor([[1, 5]])).last_hidden_state)
+    assert raw.abs().max() > 0.05  # the cap changes these logits: the test can fail
+
+
 @pytest.mark.parametrize("share, work", [("tree", (1, 5)), ("cache", (2, 6))])
 def test_logp_next_many_work_counts_hand_example(tiny, share, work):
     model, tok = tiny
@@ -212,8 +243,9 @@ def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
 def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
     """A pass of KVTree is a batch of rows (fairppl.marginal.kv_tree._Layout): each new subtree
     in one row with only the stored key/values its nodes descend from. In float64, sessions
-    whose passes are split into rows of 1, 4 or unbounded positions (one row: every position
-    of a pass attends over the whole pass) give the same values within 1e-12 nats over steps
+    whose passes are split into rows of 1 or 4 positions, laid out as one row (every position
+    of a pass attends over the whole pass) or chosen per pass by FLOPs ("auto") give the same
+    values within 1e-12 nats over steps
     that extend, prune and ask after stored nodes (run again), for requests of several
     independent prefixes, as the batched marginal makes them; and the rows' layout holds each
     node's ancestors and nothing of other units, so the attention area shrinks."""
@@ -238,9 +270,10 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
                           | {p + c[:1] for p, c in zip(prefixes, longer)})
     areas, got = {}, {}
     original = kv_tree._Layout
-    for rows in (1, 4, None):
+    for rows in (1, 4, None, "auto"):
         lm = HFTokenLM(m64, tok, score_end=False, tree_nodes=9)
-        session = kv_tree.KVTree(lm, row_nodes=rows or 1 << 40)
+        session = kv_tree.KVTree(lm, row_nodes=rows if isinstance(rows, int) else None,
+                                 layout={None: "one", "auto": "auto"}.get(rows, "rows"))
         area = []
 
         def layout(tree, rows_of, row, a, area=area):
@@ -249,7 +282,12 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
             area.append(lay.batch * lay.width * (S + lay.width))
             for r in range(lay.batch):  # each row's stored columns: ancestors of its nodes
                 mine = [q for q, rr in zip(rows_of, row) if rr == r]
-                need = {int(x) for q in mine for x in tree.anc[q] if x < a}
+                need = set()
+                for q in mine:  # up the parent links, by hand
+                    while q >= 0:
+                        if q < a:
+                            need.add(q)
+                        q = tree.parent[q]
                 have = {int(x) for x in lay.stored[r] if x} | ({0} if 0 in need else set())
                 assert have == need
             return lay
@@ -264,7 +302,7 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
         finally:
             kv_tree._Layout = original
         areas[rows] = sum(area)
-    for rows in (1, 4):
+    for rows in (1, 4, "auto"):
         for a_step, b_step in zip(got[rows], got[None]):
             for a, b in zip(a_step, b_step):
                 np.testing.assert_allclose(a, b, atol=1e-12, rtol=0)

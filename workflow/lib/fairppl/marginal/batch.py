@@ -119,6 +119,7 @@ class _Unit:
         self.meter = meter
         self.keep: list = []
         self.request = None
+        self._weight: int | None = None
         self.result = None
         self.done = False
 
@@ -140,7 +141,7 @@ class _Unit:
                 if request[0] == "keep":
                     self.keep = request[1]
                 elif request[0] in ("next", "logp"):
-                    self.request = request
+                    self.request, self._weight = request, None
                     return
                 else:
                     raise UnitFailed(self.index, ValueError(
@@ -160,13 +161,16 @@ class _Unit:
         units' requests make the real count smaller."""
         if self.request is None:
             return 0
-        if self.request[0] == "logp":
-            return sum(len(s) + 1 for s in self.request[1])
-        inner: dict[tuple, set] = {}
-        for p, conts in zip(self.request[1], self.request[2]):
-            nodes = inner.setdefault(tuple(p), set())
-            nodes.update(tuple(c[:i]) for c in conts for i in range(1, len(c)))
-        return sum(1 + len(nodes) for nodes in inner.values())
+        if self._weight is None:  # once per request
+            if self.request[0] == "logp":
+                self._weight = sum(len(s) + 1 for s in self.request[1])
+            else:
+                inner: dict[tuple, set] = {}
+                for p, conts in zip(self.request[1], self.request[2]):
+                    nodes = inner.setdefault(tuple(p), set())
+                    nodes.update(tuple(c[:i]) for c in conts for i in range(1, len(c)))
+                self._weight = sum(1 + len(nodes) for nodes in inner.values())
+        return self._weight
 
 
 def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,

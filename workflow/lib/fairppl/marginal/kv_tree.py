@@ -37,38 +37,70 @@ from typing import Sequence
 
 import numpy as np
 
-from .prefix_tree import PrefixTree, Seq, _merge_requests, _upcast
+from .prefix_tree import PrefixTree, Seq, _as_tuple, _upcast
 
 
 #: New positions per row of a forward pass, about (:meth:`KVTree._layout`): rows are the batch
 #: dimension of a pass, each with only the stored key/values its own nodes need.
 ROW_NODES = 256
+#: How a pass is laid out: ``"rows"`` (:meth:`KVTree._layout`), ``"one"`` (every position of
+#: the pass in one row: no padding, attention over the whole pass) or ``"auto"``: per pass the
+#: one that costs fewer FLOPs by the model's own sizes (:func:`_attention_weight`); rows win
+#: when a pass carries many units' positions (a GPU's thousands), one row on a CPU's hundreds.
+LAYOUT = "auto"
+LAYOUTS = ("auto", "rows", "one")
 
 
 class KVTree(PrefixTree):
     """The incremental scorer of an :class:`~fairppl.marginal.lm_hf.HFTokenLM` (module
     docstring). ``chunk``: new positions per forward pass (default: the LM's ``tree_nodes``)."""
 
-    def __init__(self, lm, chunk: int | None = None, row_nodes: int | None = None):
+    def __init__(self, lm, chunk: int | None = None, row_nodes: int | None = None,
+                 layout: str | None = None):
         self.lm = lm
         self.chunk = max(1, int(chunk or lm.tree_nodes))
         self.row_nodes = max(1, int(row_nodes or ROW_NODES))
+        self.layout = layout or LAYOUT
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout={self.layout!r}: expected one of {', '.join(LAYOUTS)}")
+        self._rho: float | None = None  # the model's attention weight, when first needed
         self._reset()
 
     def _reset(self) -> None:
         PrefixTree.__init__(self, self.lm.start_id)
-        self.anc: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]  # ancestors, self last
         self.n_done = 0  # nodes 0..n_done-1 have their key/values in the store
         self.kv: list[tuple] | None = None  # per layer (keys, values), (1, heads, capacity, dim)
+        # the node of each prefix asked or kept lately (a prefix extends one of them, so its
+        # node is found from there instead of walking its whole path from the start token)
+        self._at: dict[tuple[int, ...], int] = {(): 0}
 
     def __len__(self) -> int:
         return self.n_done
 
-    def _added(self, node: int) -> None:
-        self.anc.append(np.append(self.anc[self.parent[node]], node))
+    def _node(self, p: tuple[int, ...]) -> int:
+        """The node of prefix ``p`` (nodes added as needed), from the longest of its last 32
+        prefixes that has a known node."""
+        node = self._at.get(p)
+        if node is not None:
+            return node
+        start, node = 0, 0
+        for cut in range(1, min(len(p), 32) + 1):
+            known = self._at.get(p[:-cut])
+            if known is not None:
+                start, node = len(p) - cut, known
+                break
+        for tok in p[start:]:
+            node = self.child(node, tok)
+        if len(self._at) > 1 << 16:  # a session that never prunes: start the memo again
+            self._at = {(): 0}
+        self._at[p] = node
+        return node
 
     def _find(self, seq: tuple[int, ...]) -> int:
         """The deepest existing node on the path of ``seq`` (0: the start token)."""
+        node = self._at.get(seq)
+        if node is not None:
+            return node
         node = 0
         for tok in seq:
             nxt = self.children[node].get(tok)
@@ -76,6 +108,23 @@ class KVTree(PrefixTree):
                 break
             node = nxt
         return node
+
+    def ancestors(self, nodes) -> tuple[np.ndarray, np.ndarray]:
+        """Every ancestor of each of ``nodes``, itself and the start token included, as
+        ``(ancestor, index of its node in nodes)`` arrays (by depth, deepest first)."""
+        parent = np.asarray(self.parent, dtype=np.int64)
+        cur = np.asarray(nodes, dtype=np.int64)
+        idx = np.arange(len(cur))
+        found, owner = [], []
+        while len(cur):
+            found.append(cur)
+            owner.append(idx)
+            up = parent[cur]
+            alive = up >= 0
+            cur, idx = up[alive], idx[alive]
+        if not found:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(found), np.concatenate(owner)
 
     # -- scoring ------------------------------------------------------------------------------
 
@@ -86,9 +135,9 @@ class KVTree(PrefixTree):
         import torch
 
         lm = self.lm
-        wanted, keys = _merge_requests(prefixes, conts_per_prefix)
+        slots, rows = _slots(prefixes, conts_per_prefix)
         depth = 0
-        for p, conts in wanted.items():
+        for p, conts in slots.items():
             longest = max((len(c) for c in conts), default=1)
             lm._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
             depth = max(depth, len(p) + longest)
@@ -98,10 +147,8 @@ class KVTree(PrefixTree):
         flat: list[int] = []  # pair indices of every (prefix, cont), in order
         owner: list[int] = []  # which (prefix, cont) each entry of flat belongs to
         order: list[tuple] = []
-        for p, conts in wanted.items():
-            base = 0
-            for tok in p:
-                base = self.child(base, tok)
+        for p, conts in slots.items():
+            base = self._node(p)
             for c in conts:
                 node, r = base, len(order)
                 order.append((p, c))
@@ -122,8 +169,7 @@ class KVTree(PrefixTree):
             p, c = order[int(np.flatnonzero(bad)[0])]
             raise ScoringError(f"continuation {c!r} after prefix {p[:20]!r}: log-probability "
                                f"{sums[bad][0]}: the model produced NaN/inf")
-        where = {key: r for r, key in enumerate(order)}
-        return [np.array([sums[where[key]] for key in row], dtype=np.float64) for row in keys]
+        return [sums[row] for row in rows]
 
     def logp_next_masses(self, prefix: Seq, conts: Sequence[Seq],
                          token_sets: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -155,9 +201,7 @@ class KVTree(PrefixTree):
             self.keep([prefix[:-1]])
         else:
             self._reset()
-        base = 0
-        for tok in prefix:
-            base = self.child(base, tok)
+        base = self._node(prefix)
         pairs: dict[tuple[int, int], int] = {}
         flat: list[int] = []
         owner: list[int] = []
@@ -218,12 +262,7 @@ class KVTree(PrefixTree):
         if any(s.min() < 0 or s.max() >= lm.vocab_rows for s in sets):
             raise ValueError(f"token sets must hold ids below the model's {lm.vocab_rows} rows")
         self.keep(prefixes)
-        bases = []
-        for p in prefixes:
-            node = 0
-            for tok in p:
-                node = self.child(node, tok)
-            bases.append(node)
+        bases = [self._node(p) for p in prefixes]
         with torch.inference_mode():
             if len(self.token) > self.n_done:
                 self._run({}, np.zeros(0))  # the contexts' new positions, stored
@@ -312,15 +351,13 @@ class KVTree(PrefixTree):
                     tuple(x[0].index_select(1, sel).unflatten(1, shape).transpose(0, 1)
                           for x in layer) for layer in self.kv])
             keep = [q for q in rows_of if q in by_node or q in mass_rows]
-            keep_cols = np.unique(lay.col_of(keep)) if keep else np.zeros(1, dtype=np.int64)
-            at = np.full(lay.width, -1, dtype=np.int64)
-            at[keep_cols] = np.arange(len(keep_cols))
             lm.calls += 1
             lm.positions += len(rows_of)
-            out = lm.model(input_ids=torch.from_numpy(lay.tokens).to(dev),
-                           position_ids=torch.from_numpy(lay.depths).to(dev),
-                           attention_mask=mask[:, None], past_key_values=cache, use_cache=True,
-                           logits_to_keep=torch.from_numpy(keep_cols).to(dev))
+            # the decoder, then the output layer on the kept positions only (no padding)
+            out = lm.model.base_model(input_ids=torch.from_numpy(lay.tokens).to(dev),
+                                      position_ids=torch.from_numpy(lay.depths).to(dev),
+                                      attention_mask=mask[:, None], past_key_values=cache,
+                                      use_cache=True)
             new = np.arange(a, b)
             new_row = torch.from_numpy(lay.row_of(new)).to(dev)
             new_col = torch.from_numpy(lay.stored.shape[1] + lay.col_of(new)).to(dev)
@@ -329,10 +366,12 @@ class KVTree(PrefixTree):
                                for layer in out.past_key_values.layers])
             # each kept node's log-softmax once (as the LM's own scorer computes it), then
             # every target of it picked
+            if not keep:
+                continue
             nodes = np.asarray(keep, dtype=np.int64)
-            lsm = torch.log_softmax(_upcast(out.logits[
-                torch.from_numpy(lay.row_of(nodes)).to(dev),
-                torch.from_numpy(at[lay.col_of(nodes)]).to(dev)]), dim=-1)
+            hidden = out.last_hidden_state[torch.from_numpy(lay.row_of(nodes)).to(dev),
+                                           torch.from_numpy(lay.col_of(nodes)).to(dev)]
+            lsm = torch.log_softmax(_upcast(_output_layer(lm.model, hidden)), dim=-1)
             where = {int(q): i for i, q in enumerate(nodes)}
             rows, toks, ks = [], [], []
             for q in keep:
@@ -355,21 +394,36 @@ class KVTree(PrefixTree):
         """The rows of a pass that runs the nodes ``rows_of`` (the new nodes ``a..b-1``, then
         stored nodes run again): each new subtree of the pass (a new node whose parent is stored,
         with its descendants up to ``b``) and each node run again is a group; groups fill rows
-        of at most ``row_nodes`` positions in order (a larger group has a row of its own)."""
+        in order, each row up to ``row_nodes`` positions or the largest group's size, whichever
+        is larger (the rows are padded to the widest). With ``layout`` "auto", the pass is one
+        row instead when that costs fewer FLOPs: a position's weights count 1, a (query, key)
+        pair of the attention :func:`_attention_weight`, padding included (rows) or the whole
+        pass's keys (one row)."""
         group: dict[int, int] = {}  # node -> its group's first node
         sizes: dict[int, int] = {}
         for q in rows_of:
             top = q if q < a or self.parent[q] < a else group[self.parent[q]]
             group[q] = top
             sizes[top] = sizes.get(top, 0) + 1
+        if self.layout == "one":
+            return _Layout(self, rows_of, [0] * len(rows_of), a)
         row_of_group: dict[int, int] = {}
         row, used = 0, 0
+        width = max(self.row_nodes, max(sizes.values()))  # rows padded to the widest anyway
         for top, size in sizes.items():
-            if used and used + size > self.row_nodes:
+            if used and used + size > width:
                 row, used = row + 1, 0
             row_of_group[top] = row
             used += size
-        return _Layout(self, rows_of, [row_of_group[group[q]] for q in rows_of], a)
+        lay = _Layout(self, rows_of, [row_of_group[group[q]] for q in rows_of], a)
+        if self.layout == "rows" or lay.batch == 1:
+            return lay
+        if self._rho is None:
+            self._rho = _attention_weight(self.lm.model)
+        n, padded = len(rows_of), lay.batch * lay.width
+        rows_cost = padded * (1 + self._rho * (lay.stored.shape[1] + lay.width))
+        one_cost = n * (1 + self._rho * (lay.union + n))
+        return lay if rows_cost < one_cost else _Layout(self, rows_of, [0] * n, a)
 
     def _store(self, a: int, b: int, new: list[tuple]) -> None:
         """Write the key/values of nodes a..b-1 into the store (capacity doubled as needed)."""
@@ -395,24 +449,96 @@ class KVTree(PrefixTree):
         """Drop every node that is not on the path of one of ``prefixes`` (their stored part)."""
         import torch
 
-        paths = [self.anc[self._find(tuple(int(t) for t in p))] for p in prefixes]
-        kept = np.unique(np.concatenate(paths)) if paths else np.zeros(0, dtype=np.int64)
+        prefixes = [p if type(p) is tuple else tuple(int(t) for t in p) for p in prefixes]
+        ends = [self._find(p) for p in prefixes]
+        kept = np.unique(self.ancestors(ends)[0])
         kept = kept[kept < self.n_done]
         if len(kept) == 0:
             self._reset()
             return
         new_id = np.full(len(self.token), -1, dtype=np.int64)
         new_id[kept] = np.arange(len(kept))
-        self.token = [self.token[i] for i in kept]
-        self.depth = [self.depth[i] for i in kept]
-        self.parent = [int(new_id[self.parent[i]]) if i else -1 for i in kept]
-        self.anc = [new_id[self.anc[i]] for i in kept]
+        self._at = {(): 0}
+        for p, node in zip(prefixes, ends):
+            if new_id[node] >= 0 and self.depth[node] == len(p):
+                self._at[p] = int(new_id[node])
+        if len(kept) == len(self.token):  # nothing dropped
+            return
+        self.token = np.asarray(self.token)[kept].tolist()
+        self.depth = np.asarray(self.depth)[kept].tolist()
+        parent = new_id[np.asarray(self.parent)[kept]]
+        parent[0] = -1
+        self.parent = parent.tolist()
         self.children = [{} for _ in kept]
-        for i in range(1, len(kept)):
-            self.children[self.parent[i]][self.token[i]] = i
+        for i, (up, tok) in enumerate(zip(self.parent, self.token)):
+            if i:
+                self.children[up][tok] = i
         idx = torch.from_numpy(kept).to(self.kv[0][0].device)
         self.kv = [(k.index_select(2, idx), v.index_select(2, idx)) for k, v in self.kv]
         self.n_done = len(kept)
+
+
+def _attention_weight(model) -> float:
+    """FLOPs of one (query, key) pair of attention over all layers (4 x the attention width per
+    layer: the scores and the weighted values) per FLOPs of one position through the layers'
+    weights (2 x their parameters, embeddings and output layer left out): about 3e-4 for
+    SmolLM2-135M, so a position attending over 3,000 keys costs its weights' FLOPs again."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
+        else model.config
+    heads = int(config.num_attention_heads)
+    width = heads * int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+    layers = int(config.num_hidden_layers)
+    inp = model.get_input_embeddings().weight
+    out = model.get_output_embeddings()
+    body = sum(p.numel() for p in model.parameters()) - inp.numel()
+    if out is not None and out.weight is not inp:
+        body -= out.weight.numel()
+    return 4.0 * width * layers / (2.0 * max(body, 1))
+
+
+def _output_layer(model, hidden):
+    """The causal LM's logits from its decoder's last hidden states: its output layer, then the
+    final soft-capping of the models that have one (Gemma 2 and 3: ``final_logit_softcapping``),
+    as the model's own forward computes them."""
+    import torch
+
+    logits = model.get_output_embeddings()(hidden)
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
+        else model.config
+    cap = getattr(config, "final_logit_softcapping", None)
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
+
+
+def _slots(prefixes: Sequence[Seq], conts_per_prefix: Sequence[Sequence[Seq]]
+           ) -> tuple[dict[tuple, dict[tuple, int]], list[np.ndarray]]:
+    """The distinct prefixes, each with its distinct continuations numbered in the order the
+    scorer walks them (prefix by prefix), and per request the numbers of its continuations: a
+    prefix's tokens are hashed once per request (tuples do not keep their hash)."""
+    if len(prefixes) != len(conts_per_prefix):
+        raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
+                         f"continuations: expected one list per prefix")
+    slots: dict[tuple, dict[tuple, int]] = {}
+    local: list[list[int]] = []
+    which: list[dict] = []
+    for i, (prefix, conts) in enumerate(zip(prefixes, conts_per_prefix)):
+        p = prefix if type(prefix) is tuple else _as_tuple(prefix, f"prefix {i}")
+        bucket = slots.setdefault(p, {})
+        row = []
+        for j, cont in enumerate(conts):
+            c = cont if type(cont) is tuple else _as_tuple(cont, f"continuation {j} of "
+                                                                 f"prefix {i}")
+            row.append(bucket.setdefault(c, len(bucket)))
+        local.append(row)
+        which.append(bucket)
+    offset = {id(b): 0 for b in slots.values()}
+    at = 0
+    for b in slots.values():
+        offset[id(b)] = at
+        at += len(b)
+    return slots, [np.asarray(row, dtype=np.int64) + offset[id(b)]
+                   for row, b in zip(local, which)]
 
 
 class _Layout:
@@ -442,14 +568,13 @@ class _Layout:
         self.depths = np.zeros((self.batch, self.width), dtype=np.int64)
         self.tokens[r, col] = [tree.token[x] for x in rows_of]
         self.depths[r, col] = [tree.depth[x] for x in rows_of]
-        anc = [tree.anc[x] for x in rows_of]
-        lens = np.array([len(x) for x in anc])
-        flat = np.concatenate(anc)
-        frow, fcol = np.repeat(r, lens), np.repeat(col, lens)
+        flat, owner = tree.ancestors(q)
+        frow, fcol = r[owner], col[owner]
         # a node run again has only stored ancestors, itself included
-        stored_part = (flat < a) | np.repeat(q < a, lens)
+        stored_part = (flat < a) | (q[owner] < a)
         key = frow[stored_part] * len(tree.token) + flat[stored_part]
         uniq, where = np.unique(key, return_inverse=True)
+        self.union = len(np.unique(flat[stored_part]))  # stored columns of the pass as one row
         urow = uniq // len(tree.token)
         ucount = np.bincount(urow, minlength=self.batch)
         ufirst = np.concatenate([[0], np.cumsum(ucount)[:-1]])
