@@ -182,52 +182,12 @@ class KVTree(PrefixTree):
         The store is first cut to the path of the prefix without its last token, which is run
         again, since a stored position keeps no output row: a call costs the prefix positions not
         yet stored (at least one) plus the distinct positions of the continuations' trie."""
-        import torch
-
-        lm = self.lm
-        prefix = tuple(int(t) for t in prefix)
-        conts = [tuple(int(t) for t in c) for c in conts]
-        longest = max((len(c) for c in conts), default=0)
-        lm._check_length(len(prefix) + longest + 1, f"prefix of {len(prefix)} tokens")
-        if not lm._use_tree(len(prefix) + longest + 1):
-            raise ValueError("logp_next_masses needs tree attention: this model runs flash "
-                             "attention or a sliding window shorter than the depth")
-        sets = [np.unique(np.asarray(list(s), dtype=np.int64)) for s in token_sets]
-        if not sets or any(len(s) == 0 for s in sets):
-            raise ValueError("expected at least one non-empty token set")
-        if any(s.min() < 0 or s.max() >= lm.vocab_rows for s in sets):
-            raise ValueError(f"token sets must hold ids below the model's {lm.vocab_rows} rows")
+        [prefix], [conts], sets = self._masses_request([prefix], [conts], token_sets)
         if prefix:
             self.keep([prefix[:-1]])
         else:
             self._reset()
-        base = self._node(prefix)
-        pairs: dict[tuple[int, int], int] = {}
-        flat: list[int] = []
-        owner: list[int] = []
-        ends: list[int] = []
-        for r, c in enumerate(conts):
-            node = base
-            for tok in c:
-                flat.append(pairs.setdefault((node, tok), len(pairs)))
-                owner.append(r)
-                node = self.child(node, tok)
-            ends.append(node)
-        mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
-        values = np.zeros(len(pairs))
-        node_masses = np.zeros((len(mass_nodes), len(sets)))
-        with torch.inference_mode():
-            self._run(pairs, values, (mass_nodes, sets, node_masses))
-        sums = np.bincount(np.asarray(owner, dtype=np.int64),
-                           weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(conts))
-        masses = node_masses[[mass_nodes[n] for n in ends]].reshape(len(conts), len(sets))
-        bad = ~(np.isfinite(sums) & np.isfinite(masses).all(axis=1))
-        if bad.any():
-            from ..core.errors import ScoringError
-            j = int(np.flatnonzero(bad)[0])
-            raise ScoringError(f"continuation {conts[j]!r} after prefix {prefix[:20]!r}: a "
-                               f"log-probability is NaN/inf: the model produced NaN/inf")
-        return sums, masses
+        return self._masses([prefix], [self._node(prefix)], [conts], sets)[0]
 
     def logp_next_masses_many(self, prefixes: Sequence[Seq], conts_per_prefix: Sequence[
             Sequence[Seq]], token_sets: Sequence[Sequence[int]]
@@ -242,12 +202,24 @@ class KVTree(PrefixTree):
         :meth:`logp_next_masses` costs one per prefix."""
         import torch
 
+        prefixes, conts_per_prefix, sets = self._masses_request(prefixes, conts_per_prefix,
+                                                                token_sets)
+        self.keep(prefixes)
+        bases = [self._node(p) for p in prefixes]
+        if len(self.token) > self.n_done:
+            with torch.inference_mode():
+                self._run({}, np.zeros(0))  # the contexts' new positions, stored
+        return self._masses(prefixes, bases, conts_per_prefix, sets)
+
+    def _masses_request(self, prefixes, conts_per_prefix, token_sets):
+        """The prefixes and continuations as tuples and the token sets as sorted id arrays,
+        checked (lengths, tree attention, ids)."""
         lm = self.lm
-        prefixes = [tuple(int(t) for t in p) for p in prefixes]
-        conts_per_prefix = [[tuple(int(t) for t in c) for c in cs] for cs in conts_per_prefix]
         if len(prefixes) != len(conts_per_prefix):
             raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
                              f"continuations: expected one list per prefix")
+        prefixes = [tuple(int(t) for t in p) for p in prefixes]
+        conts_per_prefix = [[tuple(int(t) for t in c) for c in cs] for cs in conts_per_prefix]
         depth = 0
         for p, conts in zip(prefixes, conts_per_prefix):
             longest = max((len(c) for c in conts), default=0)
@@ -261,26 +233,29 @@ class KVTree(PrefixTree):
             raise ValueError("expected at least one non-empty token set")
         if any(s.min() < 0 or s.max() >= lm.vocab_rows for s in sets):
             raise ValueError(f"token sets must hold ids below the model's {lm.vocab_rows} rows")
-        self.keep(prefixes)
-        bases = [self._node(p) for p in prefixes]
+        return prefixes, conts_per_prefix, sets
+
+    def _masses(self, prefixes, bases, conts_per_prefix, sets):
+        """Run every continuation's tokens after its prefix's node (``bases``) and the masses of
+        ``sets`` at its end: ``(sums, masses)`` per prefix (:meth:`logp_next_masses`)."""
+        import torch
+
+        pairs: dict[tuple[int, int], int] = {}
+        flat: list[int] = []
+        owner: list[int] = []
+        ends: list[int] = []
+        for base, conts in zip(bases, conts_per_prefix):
+            for c in conts:
+                node = base
+                for tok in c:
+                    flat.append(pairs.setdefault((node, tok), len(pairs)))
+                    owner.append(len(ends))
+                    node = self.child(node, tok)
+                ends.append(node)
+        mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
+        values = np.zeros(len(pairs))
+        node_masses = np.zeros((len(mass_nodes), len(sets)))
         with torch.inference_mode():
-            if len(self.token) > self.n_done:
-                self._run({}, np.zeros(0))  # the contexts' new positions, stored
-            pairs: dict[tuple[int, int], int] = {}
-            flat: list[int] = []
-            owner: list[int] = []
-            ends: list[int] = []
-            for base, conts in zip(bases, conts_per_prefix):
-                for c in conts:
-                    node = base
-                    for tok in c:
-                        flat.append(pairs.setdefault((node, tok), len(pairs)))
-                        owner.append(len(ends))
-                        node = self.child(node, tok)
-                    ends.append(node)
-            mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
-            values = np.zeros(len(pairs))
-            node_masses = np.zeros((len(mass_nodes), len(sets)))
             self._run(pairs, values, (mass_nodes, sets, node_masses))
         sums = np.bincount(np.asarray(owner, dtype=np.int64),
                            weights=values[np.asarray(flat, dtype=np.int64)], minlength=len(ends))
@@ -291,8 +266,10 @@ class KVTree(PrefixTree):
             j = int(np.flatnonzero(bad)[0])
             i = int(np.searchsorted(np.cumsum([len(c) for c in conts_per_prefix]), j,
                                     side="right"))
-            raise ScoringError(f"a continuation after prefix {prefixes[i][:20]!r}: a "
-                               f"log-probability is NaN/inf: the model produced NaN/inf")
+            at = j - sum(len(c) for c in conts_per_prefix[:i])
+            raise ScoringError(f"continuation {conts_per_prefix[i][at]!r} after prefix "
+                               f"{prefixes[i][:20]!r}: a log-probability is NaN/inf: the model "
+                               f"produced NaN/inf")
         out, at = [], 0
         for conts in conts_per_prefix:
             out.append((sums[at:at + len(conts)], masses[at:at + len(conts)]))
