@@ -27,7 +27,7 @@ def test_gpu_profile_plans_every_unit_of_every_language_and_refuses_bfloat16(tmp
     assert cfg["scoring"]["max_units"] is None
     assert cfg["marginal"]["lm"]["pretrained_max_units"] is None
     assert cfg["marginal"]["K"] == 32 and cfg["marginal"]["lm"]["batch_tokens"] >= 8192
-    assert "pretrained" in cfg["shannon"]["bettors"]
+    assert "pretrained" in cfg["shannon"]["bettors"] and cfg["shannon"]["pass_tokens"] >= 8192
     proc = snakemake(wd, "-n", "--configfile", str(profile), "--quiet", "rules")
     assert_ok(proc)
     jobs = planned(proc.stdout + proc.stderr)

@@ -213,6 +213,42 @@ def test_prefetched_truncations_equal_the_context_by_context_bets(tiny):
     assert any(r["outcome"] == UNK_OUTCOME for r in fast)
 
 
+def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
+    """workflow/scripts/shannon_bets.py builds a token bettor whose forward passes hold
+    shannon.pass_tokens new positions (read from the run's config; 1024 without it), and the
+    schema refuses a value below 64."""
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import jsonschema
+    import yaml
+
+    bettor, model, tok, _ = tiny
+    if not hasattr(tok, "save_pretrained"):
+        pytest.skip("this tokenizer family is not saved as a folder")
+    folder = tmp_path / "model"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    root = Path(__file__).resolve().parents[1]
+    script = runpy.run_path(str(root / "workflow" / "scripts" / "shannon_bets.py"))
+
+    class Params(SimpleNamespace):
+        def get(self, key, default=None):
+            return getattr(self, key, default)
+
+    for config, want in (({"shannon": {"pass_tokens": 77}}, 77), ({}, 1024)):
+        smk = SimpleNamespace(params=Params(load_from=str(folder), special=None), threads=1,
+                              config=config)
+        made, _ = script["make_bettor"]("transformer", smk, OUTCOMES, [], [])
+        assert made.session.chunk == want
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    sub = schema["properties"]["shannon"]["properties"]["pass_tokens"]
+    jsonschema.validate(2048, sub)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(10, sub)
+
+
 def test_exhaustive_gambling_perplexity_is_the_likelihood_perplexity(tiny):
     bettor, _, _, encode = tiny
     units = [u for u in sentences(40, 5) if all(w in OUTCOMES.index for w in split_words(u))]

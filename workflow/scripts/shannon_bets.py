@@ -33,9 +33,17 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     import torch
 
     torch.set_num_threads(snakemake.threads)
-    # a pretrained bettor's precision (config pretrained.dtype); a trained one is float32
+    # a pretrained bettor's precision (config pretrained.dtype); a trained one is float32.
+    # Positions per pass: read from the config, not a param (a speed setting reruns nothing)
+    chunk = pass_tokens(snakemake.config)
     return bettors.TokenBettor.from_folder(params.load_from, outcomes, params.special or None,
-                                           load_dtype=params.get("dtype") or "float32"), {}
+                                           load_dtype=params.get("dtype") or "float32",
+                                           chunk=chunk), {}
+
+
+def pass_tokens(config: dict) -> int:
+    """``shannon.pass_tokens`` of the run's config (its default when absent)."""
+    return int((config.get("shannon") or {}).get("pass_tokens") or 1024)
 
 
 def main(snakemake):

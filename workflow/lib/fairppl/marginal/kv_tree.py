@@ -342,13 +342,12 @@ class KVTree(PrefixTree):
                                 layer.values[new_row, :, new_col].transpose(0, 1)[None])
                                for layer in out.past_key_values.layers])
             # each kept node's log-softmax once (as the LM's own scorer computes it), then
-            # every target of it picked
+            # every target of it picked; at most the LM's max_batch_tokens rows of logits at once
             if not keep:
                 continue
             nodes = np.asarray(keep, dtype=np.int64)
             hidden = out.last_hidden_state[torch.from_numpy(lay.row_of(nodes)).to(dev),
                                            torch.from_numpy(lay.col_of(nodes)).to(dev)]
-            lsm = torch.log_softmax(_upcast(_output_layer(lm.model, hidden)), dim=-1)
             where = {int(q): i for i, q in enumerate(nodes)}
             rows, toks, ks = [], [], []
             for q in keep:
@@ -356,16 +355,25 @@ class KVTree(PrefixTree):
                     rows.append(where[q])
                     toks.append(tok)
                     ks.append(k)
-            if rows:
-                lp = lsm[torch.tensor(rows, device=dev), torch.tensor(toks, device=dev)]
-                values[np.asarray(ks)] = lp.double().cpu().numpy()
-            mnodes = [i for i, q in enumerate(keep) if q in mass_rows]
-            if mnodes:
-                picked = lsm[torch.tensor(mnodes, device=dev)]
-                mks = np.asarray([mass_rows[keep[i]] for i in mnodes])
-                for s, idx in enumerate(set_index):
-                    part = torch.logsumexp(picked.index_select(1, idx), dim=-1)
-                    mass_out[mks, s] = part.double().cpu().numpy()
+            rows_a, toks_a, ks_a = (np.asarray(x, dtype=np.int64) for x in (rows, toks, ks))
+            mnodes = np.asarray([i for i, q in enumerate(keep) if q in mass_rows],
+                                dtype=np.int64)
+            step = max(1, int(lm.max_batch_tokens))
+            for lo in range(0, len(nodes), step):
+                hi = min(len(nodes), lo + step)
+                lsm = torch.log_softmax(_upcast(_output_layer(lm.model, hidden[lo:hi])), dim=-1)
+                p0, p1 = np.searchsorted(rows_a, [lo, hi])  # rows_a is sorted
+                if p1 > p0:
+                    lp = lsm[torch.from_numpy(rows_a[p0:p1] - lo).to(dev),
+                             torch.from_numpy(toks_a[p0:p1]).to(dev)]
+                    values[ks_a[p0:p1]] = lp.double().cpu().numpy()
+                m0, m1 = np.searchsorted(mnodes, [lo, hi])
+                if m1 > m0:
+                    picked = lsm[torch.from_numpy(mnodes[m0:m1] - lo).to(dev)]
+                    mks = np.asarray([mass_rows[keep[i]] for i in mnodes[m0:m1]])
+                    for s, idx in enumerate(set_index):
+                        part = torch.logsumexp(picked.index_select(1, idx), dim=-1)
+                        mass_out[mks, s] = part.double().cpu().numpy()
 
     def _layout(self, rows_of: list[int], a: int, b: int) -> "_Layout":
         """The rows of a pass that runs the nodes ``rows_of`` (the new nodes ``a..b-1``, then
