@@ -12,7 +12,8 @@ continuations share it, and a prefix is never run again. A pass is a batch of ro
 nodes under one stored node (a new subtree) share a row, subtrees fill rows of about
 ``row_nodes`` positions, and each row carries only the stored key/values its nodes descend
 from, so the attention of a pass that carries many units (:mod:`.batch`) grows with the
-units' own sizes, not with the pass's square. :meth:`KVTree.keep` then drops every
+units' own sizes, not with the pass's square; a pass stays one row where the rows' padding
+would cost more (``layout``, :data:`LAYOUT`). :meth:`KVTree.keep` then drops every
 node that is not on the path of a prefix still wanted, which bounds the store (the continuations
 not drawn).
 
@@ -289,7 +290,9 @@ class KVTree(PrefixTree):
         key/values its own nodes descend from, so a node attends over its row (its ancestors
         and, masked out, the row's other positions) rather than over every position of the pass:
         a pass of units that share nothing costs about ``units`` times less attention than one
-        row would.
+        row would, at the price of padding (``layout`` "auto" takes the cheaper of the two per
+        pass). Logits are computed for the positions with a target or a mass only, at most the
+        LM's ``max_batch_tokens`` of them at once.
 
         A pair or mass whose node is already stored (a prefix that another request ran as an
         inner position, e.g. units sharing a session, :mod:`.batch`; a context of
