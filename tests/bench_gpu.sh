@@ -14,8 +14,9 @@
 # not depend on the values), canonical scoring's seconds per unit, and the Shannon game's token
 # bettors' seconds per truncation. Each step has its own time limit so that one slow step leaves
 # the others' figures. Environment: VERSES (20), BATCH_TOKENS (16384), LANGS (the six), STEPS
-# ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LM_LIMIT and
-# SHANNON_LIMIT (seconds).
+# ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
+# one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
+# Shannon bettors' positions per pass), LM_LIMIT and SHANNON_LIMIT (seconds).
 set -u
 BUNDLE=${1:-.gpu}
 OUTDIR=${2:-${OUT:-/tmp/bench-gpu}}
@@ -53,12 +54,14 @@ for name in $STEPS; do
         step lm_batch "${LM_LIMIT:-240}" python3 tests/bench_lm_batch.py --random-weights \
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
             --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
-            --score-batch 64 --device cuda ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
+            --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} \
+            ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
     shannon)
         step shannon "${SHANNON_LIMIT:-120}" python3 tests/bench_shannon_bets.py --random-weights \
             --units "$BUNDLE/units.parquet" --language eng --verses 4 --check-units 100 \
             --naive 2 --model "smollm2-135m=$BUNDLE/configs/smollm2-135m" \
-            --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda ;;
+            --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda \
+            --chunk "${PASS_TOKENS:-16384}" ;;
     *) echo "unknown step $name (expected lm_batch, shannon)"; exit 2 ;;
     esac
 done
