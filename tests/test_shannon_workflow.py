@@ -202,5 +202,9 @@ def test_players_table_and_report_section_beside_the_study_models(study, tmp_pat
         html = players_body(table, {"eng": "English"})
         assert ("script (a scripted player, not a person) played 5 of "
                 f"{len(campaign.ids)} truncations of English (money protocol") in html
+        assert "<h3 id='shannon-players'>" in html and "`" not in html
+        # the table prints each perplexity as the sentence does (one decimal)
+        for value in table["perplexity_per_unit"].drop_nulls():
+            assert html.count(f"{value:.1f}") >= 2
     finally:  # the shared study's tables stay those of rule `all` (the SLURM run compares them)
         (wd / "results" / "tables" / "shannon_players.csv").unlink(missing_ok=True)

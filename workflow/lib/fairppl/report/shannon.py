@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .html import fmt, html_table
+from .html import fmt, html_table, subsection
 from .html import paragraph as _p
 from .plots import model_label
 
@@ -343,13 +343,17 @@ def players_body(players: pl.DataFrame, names: dict[str, str]) -> str:
                      "predictor": ("the player" if row["predictor_kind"] != "model"
                                    else row["predictor"]),
                      "n_truncations_played": row["n_truncations_played"],
-                     "perplexity_per_unit": fmt(row["perplexity_per_unit"]), "ci": ci(row),
+                     # one decimal, as the sentence above and the interval print it
+                     "perplexity_per_unit": ("" if row["perplexity_per_unit"] is None
+                                             else f"{row['perplexity_per_unit']:.1f}"),
+                     "ci": ci(row),
                      "entropy": entropy(row)})
-    intro = _p("People in the game (`fairppl campaign play`, docs/campaign.md): each player's "
+    intro = _p("People in the game (fairppl campaign play; docs/campaign.md): each player's "
                "bets, scored like a site's, and on exactly the truncations they played the "
-               "bets of the campaign's models (`fairppl campaign models`). A unit is what the "
+               "bets of the campaign's models (fairppl campaign models). A unit is what the "
                "campaign plays: a word, or a character in a language written without spaces. "
                + " ".join(players_sentences(players, names)))
-    return intro + html_table(pl.DataFrame(rows), PLAYER_HEADERS,
-                              caption="Players beside the models on the same truncations "
-                                      "(results/tables/shannon_players.csv)")
+    table = html_table(pl.DataFrame(rows), PLAYER_HEADERS,
+                       caption="Players beside the models on the same truncations "
+                               "(results/tables/shannon_players.csv)")
+    return subsection("shannon-players", "People beside the models") + intro + table
