@@ -520,8 +520,7 @@ def _slots(prefixes: Sequence[Seq], conts_per_prefix: Sequence[Sequence[Seq]]
             row.append(bucket.setdefault(c, len(bucket)))
         local.append(row)
         which.append(bucket)
-    offset = {id(b): 0 for b in slots.values()}
-    at = 0
+    offset, at = {}, 0  # a prefix's first number
     for b in slots.values():
         offset[id(b)] = at
         at += len(b)
