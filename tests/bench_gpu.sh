@@ -16,7 +16,8 @@
 # the others' figures. Environment: VERSES (20), BATCH_TOKENS (16384), LANGS (the six), STEPS
 # ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
 # one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
-# Shannon bettors' positions per pass), LM_LIMIT and SHANNON_LIMIT (seconds).
+# Shannon bettors' positions per pass), UNITS_PER_CALL (8: the bettors' units per call, timed
+# beside a unit per call), LM_LIMIT and SHANNON_LIMIT (seconds).
 set -u
 BUNDLE=${1:-.gpu}
 OUTDIR=${2:-${OUT:-/tmp/bench-gpu}}
@@ -58,10 +59,10 @@ for name in $STEPS; do
             ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
     shannon)
         step shannon "${SHANNON_LIMIT:-120}" python3 tests/bench_shannon_bets.py --random-weights \
-            --units "$BUNDLE/units.parquet" --language eng --verses 4 --check-units 100 \
+            --units "$BUNDLE/units.parquet" --language eng --verses 8 --check-units 100 \
             --naive 2 --model "smollm2-135m=$BUNDLE/configs/smollm2-135m" \
             --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda \
-            --chunk "${PASS_TOKENS:-16384}" ;;
+            --chunk "${PASS_TOKENS:-16384}" --units-per-call "${UNITS_PER_CALL:-8}" ;;
     *) echo "unknown step $name (expected lm_batch, shannon)"; exit 2 ;;
     esac
 done

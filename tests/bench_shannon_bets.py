@@ -19,7 +19,9 @@ A model named in ``config/models.tsv`` is framed with its ``bos``/``eos``. Per m
 * the tree: distinct token positions of the m words' tree (first word, later words);
 * per truncation: seconds, forward passes and positions of the bettor, context by context and
   with a unit's truncations in one call (``TokenBettor.prefetch``, what ``truncation_rows``
-  does), in one run (one warm-up unit first, outside the timings);
+  does), and with ``--units-per-call`` units per call (``truncation_rows_many``, what
+  config ``shannon.units_per_call`` does), in one run (one warm-up unit first, outside the
+  timings);
 * the naive per-word forward on ``--naive`` truncations of the first unit (evenly spaced from
   its first to its last position): its positions (exact: the sum
   over words of 1 + context + word tokens, plus the word's boundary row) and seconds, and the
@@ -83,7 +85,8 @@ def naive_truncation(bettor, ctx_words, batch: int) -> tuple[float, int]:
 
 def bench(name: str, folder: Path, outcomes, units, args) -> None:
     from fairppl.lm.scoring import score_texts
-    from fairppl.shannon.bettors import ContextByContext, TokenBettor, truncation_rows
+    from fairppl.shannon.bettors import (ContextByContext, TokenBettor, truncation_rows,
+                                         truncation_rows_many)
     from fairppl.shannon.neural import concatenation_holds
 
     row = sheet().get(name, {})
@@ -137,6 +140,22 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
     print(f"per truncation, a unit per call (prefetch): {np.mean(secs):.3f} s, "
           f"{np.mean(pos):.0f} positions, {np.mean(passes):.2f} passes; "
           f"{sum(pos) / sum(secs):.0f} positions/s; time ratio {sum(secs) / one['seconds']:.2f}")
+    if args.units_per_call > 1:
+        g = args.units_per_call
+        many = {"seconds": 0.0, "passes": 0, "positions": 0, "n": 0}
+        for lo in range(0, len(units), g):
+            t0 = time.perf_counter()
+            groups = truncation_rows_many(bettor, units[lo:lo + g], outcomes, [1, 10, 100, 1000])
+            many["seconds"] += time.perf_counter() - t0
+            for rows in groups:
+                many["passes"] += sum(r["cost_passes"] for r in rows)
+                many["positions"] += sum(r["cost_positions"] for r in rows)
+                many["n"] += len(rows)
+        k = many["n"]
+        print(f"per truncation, {g} units per call: {many['seconds'] / k:.3f} s, "
+              f"{many['positions'] / k:.0f} positions, {many['passes'] / k:.2f} passes; "
+              f"{many['positions'] / many['seconds']:.0f} positions/s; time ratio to a unit "
+              f"per call {many['seconds'] / sum(secs):.2f}")
     # naive on --naive truncations of the first unit, evenly spaced from the first to the last
     ws = units[0][1].split(" ")
     n_sec = n_pos = t_sec = t_pos = 0.0
@@ -215,6 +234,8 @@ def main() -> None:
     ap.add_argument("--naive", type=int, default=3, help="truncations timed the naive way")
     ap.add_argument("--batch", type=int, default=64, help="rows per naive forward")
     ap.add_argument("--chunk", type=int, default=None, help="tree positions per forward pass")
+    ap.add_argument("--units-per-call", type=int, default=1,
+                    help="also time the units in calls of this many (shannon.units_per_call)")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default=None)
     ap.add_argument("--random-weights", action="store_true",

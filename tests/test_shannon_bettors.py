@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.ngram.word import words as split_words  # noqa: E402
 from fairppl.shannon.bettors import (ContextByContext, TokenBettor, WordNgramBettor,  # noqa: E402
-                                     truncation_rows)
+                                     truncation_rows, truncation_rows_many)
 from fairppl.shannon.gambling import gambling_perplexity  # noqa: E402
 from fairppl.shannon.neural import concatenation_holds  # noqa: E402
 from fairppl.shannon.outcomes import END_OUTCOME, UNK_OUTCOME, build_outcomes  # noqa: E402
@@ -247,6 +247,107 @@ def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
     jsonschema.validate(2048, sub)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(10, sub)
+
+
+def test_units_of_one_call_share_its_passes_and_keep_their_bets(tiny):
+    """truncation_rows_many computes several units' truncations in one prefetch: every row
+    equals the unit's own truncation_rows within 1e-12 (float64), contexts asked by several
+    units (the empty one; two units opening with the same out-of-vocabulary word) are run once
+    with every word asked after them, the call takes fewer passes than a call per unit, and the
+    shared cost adds up to the call's. Without a prefetch the rows are the same."""
+    bettor, *_ = tiny
+    oov = [w for w in WORDS if w not in OUTCOMES.index]
+    units = [(f"a{i}", t) for i, t in enumerate(
+        [f"{oov[0]} the lord", f"{oov[0]} the day night", f"{oov[1]} said", "the lord said",
+         "", "the"] + UNITS[:3])]
+    lengths = [1, 5, OUTCOMES.m]
+    chunk = bettor.session.chunk
+    bettor.session.chunk = 64
+    try:
+        alone, passes_alone = [], 0
+        for uid, text in units:
+            calls0 = bettor.lm.calls
+            alone.append(truncation_rows(bettor, uid, text, OUTCOMES, lengths))
+            passes_alone += bettor.lm.calls - calls0
+        calls0, pos0 = bettor.lm.calls, bettor.lm.positions
+        together = truncation_rows_many(bettor, units, OUTCOMES, lengths)
+        calls, positions = bettor.lm.calls - calls0, bettor.lm.positions - pos0
+        by_context = truncation_rows_many(ContextByContext(bettor), units, OUTCOMES, lengths)
+    finally:
+        bettor.session.chunk = chunk
+    assert calls < passes_alone
+    # every context once, every word after it served without another LM call
+    contexts = [split_words(t)[:k] for _, t in units for k in range(len(split_words(t)) + 1)]
+    words = [w for _, t in units for w in split_words(t) + [END_OUTCOME]]
+    bettor.prefetch(contexts, words)
+    assert len(bettor._ready) == len({tuple(c) for c in contexts}) < len(contexts)
+    calls0 = bettor.lm.calls
+    for ctx, word in zip(contexts, words):
+        bettor.log_prob(ctx, word)
+    assert bettor.lm.calls == calls0
+    flat = [r for rows in together for r in rows]
+    assert sum(r["cost_passes"] for r in flat) == calls
+    assert sum(r["cost_positions"] for r in flat) == positions
+    assert [[r["unit_id"] for r in rows] for rows in together] == [
+        [uid] * (len(split_words(text)) + 1) for uid, text in units]
+    assert together[0][0]["outcome"] == together[1][0]["outcome"] == UNK_OUTCOME
+    for ref in (alone, by_context):
+        for rows_a, rows_b in zip(ref, together):
+            assert len(rows_a) == len(rows_b)
+            for a, b in zip(rows_a, rows_b):
+                assert (a["position"], a["outcome"], a["rank"]) == (b["position"], b["outcome"],
+                                                                    b["rank"])
+                for key in ("log_bet", "log_prob", "listed_sum_5", f"listed_sum_{OUTCOMES.m}"):
+                    assert b[key] == pytest.approx(a[key], abs=1e-12, rel=0), key
+
+
+def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
+    """workflow/scripts/shannon_bets.py hands the token bettor shannon.units_per_call units per
+    call (1 without the setting), appends every unit's record, and a rerun computes nothing;
+    the schema refuses 0."""
+    import runpy
+    from pathlib import Path
+
+    import jsonschema
+    import yaml
+
+    from fairppl.marginal.runner import read_done, run_documents
+
+    bettor, *_ = tiny
+    root = Path(__file__).resolve().parents[1]
+    script = runpy.run_path(str(root / "workflow" / "scripts" / "shannon_bets.py"))
+    assert script["units_per_call"]({}) == 1
+    per_call = script["units_per_call"]({"shannon": {"units_per_call": 2}})
+    assert per_call == 2
+    texts = UNITS[:5]
+    ids = [f"u{i}" for i in range(5)]
+    groups = []
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner = inner
+            self.bets, self.log_prob, self.take_cost = inner.bets, inner.log_prob, inner.take_cost
+
+        def prefetch(self, contexts, words):
+            groups.append(sum(1 for c in contexts if not c))  # one empty context per unit
+            return self.inner.prefetch(contexts, words)
+
+    part = tmp_path / "part.jsonl"
+    make = script["records_maker"](Counting(bettor), OUTCOMES, [1], per_call)
+    assert run_documents(texts, ids, None, part, progress=False, make_records=make) == 5
+    assert groups == [2, 2, 1]
+    done = read_done(part, ids)
+    for uid, text in zip(ids, texts):
+        want = truncation_rows(bettor, uid, text, OUTCOMES, [1])
+        assert [r["log_bet"] for r in done[uid]["rows"]] == pytest.approx(
+            [r["log_bet"] for r in want], abs=1e-12, rel=0)
+    assert run_documents(texts, ids, None, part, progress=False, make_records=make) == 0
+    assert groups == [2, 2, 1]
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    sub = schema["properties"]["shannon"]["properties"]["units_per_call"]
+    jsonschema.validate(8, sub)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(0, sub)
 
 
 def test_exhaustive_gambling_perplexity_is_the_likelihood_perplexity(tiny):

@@ -1,7 +1,8 @@
 """One bettor of the Shannon game on one language: bets on every truncation of evenly spaced
 evaluation units over the game's outcomes (the train split's vocabulary words, <unk>, </s>),
-summarised per truncation (fairppl.shannon.bettors.truncation_rows); resumable unit by unit (a
-hidden partial file beside the output keeps the finished units of a killed job)."""
+summarised per truncation (fairppl.shannon.bettors.truncation_rows_many, shannon.units_per_call
+units per call); resumable unit by unit (a hidden partial file beside the output keeps the
+finished units of a killed job)."""
 
 import logging
 import math
@@ -46,6 +47,26 @@ def pass_tokens(config: dict) -> int:
     return int((config.get("shannon") or {}).get("pass_tokens") or 1024)
 
 
+def units_per_call(config: dict) -> int:
+    """``shannon.units_per_call`` of the run's config (its default when absent)."""
+    return int((config.get("shannon") or {}).get("units_per_call") or 1)
+
+
+def records_maker(bettor, outcomes, lengths, per_call: int):
+    """``make_records`` of :func:`run_documents`: the units not yet done, ``per_call`` at a time
+    (one call of a token bettor each, :func:`fairppl.shannon.bettors.truncation_rows_many`),
+    each unit's record yielded (and so appended) as soon as its call is done."""
+    from fairppl.shannon.bettors import truncation_rows_many
+
+    def make_records(todo):
+        for start in range(0, len(todo), per_call):
+            group = [(unit_id, text) for text, unit_id in todo[start:start + per_call]]
+            for rows in truncation_rows_many(bettor, group, outcomes, lengths):
+                yield {"rows": rows}
+
+    return make_records
+
+
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     wc, params = snakemake.wildcards, snakemake.params
@@ -67,13 +88,10 @@ def main(snakemake):
                          f"vocabulary word: expected a lower shannon.max_unit_chars")
     ids, texts = units["unit_id"].to_list(), units["text"].to_list()
 
-    from fairppl.shannon.bettors import truncation_rows
-
-    def record(text, unit_id):
-        return {"rows": truncation_rows(bettor, unit_id, text, outcomes, lengths)}
-
-    computed = run_documents(texts, ids, record, params.part, desc=f"{wc.language} {wc.model}",
-                             progress=False)
+    computed = run_documents(texts, ids, None, params.part, desc=f"{wc.language} {wc.model}",
+                             progress=False,
+                             make_records=records_maker(bettor, outcomes, lengths,
+                                                        units_per_call(snakemake.config)))
     done = read_done(params.part, ids)
     keys = {"corpus": wc.corpus, "language": wc.language, "model": wc.model,
             "tokenizer": wc.tokenizer, "split": params.split, "m": outcomes.m,

@@ -20,7 +20,8 @@ against rounding, so the bets sum to 1. ``take_cost()`` gives the work since its
 * :class:`~.neural.TokenBettor` (:mod:`.neural`): a transformers causal LM over characters,
   pieces or bytes, betting on whole words.
 
-:func:`truncation_rows` scores every truncation of one unit with a bettor.
+:func:`truncation_rows` scores every truncation of one unit with a bettor,
+:func:`truncation_rows_many` those of several units (in one call of a token bettor).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from .gambling import summarize_bets
 from .neural import TokenBettor
 from .outcomes import END_OUTCOME, UNK_OUTCOME, Outcomes
 
-__all__ = ["WordNgramBettor", "TokenBettor", "ContextByContext", "truncation_rows", "LN_10"]
+__all__ = ["WordNgramBettor", "TokenBettor", "ContextByContext", "truncation_rows",
+           "truncation_rows_many", "LN_10"]
 
 #: ln(10): KenLM's log10 probabilities times LN_10 are nats.
 LN_10 = math.log(10.0)
@@ -193,38 +195,54 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
     A bettor with a ``prefetch`` (the token bettors, :class:`TokenBettor`) computes every
     truncation's bets in one call first; that call's cost is shared out evenly over the
     unit's positions (integer counts so that they sum to the call's)."""
-    ws = split_words(text)
+    return truncation_rows_many(bettor, [(unit_id, text)], outcomes, list_lengths)[0]
+
+
+def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Outcomes,
+                         list_lengths: Sequence[int]) -> list[list[dict]]:
+    """:func:`truncation_rows` of every ``(unit_id, text)`` of ``units``, in order. A bettor
+    with a ``prefetch`` computes the truncations of all of them in one call (their contexts'
+    positions share the forward passes: config ``shannon.units_per_call``), and that call's
+    cost is shared out evenly over all their positions; the rows are those of one unit at a
+    time (up to the float rounding of other passes)."""
     lengths = [int(x) for x in list_lengths]
     if any(x < 1 for x in lengths):
         raise InputError(f"list lengths must be positive, got {lengths}")
-    rows = []
+    words = [split_words(text) for _, text in units]
     bettor.take_cost()
-    n = len(ws) + 1
+    total = sum(len(ws) + 1 for ws in words)
     shared = None
     if hasattr(bettor, "prefetch"):  # every truncation's bets in one call, its cost shared out
-        bettor.prefetch([ws[:k] for k in range(n)], ws + [END_OUTCOME])
+        bettor.prefetch([ws[:k] for ws in words for k in range(len(ws) + 1)],
+                        [w for ws in words for w in ws + [END_OUTCOME]])
         shared = bettor.take_cost()
-    for k in range(n):
-        ctx = ws[:k]
-        word = ws[k] if k < len(ws) else END_OUTCOME
-        label = outcomes.outcome(word) if k < len(ws) else END_OUTCOME
-        correct = outcomes.index[label]
-        bets = bettor.bets(ctx)
-        summary = summarize_bets(bets, correct, lengths)
-        row = {"unit_id": str(unit_id), "position": k, "outcome": label,
-               "in_vocabulary": label != UNK_OUTCOME, "log_bet": summary["log_bet"],
-               "log_prob": bettor.log_prob(ctx, word), "rank": summary["rank"],
-               "rank_tied_first": summary["rank_tied_first"], "n_tied": summary["n_tied"]}
-        for length, total, last in zip(lengths, summary["listed_sum"], summary["listed_last"]):
-            row[f"listed_sum_{length}"] = total
-            row[f"listed_last_{length}"] = last
-        row.update(bettor.take_cost())
-        if shared is not None:
-            for key, value in shared.items():
-                row[key] += (value / n if isinstance(value, float)
-                             else round(value * (k + 1) / n) - round(value * k / n))
-        rows.append(row)
-    return rows
+    out, done = [], 0  # done: positions before the current one, over the call's units
+    for (unit_id, _), ws in zip(units, words):
+        rows = []
+        for k in range(len(ws) + 1):
+            ctx = ws[:k]
+            word = ws[k] if k < len(ws) else END_OUTCOME
+            label = outcomes.outcome(word) if k < len(ws) else END_OUTCOME
+            correct = outcomes.index[label]
+            bets = bettor.bets(ctx)
+            summary = summarize_bets(bets, correct, lengths)
+            row = {"unit_id": str(unit_id), "position": k, "outcome": label,
+                   "in_vocabulary": label != UNK_OUTCOME, "log_bet": summary["log_bet"],
+                   "log_prob": bettor.log_prob(ctx, word), "rank": summary["rank"],
+                   "rank_tied_first": summary["rank_tied_first"], "n_tied": summary["n_tied"]}
+            for length, listed, last in zip(lengths, summary["listed_sum"],
+                                            summary["listed_last"]):
+                row[f"listed_sum_{length}"] = listed
+                row[f"listed_last_{length}"] = last
+            row.update(bettor.take_cost())
+            if shared is not None:
+                for key, value in shared.items():
+                    row[key] += (value / total if isinstance(value, float) else
+                                 round(value * (done + 1) / total) - round(value * done / total))
+            done += 1
+            rows.append(row)
+        out.append(rows)
+    return out
 
 
 def listed_bets(bets: np.ndarray, outcomes: Outcomes, length: int | None) -> dict[str, float]:

@@ -187,33 +187,41 @@ class TokenBettor:
                  words: Sequence[str] | None = None) -> None:
         """Compute the bets after every context of ``contexts`` in one call of the session
         (:meth:`~fairppl.marginal.kv_tree.KVTree.logp_next_masses_many`: the contexts' tries in
-        shared forward passes, about two per call instead of one per context), kept until the
-        next ``prefetch`` or a context outside them is asked; with ``words`` (the word after
-        each context), also the :meth:`log_prob` of each one outside the vocabulary. The values
-        are those of the context-by-context path (up to the float rounding of other passes)."""
+        shared forward passes of ``chunk`` positions, instead of a pass or more per context),
+        kept until the next ``prefetch`` or a context outside them is asked; with ``words`` (the
+        word after each context), also the :meth:`log_prob` of each one outside the vocabulary.
+        A context may come more than once (the truncations of several units): it is run once.
+        The values are those of the context-by-context path (up to the float rounding of other
+        passes)."""
         keys = [tuple(c) for c in contexts]
         if words is not None and len(words) != len(keys):
             raise ValueError(f"{len(keys)} contexts but {len(words)} words")
-        for key in keys:
+        # a context asked more than once (the empty one of every unit of a call, or units that
+        # begin alike) is run once, with every out-of-vocabulary word asked after it
+        oovs: dict[tuple, list[str]] = {}
+        for i, key in enumerate(keys):
+            wanted = oovs.setdefault(key, [])
+            word = words[i] if words is not None else None
+            if (word is not None and word not in (END_OUTCOME, UNK_OUTCOME)
+                    and not (word in self.outcomes.index
+                             and self.outcomes.index[word] < self.outcomes.unk)
+                    and word not in wanted):
+                wanted.append(word)
+        for key in oovs:
             self._check_depth(key)
         start = time.perf_counter()
-        ctxs, conts, extra = [], [], []
-        for i, key in enumerate(keys):
+        ctxs, conts = [], []
+        for key, wanted in oovs.items():
             ctxs.append(self.tokens.context(key))
             cs = (self._later if key else self._first) + [()]
-            word = words[i] if words is not None else None
-            oov = (word is not None and word not in (END_OUTCOME, UNK_OUTCOME)
-                   and not (word in self.outcomes.index
-                            and self.outcomes.index[word] < self.outcomes.unk))
-            extra.append(word if oov else None)
-            conts.append(cs + ([self.tokens(word, not key)] if oov else []))
+            conts.append(cs + [self.tokens(word, not key) for word in wanted])
         out = self.session.logp_next_masses_many(ctxs, conts, [self.boundary, [self.lm.end_id]])
         self._ready = {}
-        for key, ctx, word, (sums, masses) in zip(keys, ctxs, extra, out):
+        for (key, wanted), ctx, (sums, masses) in zip(oovs.items(), ctxs, out):
             m = len(self._later if key else self._first)
             state = self._make_state(key, ctx, sums[:m + 1], masses[:m + 1])
-            if word is not None:
-                state["oov"] = {word: float(sums[-1] + masses[-1, 0] - state["log_b"])}
+            state["oov"] = {word: float(sums[m + 1 + j] + masses[m + 1 + j, 0] - state["log_b"])
+                            for j, word in enumerate(wanted)}
             self._ready[key] = state
         self._seconds += time.perf_counter() - start
 
