@@ -55,7 +55,7 @@ for name in $STEPS; do
         step lm_batch "${LM_LIMIT:-240}" python3 tests/bench_lm_batch.py --random-weights \
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
             --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
-            --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} \
+            --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} --stages \
             ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
     shannon)
         step shannon "${SHANNON_LIMIT:-120}" python3 tests/bench_shannon_bets.py --random-weights \

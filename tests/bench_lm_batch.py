@@ -19,6 +19,11 @@ tokens in right-padded batches of ``--bare-batch`` rows, timed before and after 
 their mean). It checks that both paths drew the same samples and prints the largest log-weight
 difference. A last line per language times the study's canonical scorer (``score_texts``,
 ``--score-batch`` units per pass; 0 leaves it out) on the same verses: seconds per unit. The verses' candidate lists are built before the timings (both paths use them).
+``--stages`` runs the batched path once more, each session stage timed with the device waited
+for at its end (:data:`fairppl.marginal.kv_tree.PROFILE`), and prints milliseconds per LM call
+per stage and what is left (the units' own steps, :func:`run_many`): where a GPU's call goes,
+the host's bookkeeping or the device's work (that run is slower by the waits; its total is
+printed beside the batched row's).
 
 ``--random-weights`` builds each model from its saved ``config.json`` and tokenizer with random
 weights (seeded), so the benchmark runs from the repository plus a few MB of tokenizer and config
@@ -95,6 +100,23 @@ def batched(lm, vocab, verses, encoded, cache, args, batch_tokens):
     return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
 
 
+def stages(lm, vocab, verses, encoded, cache, args, plain: float) -> None:
+    """The batched path once more with :data:`kv_tree.PROFILE` on: ms per LM call per stage."""
+    kv_tree.PROFILE = prof = {}
+    try:
+        _, seconds, calls, _ = batched(lm, vocab, verses, encoded, cache, args,
+                                       args.batch_tokens)
+    finally:
+        kv_tree.PROFILE = None
+    passes = prof.pop("passes", 0)
+    rest = seconds - sum(prof.values())
+    parts = ", ".join(f"{k} {1000 * v / calls:.1f}" for k, v in prof.items())
+    print(f"stages of the batched path, ms per LM call ({calls} calls, {passes} passes; the "
+          f"device waited for after each stage): {parts}, the rest (units' steps, run_many) "
+          f"{1000 * rest / calls:.1f}; total {1000 * seconds / calls:.1f} against "
+          f"{1000 * plain / calls:.1f} without the waits")
+
+
 def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args) -> None:
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     model, tok = load(folder, args.random_weights, device)
@@ -154,6 +176,8 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         diff = max(diffs)
         worst = int(np.argmax(diffs))
         factor = args.stats["unit_calls"] / c2
+        if args.stages:
+            stages(lm, vocab, verses, encoded, cache, args, rows["batched" + tag][1])
         print(f"batched / one unit: LM calls {c2 / c1:.2f}, batching factor {factor:.1f} units "
               f"per LM call (1/{factor:.1f} = {1 / factor:.2f}; one-unit calls per request "
               f"{c1 / args.stats['requests']:.2f}); time {s2 / s1:.2f}; same samples {same}, max "
@@ -244,6 +268,8 @@ def main(argv=None) -> None:
                         choices=kv_tree.LAYOUTS,
                         help="how KVTree lays out a pass (rows, one row, auto); several: one "
                              "pair of rows each, the first compared")
+    parser.add_argument("--stages", action="store_true",
+                        help="also time the batched path's session stages (kv_tree.PROFILE)")
     parser.add_argument("--dtype", default="float32",
                         choices=["float32", "float64", "bfloat16", "float16"],
                         help="cast the model (float64: the two paths must agree to ~1e-9 nats)")

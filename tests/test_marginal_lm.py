@@ -347,6 +347,33 @@ def test_kv_tree_masses_equal_full_forwards(tiny):
         session.logp_next_masses([5], [[6]], [[]])
 
 
+def test_kv_tree_stage_timing_changes_no_value(tiny, monkeypatch):
+    """kv_tree.PROFILE (the benchmark's stage timing) on: the same values, bit for bit, as with
+    it off, every stage of a pass timed, and one pass counted per forward pass; off (None),
+    nothing is recorded."""
+    from fairppl.marginal import kv_tree
+
+    model, tok = tiny
+    prefixes, conts = [[5, 6], [5, 7, 8]], [[[8], [8, 9], [7, 5]], [[4], [4, 4], []]]
+    sets = [[4, 5, 6], [2]]
+    out = {}
+    for profile in (None, {}):
+        monkeypatch.setattr(kv_tree, "PROFILE", profile)
+        lm = HFTokenLM(model, tok, score_end=False, tree_nodes=4)
+        session = lm.session()
+        got = session.logp_next_many(prefixes, conts)
+        session.keep([[5, 6, 8, 9]])
+        masses = session.logp_next_masses([5, 6, 8], [[9], [10, 11]], sets)
+        out[profile is None] = (got, masses, lm.calls)
+    on, off = out[False], out[True]
+    for a, b in zip(on[0] + list(on[1]), off[0] + list(off[1])):
+        np.testing.assert_array_equal(a, b)
+    assert set(profile) == {"requests", "layout", "decoder", "store", "output", "keep",
+                            "passes"}
+    assert profile["passes"] == on[2] == off[2]
+    assert all(v > 0 for v in profile.values())
+
+
 def test_too_long_sequences_are_refused(tiny):
     model, tok = tiny
     lm = HFTokenLM(model, tok)

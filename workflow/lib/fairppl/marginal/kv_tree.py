@@ -34,6 +34,7 @@ of a Shannon-game unit).
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 import numpy as np
@@ -50,6 +51,28 @@ ROW_NODES = 256
 #: when a pass carries many units' positions (a GPU's thousands), one row on a CPU's hundreds.
 LAYOUT = "auto"
 LAYOUTS = ("auto", "rows", "one")
+#: Where a session's time goes, for a benchmark (``tests/bench_lm_batch.py --stages``): when a
+#: dict, every session adds to it the seconds of its stages (``requests``: numbering the
+#: requests and walking their continuations; ``layout``: the pass's rows, mask and stored
+#: key/values; ``decoder``; ``store``; ``output``: the output layer, log-softmax and the values
+#: copied back; ``keep``: pruning) and ``passes``, waiting for the device at the end of each
+#: stage so that its work is charged to the stage that queued it. None (the default): nothing
+#: is timed and nothing waits.
+PROFILE: dict | None = None
+
+
+def _tick(lm, stage: str, t0: float) -> float:
+    """With :data:`PROFILE` on: wait for ``lm``'s device, add the seconds since ``t0`` to
+    ``stage`` and return the time now (else ``t0`` unchanged, nothing done)."""
+    if PROFILE is None:
+        return t0
+    import torch
+
+    if lm.device.type == "cuda":
+        torch.cuda.synchronize(lm.device)
+    now = time.perf_counter()
+    PROFILE[stage] = PROFILE.get(stage, 0.0) + now - t0
+    return now
 
 
 class KVTree(PrefixTree):
@@ -136,6 +159,7 @@ class KVTree(PrefixTree):
         import torch
 
         lm = self.lm
+        t0 = time.perf_counter()
         slots, rows = _slots(prefixes, conts_per_prefix)
         depth = 0
         for p, conts in slots.items():
@@ -159,6 +183,7 @@ class KVTree(PrefixTree):
                     if i + 1 < len(c):
                         node = self.child(node, tok)
         values = np.zeros(len(pairs))
+        _tick(lm, "requests", t0)
         if pairs:
             with torch.inference_mode():
                 self._run(pairs, values)
@@ -241,6 +266,7 @@ class KVTree(PrefixTree):
         ``sets`` at its end: ``(sums, masses)`` per prefix (:meth:`logp_next_masses`)."""
         import torch
 
+        t0 = time.perf_counter()
         pairs: dict[tuple[int, int], int] = {}
         flat: list[int] = []
         owner: list[int] = []
@@ -256,6 +282,7 @@ class KVTree(PrefixTree):
         mass_nodes = {node: i for i, node in enumerate(dict.fromkeys(ends))}
         values = np.zeros(len(pairs))
         node_masses = np.zeros((len(mass_nodes), len(sets)))
+        _tick(self.lm, "requests", t0)
         with torch.inference_mode():
             self._run(pairs, values, (mass_nodes, sets, node_masses))
         sums = np.bincount(np.asarray(owner, dtype=np.int64),
@@ -314,6 +341,7 @@ class KVTree(PrefixTree):
         again = sorted(node for node in {**by_node, **mass_rows} if node < self.n_done)
         starts = list(range(self.n_done, total, self.chunk)) or ([self.n_done] if again else [])
         for a in starts:
+            t0 = time.perf_counter()
             b = min(total, a + self.chunk)
             rows_of = list(range(a, b)) + again  # new nodes, then stored ones run again
             again = []  # run again in the first pass only
@@ -333,17 +361,22 @@ class KVTree(PrefixTree):
             keep = [q for q in rows_of if q in by_node or q in mass_rows]
             lm.calls += 1
             lm.positions += len(rows_of)
+            if PROFILE is not None:
+                PROFILE["passes"] = PROFILE.get("passes", 0) + 1
+            t0 = _tick(lm, "layout", t0)
             # the decoder, then the output layer on the kept positions only (no padding)
             out = lm.model.base_model(input_ids=torch.from_numpy(lay.tokens).to(dev),
                                       position_ids=torch.from_numpy(lay.depths).to(dev),
                                       attention_mask=mask[:, None], past_key_values=cache,
                                       use_cache=True)
+            t0 = _tick(lm, "decoder", t0)
             new = np.arange(a, b)
             new_row = torch.from_numpy(lay.row_of(new)).to(dev)
             new_col = torch.from_numpy(lay.stored.shape[1] + lay.col_of(new)).to(dev)
             self._store(a, b, [(layer.keys[new_row, :, new_col].transpose(0, 1)[None],
                                 layer.values[new_row, :, new_col].transpose(0, 1)[None])
                                for layer in out.past_key_values.layers])
+            t0 = _tick(lm, "store", t0)
             # each kept node's log-softmax once (as the LM's own scorer computes it), then
             # every target of it picked; at most the LM's max_batch_tokens rows of logits at once
             if not keep:
@@ -377,6 +410,7 @@ class KVTree(PrefixTree):
                     for s, idx in enumerate(set_index):
                         part = torch.logsumexp(picked.index_select(1, idx), dim=-1)
                         mass_out[mks, s] = part.double().cpu().numpy()
+            _tick(lm, "output", t0)
 
     def _layout(self, rows_of: list[int], a: int, b: int) -> "_Layout":
         """The rows of a pass that runs the nodes ``rows_of`` (the new nodes ``a..b-1``, then
@@ -435,6 +469,11 @@ class KVTree(PrefixTree):
 
     def keep(self, prefixes: Sequence[Seq]) -> None:
         """Drop every node that is not on the path of one of ``prefixes`` (their stored part)."""
+        t0 = time.perf_counter()
+        self._keep(prefixes)
+        _tick(self.lm, "keep", t0)
+
+    def _keep(self, prefixes: Sequence[Seq]) -> None:
         import torch
 
         prefixes = [p if type(p) is tuple else tuple(int(t) for t in p) for p in prefixes]
