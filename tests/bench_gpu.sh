@@ -17,7 +17,8 @@
 # ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
 # one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
 # Shannon bettors' positions per pass), UNITS_PER_CALL (8: the bettors' units per call, timed
-# beside a unit per call), LM_LIMIT and SHANNON_LIMIT (seconds).
+# beside a unit per call), LANES (2: the marginal's batched path in lanes, an extra row), LM_LIMIT
+# and SHANNON_LIMIT (seconds).
 set -u
 BUNDLE=${1:-.gpu}
 OUTDIR=${2:-${OUT:-/tmp/bench-gpu}}
@@ -56,6 +57,7 @@ for name in $STEPS; do
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
             --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
             --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} --stages \
+            --lanes "${LANES:-2}" \
             ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
     shannon)
         step shannon "${SHANNON_LIMIT:-120}" python3 tests/bench_shannon_bets.py --random-weights \

@@ -19,7 +19,9 @@ tokens in right-padded batches of ``--bare-batch`` rows, timed before and after 
 their mean). It checks that both paths drew the same samples and prints the largest log-weight
 difference. A last line per language times the study's canonical scorer (``score_texts``,
 ``--score-batch`` units per pass; 0 leaves it out) on the same verses: seconds per unit. The verses' candidate lists are built before the timings (both paths use them).
-``--stages`` runs the batched path once more, each session stage timed with the device waited
+``--lanes N`` adds a row for the batched path in N lanes (threads with their own sessions:
+:func:`run_many`'s ``lanes``, config ``marginal.lm.lanes``), whose passes overlap the host's
+work on a GPU. ``--stages`` runs the batched path once more, each session stage timed with the device waited
 for at its end (:data:`fairppl.marginal.kv_tree.PROFILE`), and prints milliseconds per LM call
 per stage and what is left (the units' own steps, :func:`run_many`): where a GPU's call goes,
 the host's bookkeeping or the device's work (that run is slower by the waits; its total is
@@ -90,24 +92,26 @@ def one_unit(lm, vocab, verses, encoded, cache, args):
     return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
 
 
-def batched(lm, vocab, verses, encoded, cache, args, batch_tokens):
+def batched(lm, vocab, verses, encoded, cache, args, batch_tokens, lanes=1):
     starts = [lambda meter, text=text, ids=ids: lm_guided_steps(
         lm, vocab, text, default_ids=ids, K=args.k, L=args.L, M=args.m, cache=cache,
         return_samples=True, rng=np.random.default_rng(args.seed), meter=meter)
         for (_, text), ids in zip(verses, encoded)]
     t0, calls, pos = time.perf_counter(), lm.calls, lm.positions
-    out = [r for _, r in run_many(lm, starts, batch_tokens=batch_tokens, stats=args.stats)]
+    out = [r for _, r in run_many(lm, starts, batch_tokens=batch_tokens, stats=args.stats,
+                                  lanes=lanes)]
     return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
 
 
 def stages(lm, vocab, verses, encoded, cache, args, plain: float) -> None:
     """The batched path once more with :data:`kv_tree.PROFILE` on: ms per LM call per stage."""
-    kv_tree.PROFILE = prof = {}
+    kv_tree.PROFILE, kept, args.stats = {}, args.stats, None
+    prof = kv_tree.PROFILE
     try:
         _, seconds, calls, _ = batched(lm, vocab, verses, encoded, cache, args,
                                        args.batch_tokens)
     finally:
-        kv_tree.PROFILE = None
+        kv_tree.PROFILE, args.stats = None, kept
     passes = prof.pop("passes", 0)
     rest = seconds - sum(prof.values())
     parts = ", ".join(f"{k} {1000 * v / calls:.1f}" for k, v in prof.items())
@@ -153,6 +157,11 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
             args.stats = row_stats[tag] = {}
             rows["batched" + tag] = batched(lm, vocab, verses, encoded, cache, args,
                                             args.batch_tokens)
+        if args.lanes > 1:  # the first layout's batched path in lanes (kv_tree.LAYOUT is the last)
+            kv_tree.LAYOUT = args.layouts[0]
+            args.stats = {}
+            rows[f"batched {args.lanes} lanes"] = batched(lm, vocab, verses, encoded, cache,
+                                                          args, args.batch_tokens, args.lanes)
         bare2 = bare_forward(model, canonical, args.bare_batch, device)
         bare = float(np.mean([b[1] / b[0] for b in (bare1, bare2)]))
         print(f"bare batched forward: {bare1[1] / bare1[0]:,.0f} positions/s before, "
@@ -176,7 +185,12 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         diff = max(diffs)
         worst = int(np.argmax(diffs))
         factor = args.stats["unit_calls"] / c2
+        if args.lanes > 1:
+            lanes = rows[f"batched {args.lanes} lanes"]
+            print(f"batched in {args.lanes} lanes / batched: time {lanes[1] / s2:.2f}; same "
+                  f"samples {all(a.samples == b.samples for a, b in zip(many, lanes[0]))}")
         if args.stages:
+            kv_tree.LAYOUT = args.layouts[0]
             stages(lm, vocab, verses, encoded, cache, args, rows["batched" + tag][1])
         print(f"batched / one unit: LM calls {c2 / c1:.2f}, batching factor {factor:.1f} units "
               f"per LM call (1/{factor:.1f} = {1 / factor:.2f}; one-unit calls per request "
@@ -268,6 +282,9 @@ def main(argv=None) -> None:
                         choices=kv_tree.LAYOUTS,
                         help="how KVTree lays out a pass (rows, one row, auto); several: one "
                              "pair of rows each, the first compared")
+    parser.add_argument("--lanes", type=int, default=1,
+                        help="also time the batched path in this many lanes (run_many's lanes, "
+                             "config marginal.lm.lanes)")
     parser.add_argument("--stages", action="store_true",
                         help="also time the batched path's session stages (kv_tree.PROFILE)")
     parser.add_argument("--dtype", default="float32",

@@ -449,7 +449,7 @@ BATCH_TEXTS = ("In the beginning", "Jesus wept.", "В начале было Сл
                "आदि में वचन था", "And God said, Let there be light: and there was light.")
 
 
-def _batched(lm, vocab, jobs, batch_tokens, **kw):
+def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
     """lm_guided_steps of every ``(text, ids, seed)`` job through run_many: results in order."""
     from fairppl.marginal.batch import run_many
     from fairppl.marginal.lm_guided import lm_guided_steps
@@ -457,7 +457,7 @@ def _batched(lm, vocab, jobs, batch_tokens, **kw):
     starts = [lambda meter, t=t, i=i, s=s: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, **kw)
         for t, i, s in jobs]
-    out = list(run_many(lm, starts, batch_tokens=batch_tokens))
+    out = list(run_many(lm, starts, batch_tokens=batch_tokens, lanes=lanes, stats=stats))
     assert [k for k, _ in out] == list(range(len(jobs)))
     return [r for _, r in out]
 
@@ -512,6 +512,49 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
             [(r["block_index"], r["block"]) for r in theirs]
         np.testing.assert_allclose([r["logq_default_nats"] for r in mine],
                                    [r["logq_default_nats"] for r in theirs], atol=1e-9, rtol=0)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_lanes_of_units_equal_the_one_unit_path_and_name_a_failing_unit(tiny_hf):
+    """run_many with lanes (units dealt out to threads, each lane with its own session and
+    passes): in float64 the same samples and log-weights (within 1e-9 nats) as each unit alone,
+    in input order; the lanes' LM calls reach the caller's counters and the units' shares add
+    up to them; the stats add up over the lanes; a unit that fails in a lane is named by its
+    place in the input, and lanes < 1 is refused."""
+    import copy
+
+    import torch
+
+    from fairppl.marginal.api import estimate_many
+    from fairppl.marginal.batch import UnitFailed, run_many
+    from fairppl.marginal.lm_hf import HFTokenLM
+
+    lm32, vocab, tok = tiny_hf
+    lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
+    jobs = [(t, tok(t, add_special_tokens=False)["input_ids"], seed)
+            for seed, t in enumerate(BATCH_TEXTS)]
+    kw = dict(K=6, M=3, return_samples=True)
+    alone = [lm_guided_marginal(lm, vocab, t, default_ids=ids, rng=np.random.default_rng(seed),
+                                **kw) for t, ids, seed in jobs]
+    for lanes in (2, 3, 8):
+        calls0, pos0, stats = lm.calls, lm.positions, {}
+        got = _batched(lm, vocab, jobs, 300, lanes=lanes, stats=stats, **kw)
+        for a, b in zip(alone, got, strict=True):
+            assert b.samples == a.samples
+            assert np.abs(b.log_weights - a.log_weights).max() < 1e-9
+        calls, positions = lm.calls - calls0, lm.positions - pos0
+        assert calls > 0 and positions > 0
+        assert sum(r.lm_calls for r in got) == pytest.approx(calls, abs=len(jobs))
+        assert sum(r.positions for r in got) == pytest.approx(positions, abs=len(jobs))
+        assert stats["requests"] >= len(jobs) and stats["unit_calls"] >= calls
+    job = dict(estimator="lm-guided", K=5, L=None, M=3)
+    bad = [dict(job, text=t, default_ids=ids, rng=np.random.default_rng(s))
+           for t, ids, s in jobs[:4]]
+    bad[3] = dict(bad[3], K=0)
+    with pytest.raises(UnitFailed, match=r"unit 3: K=0"):
+        list(estimate_many(lm, vocab, bad, batch_tokens=300, lanes=2))
+    with pytest.raises(ValueError, match="lanes must be at least 1"):
+        list(run_many(lm, [], lanes=0))
 
 
 @pytest.mark.usefixtures("one_torch_thread")

@@ -18,13 +18,20 @@ from fairppl.marginal.units import (
 )
 
 
+def speed_settings(config: dict) -> tuple[int | None, int]:
+    """``marginal.lm.batch_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of
+    the run's config, their defaults when absent."""
+    settings = (config.get("marginal") or {}).get("lm") or {}
+    return settings.get("batch_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
+
+
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     wc, params = snakemake.wildcards, snakemake.params
     sampling = params.sampling
     # tokens per LM call of the units advanced together (a Transformer only; read from the config,
     # not a param: a speed setting that changes no record must not rerun the finished jobs)
-    batch_tokens = None
+    batch_tokens, lanes = None, 1
     if snakemake.rule == "marginal_ngram":
         lm, vocab, encode, unigram = kenlm_lm(snakemake.input.model, snakemake.input.tokenizer)
         model, start = f"kenlm-subword-o{wc.order}", "<s>"
@@ -34,8 +41,7 @@ def main(snakemake):
         import torch
 
         torch.set_num_threads(snakemake.threads)
-        batch_tokens = ((snakemake.config.get("marginal") or {}).get("lm") or {}).get(
-            "batch_tokens", BATCH_TOKENS)
+        batch_tokens, lanes = speed_settings(snakemake.config)
         dtype = params.get("dtype") or "float32"  # config pretrained.dtype; float32 if trained
         lm, vocab, encode, start = hf_lm(params.load_from, params.special or None, dtype=dtype)
         model, unigram = wc.model, None
@@ -63,10 +69,12 @@ def main(snakemake):
         L=sampling["L"], M=sampling["M"], seed=sampling["seed"], part=params.part,
         out=snakemake.output.table, unigram_model=unigram, start_token=start,
         options=identity | {"units": units["unit_id"].to_list()}, progress=False,
-        blocks=getattr(snakemake.output, "blocks", None), batch_tokens=batch_tokens)
+        blocks=getattr(snakemake.output, "blocks", None), batch_tokens=batch_tokens,
+        lanes=lanes)
     logging.info("%d runs on %d units; %.1f s in the estimators; start token %s; %s",
                  table.height, units.height, table["seconds"].sum(), start,
-                 f"units batched, {batch_tokens} tokens per LM call" if batch_tokens
+                 f"units batched, {batch_tokens} tokens per LM call, {lanes} lane(s)"
+                 if batch_tokens
                  else "one unit per LM call")
 
 

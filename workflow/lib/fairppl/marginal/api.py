@@ -156,7 +156,7 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
 
 
 def estimate_many(lm, vocab, jobs: Sequence[dict], *,
-                  batch_tokens: int | None = None):
+                  batch_tokens: int | None = None, lanes: int = 1):
     """Yield ``(index, record)`` for every job of ``jobs`` in order: each job is the keyword
     arguments of :func:`estimate` after ``lm`` and ``vocab`` (``text``, ``estimator``, ``rng``,
     ...). The lm-guided and decoding-free runs of units in flight share their LM calls
@@ -165,12 +165,13 @@ def estimate_many(lm, vocab, jobs: Sequence[dict], *,
     estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every record is
     :func:`estimate`'s for the same job (the same samples and log-weights; the LM's rounding
     aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the shared
-    calls (:mod:`.batch`). Raises :class:`.batch.UnitFailed` naming the job that failed."""
+    calls (:mod:`.batch`); ``lanes``: lanes of units side by side (:func:`.batch.run_many`).
+    Raises :class:`.batch.UnitFailed` naming the job that failed."""
     from .batch import BATCH_TOKENS, run_many
 
     starts = [lambda meter, job=job: estimate_steps(lm, vocab, meter=meter, batched=True, **job)
               for job in jobs]
-    yield from run_many(lm, starts, batch_tokens=batch_tokens or BATCH_TOKENS)
+    yield from run_many(lm, starts, batch_tokens=batch_tokens or BATCH_TOKENS, lanes=lanes)
 
 
 def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,

@@ -174,18 +174,27 @@ class _Unit:
 
 
 def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
-             batch_tokens: int = BATCH_TOKENS,
-             stats: dict | None = None) -> Iterator[tuple[int, object]]:
+             batch_tokens: int = BATCH_TOKENS, stats: dict | None = None,
+             lanes: int = 1) -> Iterator[tuple[int, object]]:
     """Yield ``(index, result)`` for every estimator generator ``starts[index](meter)`` makes,
     in input order, advancing the units in flight together (module docstring). ``starts``:
     callables that take the unit's :class:`UnitMeter` and return its generator (called when the
     unit is admitted). ``stats``: a dict that gets ``rounds`` (request rounds), ``requests``
     (units' requests answered) and ``unit_calls`` (over the LM calls of the rounds, the units
     each call carried, summed; over the calls: the batching factor, units per LM call).
-    Raises :class:`UnitFailed` naming the unit whose step or LM request failed."""
+    ``lanes``: more than 1 deals the units out to that many lanes (unit i to lane i mod lanes),
+    each advancing its own units with its own session in a thread of its own (on a GPU, on a
+    stream of its own), so that the host prepares one lane's pass while the device runs
+    another's (:func:`_run_lanes`). Raises :class:`UnitFailed` naming the unit whose step or LM
+    request failed."""
     if int(batch_tokens) < 1:
         raise ValueError(f"batch_tokens must be at least 1 (tokens per LM call), got "
                          f"{batch_tokens}")
+    if int(lanes) < 1:
+        raise ValueError(f"lanes must be at least 1, got {lanes}")
+    if int(lanes) > 1:
+        yield from _run_lanes(lm, list(starts), int(batch_tokens), stats, int(lanes))
+        return
     session = lm.session() if hasattr(lm, "session") else None
     if session is not None and hasattr(session, "chunk"):
         session.chunk = int(batch_tokens)  # new positions per forward pass
@@ -227,6 +236,88 @@ def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
     while emitted in finished:
         yield emitted, finished.pop(emitted)
         emitted += 1
+
+
+_DONE = object()  # a lane's last message
+
+
+def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: int
+               ) -> Iterator[tuple[int, object]]:
+    """:func:`run_many` over ``lanes`` lanes: lane j runs units j, j + lanes, ... with a
+    shallow copy of ``lm`` (its own call and position counters, added to ``lm``'s as its units
+    finish; the model is shared) in a thread, on a CUDA stream of its own when the model is on
+    a GPU. A lane's units share only that lane's passes, so which units share a pass does not
+    depend on the threads' timing. Results are yielded in input order; the first failure stops
+    every lane (at its next unit) and is raised with the unit's input index."""
+    import contextlib
+    import copy
+    import queue
+    import threading
+
+    out: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    lane_lms, lane_stats = [], []
+    for _ in range(lanes):
+        own = copy.copy(lm)
+        own.calls, own.positions = 0, 0
+        lane_lms.append(own)
+        lane_stats.append({} if stats is not None else None)
+    device = getattr(lm, "device", None)
+
+    def work(j: int) -> None:
+        own, told = lane_lms[j], (0, 0)
+        try:
+            if device is not None and getattr(device, "type", None) == "cuda":
+                import torch
+
+                where = torch.cuda.stream(torch.cuda.Stream(device))
+            else:
+                where = contextlib.nullcontext()
+            with where:
+                for k, result in run_many(own, starts[j::lanes], batch_tokens=batch_tokens,
+                                          stats=lane_stats[j]):
+                    if stop.is_set():
+                        return
+                    now = (own.calls, own.positions)
+                    out.put((k * lanes + j, result, (now[0] - told[0], now[1] - told[1])))
+                    told = now
+        except UnitFailed as failed:
+            out.put((None, UnitFailed(failed.index * lanes + j, failed.error), None))
+        except BaseException as err:  # noqa: BLE001 - raised by the caller's thread
+            out.put((None, err, None))
+        finally:
+            out.put((None, _DONE, (own.calls - told[0], own.positions - told[1])))
+
+    threads = [threading.Thread(target=work, args=(j,), daemon=True,
+                                name=f"fairppl-lane-{j}") for j in range(min(lanes,
+                                                                             len(starts)))]
+    for t in threads:
+        t.start()
+    done: dict[int, object] = {}
+    emitted, running = 0, len(threads)
+    try:
+        while running:
+            index, result, work_done = out.get()
+            if work_done is not None:
+                lm.calls += work_done[0]
+                lm.positions += work_done[1]
+            if result is _DONE:
+                running -= 1
+            elif index is None:
+                raise result
+            else:
+                done[index] = result
+            while emitted in done:
+                yield emitted, done.pop(emitted)
+                emitted += 1
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        if stats is not None:
+            for part in lane_stats:
+                for key, value in part.items():
+                    stats[key] = stats.get(key, 0) + value
 
 
 def _round(lm, session, units: list[_Unit]) -> int:

@@ -84,7 +84,7 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
               L: int | None, M: int, seed: int, part, out, unigram_model=None,
               start_token: str | None = None, options: dict | None = None,
               progress: bool = True, blocks=None,
-              batch_tokens: int | None = None) -> pl.DataFrame:
+              batch_tokens: int | None = None, lanes: int = 1) -> pl.DataFrame:
     """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
     table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
     ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
@@ -94,7 +94,8 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
     ``batch_tokens``: None runs one unit at a time; a number runs the units' LM requests
     together, about that many tokens per LM call (:func:`~.api.estimate_many`: the same
     records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
-    ``seconds`` are then each run's share of the shared calls)."""
+    ``seconds`` are then each run's share of the shared calls); ``lanes``: with
+    ``batch_tokens``, lanes of units side by side (:func:`.batch.run_many`)."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -133,7 +134,8 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
                              unigram_model=unigram_model, start_token=start_token,
                              blocks_out=per_block[-1]))
         try:
-            for k, rec in estimate_many(lm, vocab, jobs, batch_tokens=batch_tokens):
+            for k, rec in estimate_many(lm, vocab, jobs, batch_tokens=batch_tokens,
+                                        lanes=lanes):
                 yield {"unit_id": spec[todo[k][1]][0], **rec, "blocks": per_block[k]}
         except UnitFailed as failed:
             uid, est, _ = spec[todo[failed.index][1]]
