@@ -248,7 +248,9 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
     finish; the model is shared) in a thread, on a CUDA stream of its own when the model is on
     a GPU. A lane's units share only that lane's passes, so which units share a pass does not
     depend on the threads' timing. Results are yielded in input order; the first failure stops
-    every lane (at its next unit) and is raised with the unit's input index."""
+    every lane (at its next unit) and is raised with the unit's input index. A unit's seconds
+    are shares of its own lane's time: the lanes run at once, so over all units they add up to
+    about ``lanes`` times the wall time (its calls and positions add up exactly)."""
     import contextlib
     import copy
     import queue
