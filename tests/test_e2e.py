@@ -366,6 +366,29 @@ def test_scoring_conventions_are_recorded(study):
         "tiny-random")]["lm_eval_harness"]
 
 
+def test_a_new_sheet_row_plans_no_training(study, tmp_path):
+    """The cheap half of test_adding_a_language_is_one_sheet_row (make test-heavy): a UDHR
+    language added to the sheet of the built test study plans the UDHR's units, scoring jobs
+    and the table, and no training job (a dry run: 4 s instead of 30-40)."""
+    wd, _ = study
+    copy = tmp_path / "wd"
+    shutil.copytree(wd, copy, symlinks=True)  # with .snakemake: params-based rerun triggers
+    with (copy / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
+        handle.write("udhr\ttur\ttur\tTurkish\tLatn\ttur\tfalse\n")
+    proc = snakemake(copy, "results/tables/bpu.parquet", "-n", "--quiet", "rules")
+    assert_ok(proc)
+    jobs = {}
+    for line in (proc.stdout + proc.stderr).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            jobs[parts[0]] = int(parts[1])
+    # the UDHR's units again (its scores follow), no tokenizer, model or Bible table rebuilt
+    assert jobs.pop("prepare_corpus") == 1 and jobs.pop("bpu_table") == 1
+    assert jobs.pop("total") == sum(jobs.values()) + 2
+    assert jobs and all(rule.startswith("score_") for rule in jobs), jobs
+
+
+@pytest.mark.heavy
 def test_adding_a_language_is_one_sheet_row(study, tmp_path):
     wd, before = study
     copy = tmp_path / "wd"
