@@ -17,7 +17,7 @@
 # ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
 # one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
 # Shannon bettors' positions per pass), UNITS_PER_CALL (8: the bettors' units per call, timed
-# beside a unit per call), LANES (2: the marginal's batched path in lanes, an extra row), LM_LIMIT
+# beside a unit per call), LANES (2: the marginal's batched path in lanes, an extra row), LM_LIMIT (300)
 # and SHANNON_LIMIT (seconds).
 set -u
 BUNDLE=${1:-.gpu}
@@ -53,7 +53,7 @@ for name in $STEPS; do
     case $name in
     lm_batch)
         # shellcheck disable=SC2086  # LANGS: a list
-        step lm_batch "${LM_LIMIT:-240}" python3 tests/bench_lm_batch.py --random-weights \
+        step lm_batch "${LM_LIMIT:-300}" python3 tests/bench_lm_batch.py --random-weights \
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
             --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
             --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} --stages \
