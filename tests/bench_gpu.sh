@@ -17,8 +17,8 @@
 # ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
 # one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
 # Shannon bettors' positions per pass), UNITS_PER_CALL (8: the bettors' units per call, timed
-# beside a unit per call), LANES (2: the marginal's batched path in lanes, an extra row), LM_LIMIT (300)
-# and SHANNON_LIMIT (seconds).
+# beside a unit per call), LANES (2: the marginal's batched path in lanes, an extra row),
+# LM_LIMIT (300) and SHANNON_LIMIT (120; seconds).
 set -u
 BUNDLE=${1:-.gpu}
 OUTDIR=${2:-${OUT:-/tmp/bench-gpu}}
