@@ -213,6 +213,18 @@ def test_prefetched_truncations_equal_the_context_by_context_bets(tiny):
     assert any(r["outcome"] == UNK_OUTCOME for r in fast)
 
 
+def _check_shannon_setting(root, key: str, good, bad) -> None:
+    """The config schema's ``shannon.<key>`` takes ``good`` and refuses ``bad``."""
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    sub = schema["properties"]["shannon"]["properties"][key]
+    jsonschema.validate(good, sub)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, sub)
+
+
 def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
     """workflow/scripts/shannon_bets.py builds a token bettor whose forward passes hold
     shannon.pass_tokens new positions (read from the run's config; 1024 without it), and the
@@ -220,9 +232,6 @@ def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
     import runpy
     from pathlib import Path
     from types import SimpleNamespace
-
-    import jsonschema
-    import yaml
 
     bettor, model, tok, _ = tiny
     if not hasattr(tok, "save_pretrained"):
@@ -242,11 +251,7 @@ def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
                               config=config)
         made, _ = script["make_bettor"]("transformer", smk, OUTCOMES, [], [])
         assert made.session.chunk == want
-    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
-    sub = schema["properties"]["shannon"]["properties"]["pass_tokens"]
-    jsonschema.validate(2048, sub)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(10, sub)
+    _check_shannon_setting(root, "pass_tokens", good=2048, bad=10)
 
 
 def test_units_of_one_call_share_its_passes_and_keep_their_bets(tiny):
@@ -308,9 +313,6 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
     import runpy
     from pathlib import Path
 
-    import jsonschema
-    import yaml
-
     from fairppl.marginal.runner import read_done, run_documents
 
     bettor, *_ = tiny
@@ -343,11 +345,7 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
             [r["log_bet"] for r in want], abs=1e-12, rel=0)
     assert run_documents(texts, ids, None, part, progress=False, make_records=make) == 0
     assert groups == [2, 2, 1]
-    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
-    sub = schema["properties"]["shannon"]["properties"]["units_per_call"]
-    jsonschema.validate(8, sub)
-    with pytest.raises(jsonschema.ValidationError):
-        jsonschema.validate(0, sub)
+    _check_shannon_setting(root, "units_per_call", good=8, bad=0)
 
 
 def test_exhaustive_gambling_perplexity_is_the_likelihood_perplexity(tiny):
