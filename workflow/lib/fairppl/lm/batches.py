@@ -33,11 +33,16 @@ class Row:
     first: int          # index, among the unit's scored tokens, of this row's first scored one
 
 
+def text_config(model):
+    """The model's configuration of its text decoder (a multimodal model's text part, e.g.
+    Gemma-3's; the model's own configuration otherwise)."""
+    config = model.config
+    return config.get_text_config() if hasattr(config, "get_text_config") else config
+
+
 def model_max_length(model) -> int | None:
     """The model's positional limit (``max_position_embeddings`` or ``n_positions``), or None."""
-    config = model.config
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
+    config = text_config(model)
     for name in ("max_position_embeddings", "n_positions", "n_ctx"):
         value = getattr(config, name, None)
         if isinstance(value, int) and value > 0:
@@ -51,10 +56,7 @@ def model_vocab_rows(model) -> int:
     weight = getattr(out, "weight", None)
     if weight is not None:
         return int(weight.shape[0])
-    config = model.config
-    if hasattr(config, "get_text_config"):
-        config = config.get_text_config()
-    return int(config.vocab_size)
+    return int(text_config(model).vocab_size)
 
 
 def window_params(model, max_length, stride, add_bos) -> tuple[int | None, int | None]:

@@ -510,8 +510,9 @@ def _attention_weight(model) -> float:
     layer: the scores and the weighted values) per FLOPs of one position through the layers'
     weights (2 x their parameters, embeddings and output layer left out): about 3e-4 for
     SmolLM2-135M, so a position attending over 3,000 keys costs its weights' FLOPs again."""
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
-        else model.config
+    from ..lm.batches import text_config
+
+    config = text_config(model)
     heads = int(config.num_attention_heads)
     width = heads * int(getattr(config, "head_dim", None) or config.hidden_size // heads)
     layers = int(config.num_hidden_layers)
@@ -529,9 +530,10 @@ def _output_layer(model, hidden):
     as the model's own forward computes them."""
     import torch
 
+    from ..lm.batches import text_config
+
     logits = model.get_output_embeddings()(hidden)
-    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
-        else model.config
+    config = text_config(model)
     cap = getattr(config, "final_logit_softcapping", None)
     if cap:
         logits = torch.tanh(logits / cap) * cap

@@ -109,7 +109,7 @@ class HFTokenLM:
                  tree_nodes: int = 1024):
         from ..core.errors import ScoringError
         from ..lm.scoring import check_vocab, model_device
-        from ..lm.batches import model_max_length
+        from ..lm.batches import model_max_length, text_config
         from ..lm.special_tokens import end_token_id, start_token_id
 
         rows = check_vocab(model, tokenizer)
@@ -131,8 +131,7 @@ class HFTokenLM:
             raise ValueError(f"share={share!r}: expected 'tree' or 'cache'")
         self.share = share
         self.tree_nodes = max(2, min(int(tree_nodes), self.max_batch_tokens))
-        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") \
-            else model.config
+        config = text_config(model)
         self._window = getattr(config, "sliding_window", None)
         self._flash = "flash" in str(getattr(model.config, "_attn_implementation", ""))
         pad = tokenizer.pad_token_id
