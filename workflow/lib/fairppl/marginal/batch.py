@@ -244,8 +244,8 @@ _DONE = object()  # a lane's last message
 def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: int
                ) -> Iterator[tuple[int, object]]:
     """:func:`run_many` over ``lanes`` lanes: lane j runs units j, j + lanes, ... with a
-    shallow copy of ``lm`` (its own call and position counters, added to ``lm``'s as its units
-    finish; the model is shared) in a thread, on a CUDA stream of its own when the model is on
+    shallow copy of ``lm`` (its own call and position counters, added to ``lm``'s when the lane
+    ends; the model is shared) in a thread, on a CUDA stream of its own when the model is on
     a GPU. A lane's units share only that lane's passes, so which units share a pass does not
     depend on the threads' timing. Results are yielded in input order; the first failure stops
     every lane (at its next unit) and is raised with the unit's input index. A unit's seconds
@@ -267,7 +267,7 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
     device = getattr(lm, "device", None)
 
     def work(j: int) -> None:
-        own, told = lane_lms[j], (0, 0)
+        own = lane_lms[j]
         try:
             if device is not None and getattr(device, "type", None) == "cuda":
                 import torch
@@ -280,15 +280,13 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
                                           stats=lane_stats[j]):
                     if stop.is_set():
                         return
-                    now = (own.calls, own.positions)
-                    out.put((k * lanes + j, result, (now[0] - told[0], now[1] - told[1])))
-                    told = now
+                    out.put((k * lanes + j, result))
         except UnitFailed as failed:
-            out.put((None, UnitFailed(failed.index * lanes + j, failed.error), None))
+            out.put((None, UnitFailed(failed.index * lanes + j, failed.error)))
         except BaseException as err:  # noqa: BLE001 - raised by the caller's thread
-            out.put((None, err, None))
+            out.put((None, err))
         finally:
-            out.put((None, _DONE, (own.calls - told[0], own.positions - told[1])))
+            out.put((j, _DONE))
 
     threads = [threading.Thread(target=work, args=(j,), daemon=True,
                                 name=f"fairppl-lane-{j}") for j in range(min(lanes,
@@ -299,11 +297,10 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
     emitted, running = 0, len(threads)
     try:
         while running:
-            index, result, work_done = out.get()
-            if work_done is not None:
-                lm.calls += work_done[0]
-                lm.positions += work_done[1]
-            if result is _DONE:
+            index, result = out.get()
+            if result is _DONE:  # index: the lane
+                lm.calls += lane_lms[index].calls
+                lm.positions += lane_lms[index].positions
                 running -= 1
             elif index is None:
                 raise result
