@@ -203,9 +203,7 @@ class TokenBettor:
             wanted = oovs.setdefault(key, [])
             word = words[i] if words is not None else None
             if (word is not None and word not in (END_OUTCOME, UNK_OUTCOME)
-                    and not (word in self.outcomes.index
-                             and self.outcomes.index[word] < self.outcomes.unk)
-                    and word not in wanted):
+                    and self._word_index(word) is None and word not in wanted):
                 wanted.append(word)
         for key in oovs:
             self._check_depth(key)
@@ -224,6 +222,11 @@ class TokenBettor:
                             for j, word in enumerate(wanted)}
             self._ready[key] = state
         self._seconds += time.perf_counter() - start
+
+    def _word_index(self, word: str) -> int | None:
+        """The outcome index of a vocabulary word, None for any other word."""
+        i = self.outcomes.index.get(word)
+        return i if i is not None and i < self.outcomes.unk else None
 
     def _check_depth(self, key: tuple) -> None:
         limit = self.lm.max_length
@@ -282,8 +285,8 @@ class TokenBettor:
         state = self._state(context_words)
         if word == END_OUTCOME:
             return state["log_end"]
-        i = self.outcomes.index.get(word)
-        if i is not None and i < self.outcomes.unk:
+        i = self._word_index(word)
+        if i is not None:
             return float(state["log_words"][i])
         if word == UNK_OUTCOME:
             raise InputError(f"{UNK_OUTCOME!r} is an outcome, not a word: give the word itself")
