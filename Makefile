@@ -21,6 +21,10 @@ APERTIUM_PACKAGES := lttoolbox-dev apertium-eng-spa apertium-fra-cat apertium-ca
 APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev \
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
+# `make test` also installs Debian's Chromium (about 100 MB to download, 350 MB installed; 9 s
+# here) for tests/test_play_browser.py, the Shannon game's page played in a headless browser,
+# which otherwise skips with its reason (where apt-get cannot run: FAIRPPL_CHROMIUM=path).
+TEST_APT_PACKAGES := chromium
 # The virtual environment's programs (snakemake, pip, and cmake/ninja when taken from PyPI) come
 # first for every recipe and every job Snakemake runs from it.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
@@ -38,6 +42,9 @@ study: setup
 	# Snakemake's own report is the provenance page (rule graph, runtimes) linked from ours.
 	$(SNAKEMAKE) --cores $(CORES) --report results/provenance.html
 	@echo "Report written to results/report.html (provenance: results/provenance.html)"
+
+# (target-specific: the test targets' `system-packages` prerequisite installs Chromium as well)
+test test-heavy: APT_PACKAGES += $(TEST_APT_PACKAGES)
 
 test: setup resources
 	$(VENV)/bin/pytest
