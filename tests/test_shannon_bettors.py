@@ -21,7 +21,8 @@ torch = pytest.importorskip("torch")
 from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.ngram.word import words as split_words  # noqa: E402
 from fairppl.shannon.bettors import (ContextByContext, TokenBettor, WordNgramBettor,  # noqa: E402
-                                     truncation_rows, truncation_rows_many)
+                                     records_maker, truncation_rows,
+                                     truncation_rows_many)
 from fairppl.shannon.gambling import gambling_perplexity  # noqa: E402
 from fairppl.shannon.neural import concatenation_holds  # noqa: E402
 from fairppl.shannon.outcomes import END_OUTCOME, UNK_OUTCOME, build_outcomes  # noqa: E402
@@ -335,7 +336,7 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
             return self.inner.prefetch(contexts, words)
 
     part = tmp_path / "part.jsonl"
-    make = script["records_maker"](Counting(bettor), OUTCOMES, [1], per_call)
+    make = records_maker(Counting(bettor), OUTCOMES, [1], per_call)
     assert run_documents(texts, ids, None, part, progress=False, make_records=make) == 5
     assert groups == [2, 2, 1]
     done = read_done(part, ids)

@@ -13,6 +13,7 @@ from fairppl.core.errors import InputError
 from fairppl.core.io import write_table
 from fairppl.corpus.readers import read_split
 from fairppl.marginal.runner import read_done, run_documents
+from fairppl.shannon.bettors import records_maker
 from fairppl.shannon.outcomes import build_outcomes
 from fairppl.shannon.table import list_lengths
 from fairppl.shannon.units import fitting_units, game_units
@@ -50,21 +51,6 @@ def pass_tokens(config: dict) -> int:
 def units_per_call(config: dict) -> int:
     """``shannon.units_per_call`` of the run's config (its default when absent)."""
     return int((config.get("shannon") or {}).get("units_per_call") or 1)
-
-
-def records_maker(bettor, outcomes, lengths, per_call: int):
-    """``make_records`` of :func:`run_documents`: the units not yet done, ``per_call`` at a time
-    (one call of a token bettor each, :func:`fairppl.shannon.bettors.truncation_rows_many`),
-    each unit's record yielded (and so appended) as soon as its call is done."""
-    from fairppl.shannon.bettors import truncation_rows_many
-
-    def make_records(todo):
-        for start in range(0, len(todo), per_call):
-            group = [(unit_id, text) for text, unit_id in todo[start:start + per_call]]
-            for rows in truncation_rows_many(bettor, group, outcomes, lengths):
-                yield {"rows": rows}
-
-    return make_records
 
 
 def main(snakemake):

@@ -245,6 +245,23 @@ def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Out
     return out
 
 
+def records_maker(bettor, outcomes: Outcomes, list_lengths: Sequence[int], per_call: int):
+    """``make_records`` of :func:`fairppl.marginal.runner.run_documents` for the game: the units
+    not yet done, ``per_call`` at a time (one :func:`truncation_rows_many` call each: config
+    ``shannon.units_per_call``), each unit's record ``{"rows": ...}`` yielded (and so appended)
+    as soon as its call is done."""
+    if int(per_call) < 1:
+        raise ValueError(f"units per call must be at least 1, got {per_call}")
+
+    def make_records(todo):
+        for start in range(0, len(todo), per_call):
+            group = [(unit_id, text) for text, unit_id in todo[start:start + per_call]]
+            for rows in truncation_rows_many(bettor, group, outcomes, list_lengths):
+                yield {"rows": rows}
+
+    return make_records
+
+
 def listed_bets(bets: np.ndarray, outcomes: Outcomes, length: int | None) -> dict[str, float]:
     """The ``length`` best bets as ``{outcome: bet}`` (all m for ``None``), best first, ties in
     the outcomes' order (the ranks of :func:`.gambling.summarize_bets`)."""
