@@ -31,8 +31,8 @@ printed beside the batched row's).
 weights (seeded), so the benchmark runs from the repository plus a few MB of tokenizer and config
 files, e.g. on a GPU machine without the weights: speed does not depend on the weights' values
 (the work does: a random model spreads the samples over many more tokenizations than a trained
-one, 1.4-6.4 times the positions per verse on the study's verses, ``bench_weights_work.py``). ``--config-dir DIR`` reads those files from
-``DIR/<model id>/`` instead of ``resources/models/<model id>/hf``; ``--copy-configs DIR`` writes
+one, 1.4-6.4 times the positions per verse on the study's verses, ``bench_weights_work.py``).
+``--config-dir DIR`` reads those files from ``DIR/<model id>/`` instead of ``resources/models/<model id>/hf``; ``--copy-configs DIR`` writes
 them there (everything of the folder but the weights) and exits; ``--bundle DIR`` writes them to
 ``DIR/configs`` and, beside them, the test units of ``--languages`` (and the train units of
 ``--bundle-train``, for ``bench_shannon_bets.py``'s outcomes) as a sealed ``DIR/units.parquet``:
