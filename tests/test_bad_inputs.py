@@ -535,6 +535,15 @@ def _(tmp):
     return raised(read_campaign, folder), str(settings), "field 'protocol'"
 
 
+# ------------------------------------------------------------------ the play page (fairppl campaign play)
+
+
+# ------------------------------------------------------------------ site profiles, --config and the cluster
+
+
+# ------------------------------------------------------------------ settings that would be dropped silently
+
+
 # ------------------------------------------------------------------ the checks
 
 
