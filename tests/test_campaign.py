@@ -440,6 +440,56 @@ def test_key_that_does_not_match_the_truncations_is_refused(example):
         read_campaign(example)
 
 
+EDITED_CONTEXTS = [
+    # (which line, the new context or None for the key edit, the message)
+    (2, "a", "truncations.jsonl, line 2: context 'a' does not extend line 1's '' by its answer "
+             "'the' (key.jsonl): expected the previous context followed by its answer"),
+    (3, "the cat", "truncations.jsonl, line 3: context 'the cat' does not extend line 2's "
+                   "'the' by its answer '<unk>' (key.jsonl)"),  # "cat" is a vocabulary word
+    (3, "the dog bites", "line 3: context 'the dog bites' does not extend line 2's 'the'"),
+    (1, "the", "truncations.jsonl, line 1: the first truncation of unit 'u1' has the context "
+               "'the': expected an empty context"),
+]
+
+
+@pytest.mark.parametrize("line,context,message", EDITED_CONTEXTS)
+def test_a_hand_edited_context_is_refused_naming_the_line(example, line, context, message):
+    """An exhaustive campaign's contexts extend each other by the key's answers: the play page
+    shows the answer's word from the next context, and an edit would be served as is."""
+    path = example / "truncations.jsonl"
+    rows = _read_jsonl(path)
+    rows[line - 1]["context"] = context
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        read_campaign(example)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_key_that_ends_a_unit_early_is_refused(example):
+    key = example / "key.jsonl"
+    rows = _read_jsonl(key)
+    rows[-1]["word"] = "sat"
+    key.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"key.jsonl, line 3: the last truncation of unit 'u1' "
+                                         r"has the answer 'sat': expected '</s>'"):
+        read_campaign(example)
+
+
+def test_character_contexts_are_checked_too(tmp_path):
+    outcomes = Outcomes(("起", "初"))
+    folder = tmp_path / "zh"
+    write_campaign(folder, make_truncations([("u1", "起初， 神")], outcomes, "exhaustive",
+                                            unit="char"), outcomes, SETTINGS | {"unit": "char"})
+    campaign = read_campaign(folder)  # the space before 神 is allowed
+    assert len(campaign.ids) == 5
+    path = folder / "truncations.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace("起初， 神", "起初，神神"),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="line 5: context '起初，神神' does not extend line 4's "
+                                         "'起初，' by its answer '<unk>'"):
+        read_campaign(folder)
+
+
 # ---------------------------------------------------------------- the CLI
 
 
@@ -517,6 +567,19 @@ def _study(root: Path, vocab_size="2", test=("a b e", "c a"), corpus="toy") -> P
 
 def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_truncations_take_the_study_from_root(tmp_path):
+    root = _study(tmp_path / "study")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = _cli("truncations", "--root", root, "--corpus", "toy", "--language", "xx", "--out",
+                "camp", cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    assert read_campaign(elsewhere / "camp").m == 4  # the config's vocab_size 2, under --root
+    proc = _cli("truncations", "--corpus", "toy", "--language", "xx", "--out", "c2",
+                cwd=elsewhere)
+    assert proc.returncode == 2 and "no config file config/config.yaml" in proc.stderr
 
 
 def test_truncations_on_a_tiny_prepared_corpus(tmp_path):

@@ -7,6 +7,9 @@
     fairppl campaign models DIR [--bettors kenlm-word,bigram,transformer,pretrained]
     fairppl campaign play DIR [--player NAME] [--port N] [--protocol list|money|rank|all]
 
+``truncations`` and ``models`` read the study under ``--root`` (default: the current folder);
+``play`` too, for ``--reference``.
+
 ``truncations`` runs from a project root after the study and writes a campaign folder (the
 truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
 site's file of bets or rankings line by line and scores it with the key, without any model;
@@ -26,7 +29,7 @@ import math
 def _truncations(args) -> int:
     from ..shannon.campaign import build_campaign
 
-    meta = build_campaign(".", args.corpus, args.language, args.out, split=args.split,
+    meta = build_campaign(args.root, args.corpus, args.language, args.out, split=args.split,
                           protocol=args.protocol, n=args.n, seed=args.seed,
                           vocab_size=args.vocab_size, unit=args.unit, config_path=args.config)
     verb = "wrote" if meta["status"] == "written" else "unchanged (same settings and files):"
@@ -60,8 +63,11 @@ def add_truncations(csub) -> None:
                    help="a position per word (between spaces) or per character, spaces left "
                         "out (default: char for a language in "
                         "word_ngram.languages_without_spaces of the config, else word)")
+    p.add_argument("--root", default=".",
+                   help="the study's project root, whose results/corpus/ holds the units "
+                        "(default .)")
     p.add_argument("--config", default="config/config.yaml",
-                   help="the study's config (default config/config.yaml)")
+                   help="the study's config, relative to --root (default config/config.yaml)")
     p.add_argument("--out", required=True, help="campaign folder (new or empty)")
     p.set_defaults(func=_truncations)
 
@@ -393,10 +399,22 @@ def _references(campaign, root: str, language: str) -> dict:
 
 
 def _play(args) -> int:
-    from ..shannon.campaign import read_campaign
-    from ..shannon.play import PLAY_PROTOCOLS, PlaySettings
-    from ..shannon.play_server import PlayServer, serve
+    from ..core.errors import InputError
+    from ..shannon.play import PlayError
 
+    try:
+        return _serve_play(args)
+    except PlayError as err:  # a refused --player: one line, as every input error
+        raise InputError(f"--player: {err}") from None
+
+
+def _serve_play(args) -> int:
+    from ..shannon.campaign import read_campaign
+    from ..shannon.play import PLAY_PROTOCOLS, PlaySettings, check_player
+    from ..shannon.play_server import PlayServer, page_url, serve
+
+    if args.player is not None:
+        check_player(args.player)  # before anything is read
     campaign = read_campaign(args.dir)
     protocols = PLAY_PROTOCOLS if args.protocol == "all" else (args.protocol,)
     settings = {p: PlaySettings(p, list_max=args.list_max, stake=args.stake, coins=args.coins,
@@ -405,13 +423,14 @@ def _play(args) -> int:
     state = PlayServer(campaign, settings, player=args.player,
                        kind="scripted" if args.scripted else "person", references=references,
                        reference_language=args.reference)
-    httpd = serve(state, args.host, args.port)
-    host, port = httpd.server_address[:2]
-    who = f"player {args.player}" if args.player else "players name themselves on the page"
+    httpd = serve(state, args.host, args.port)  # repairs cut lines once the port is had
+    for notice in state.notices:
+        print(f"repaired {notice['message']}", flush=True)
+    who = f"player {state.player}" if args.player else "players name themselves on the page"
     print(f"serving the Shannon game on {campaign.settings['corpus']}/"
           f"{campaign.settings['language']} ({len(campaign.ids)} truncations, "
-          f"{', '.join(protocols)}; {who}) at http://{host}:{port}/ ; Ctrl+C stops it",
-          flush=True)
+          f"{', '.join(protocols)}; {who}) at {page_url(httpd, state)} ; open this address "
+          f"(the token in it lets only this page bet); Ctrl+C stops it", flush=True)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
@@ -419,6 +438,20 @@ def _play(args) -> int:
     finally:
         httpd.server_close()
     return 0
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 1 to 65535 (0: any free port)."""
+    import argparse
+
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a port number from 1 to 65535 "
+                                         f"(0: any free port)")
+    return port
 
 
 def add_play(csub) -> None:
@@ -445,7 +478,8 @@ def add_play(csub) -> None:
     p.add_argument("--root", default=".", help="the study's project root (for --reference)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free)")
+    p.add_argument("--port", type=port_number, default=8000,
+                   help="port (default 8000; 0: any free)")
     p.add_argument("--scripted", action="store_true",
                    help="the player is a script, not a person: recorded and shown as such")
     p.set_defaults(func=_play)

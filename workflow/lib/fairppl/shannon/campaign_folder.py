@@ -260,6 +260,63 @@ def _jsonl_records(path: Path, fields: tuple[str, ...], what: str) -> list[dict]
     return out
 
 
+def _step(before: str, after: str, unit: str) -> str | None:
+    """The unit that ``after`` adds to ``before`` (one word after a space, or one character,
+    a space before it allowed), or None when ``after`` is not ``before`` plus one unit."""
+    if unit == "word":
+        head = before + " " if before else ""
+        added = after[len(head):]
+        return added if after.startswith(head) and added and " " not in added else None
+    added = after[len(before):]
+    if before and added.startswith(" "):
+        added = added[1:]
+    return added if after.startswith(before) and len(added) == 1 and added != " " else None
+
+
+def _short(text: str, keep: int = 40) -> str:
+    return repr(text if len(text) <= keep else "…" + text[-keep:])
+
+
+def _check_contexts(truncs: list[dict], key: list[dict], outcomes: Outcomes, unit: str,
+                    trunc_path: Path, key_path: Path) -> None:
+    """An exhaustive campaign's truncations as :func:`fairppl.shannon.truncations.
+    make_truncations` writes them: each unit's together, its first context empty, each next
+    one the previous context followed by the previous answer (any word outside the vocabulary
+    for ``<unk>``), its last answer ``</s>`` and no other. The play page shows the answer's
+    word from the next context, and a hand-edited context would be served as is."""
+    seen: set[str] = set()
+    for k, t in enumerate(truncs, start=1):
+        uid, ctx = t["unit_id"], t["context"]
+        same = k > 1 and truncs[k - 2]["unit_id"] == uid
+        if not same:
+            if uid in seen:
+                raise InputError(f"unit {uid!r} again after other units: expected each unit's "
+                                 f"truncations together", path=str(trunc_path), line=k)
+            seen.add(uid)
+            if k > 1 and key[k - 2]["word"] != END_OUTCOME:
+                raise InputError(f"the last truncation of unit {truncs[k - 2]['unit_id']!r} has "
+                                 f"the answer {key[k - 2]['word']!r}: expected {END_OUTCOME!r} "
+                                 f"(the end of the unit)", path=str(key_path), line=k - 1)
+            if ctx != "":
+                raise InputError(f"the first truncation of unit {uid!r} has the context "
+                                 f"{_short(ctx)}: expected an empty context",
+                                 path=str(trunc_path), line=k)
+            continue
+        before, answer = truncs[k - 2]["context"], key[k - 2]["word"]
+        added = _step(before, ctx, unit)
+        fits = added is not None and answer != END_OUTCOME and (
+            outcomes.outcome(added) == UNK_OUTCOME if answer == UNK_OUTCOME else added == answer)
+        if not fits:
+            raise InputError(f"context {_short(ctx)} does not extend line {k - 1}'s "
+                             f"{_short(before)} by its answer {answer!r} ({KEY}): expected the "
+                             f"previous context followed by its answer, as fairppl campaign "
+                             f"truncations writes them", path=str(trunc_path), line=k)
+    if truncs and key[-1]["word"] != END_OUTCOME:
+        raise InputError(f"the last truncation of unit {truncs[-1]['unit_id']!r} has the answer "
+                         f"{key[-1]['word']!r}: expected {END_OUTCOME!r} (the end of the unit)",
+                         path=str(key_path), line=len(truncs))
+
+
 def read_campaign(folder: str | os.PathLike) -> Campaign:
     """Read and cross-check a campaign folder (settings, outcomes, truncations, key): the ids
     of truncations.jsonl and key.jsonl in the same order, each once, every key word an outcome,
@@ -312,6 +369,8 @@ def read_campaign(folder: str | os.PathLike) -> Campaign:
                                  f"(an integer >= 1) in every line of a length-weighted "
                                  f"campaign", path=str(key_path), line=k)
             weights.append(weight)
+    if meta["protocol"] == "exhaustive":
+        _check_contexts(truncs, key, outcomes, meta["unit"], trunc_path, key_path)
     return Campaign(folder=folder, settings=meta, outcomes=outcomes,
                     ids=tuple(t["id"] for t in truncs),
                     unit_ids=tuple(t["unit_id"] for t in truncs), answers=tuple(answers),

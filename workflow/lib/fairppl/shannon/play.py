@@ -26,9 +26,21 @@ protocol's settings and who plays (a person, or a scripted player: never shown a
 written at the first bet and checked at every start (other settings on the same file are refused:
 its bets would mix two games); ``<protocol>.journal.jsonl``, per bet the words as typed and the
 seconds taken (not read by the scorer); ``<protocol>.pending.json``, the rank protocol's wrong
-guesses of the truncation being played, so that a reload or a killed server resumes mid-way.
-A lock file serialises writers: two servers or two tabs of one player never write the same
-truncation twice.
+guesses of the truncation being played (and the seconds spent on it so far), so that a reload
+or a killed server resumes mid-way. A lock file serialises writers: two servers or two tabs of
+one player never write the same truncation twice.
+
+The seconds of a bet are the page's: the time the truncation was on screen with the tab visible
+(``document.visibilityState``), sent with the bet and stored in the journal, so they survive a
+restart of the server; a bet made without the page (a script) records ``null``.
+
+A killed server can leave one thing behind: the last line of a ``.jsonl`` file cut short (the
+kill came while it was being written). :func:`check_player_files` finds it at start-up, and
+:func:`repair` keeps every whole line and moves the cut bytes to ``<file>.torn-<UTC time>`` beside
+it (never overwritten); that truncation is played again (its answer was never shown). Anything
+else that the game did not write (a repeated or unknown truncation, a line in the middle that is
+not JSON, a bet the campaign format refuses, settings or a pending file that are not the game's)
+is refused at start-up, naming the file and line: it is not repaired silently.
 """
 
 from __future__ import annotations
@@ -37,8 +49,8 @@ import fcntl
 import json
 import math
 import os
-import re
 import time
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,8 +63,10 @@ from .outcomes import END_OUTCOME, UNK_OUTCOME
 from .submission import BETS, RANKING, _bets_problems, _ranking_problems
 
 PLAY_PROTOCOLS = ("list", "money", "rank")
-#: A player's name is a folder name: letters, digits, ``_ . -``, not starting with a dot.
-PLAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+#: A player's name is a folder name: 1 to 40 letters of any script (with their marks), digits,
+#: and ``_ . -``, starting with a letter or digit (:func:`check_player`).
+PLAYER_NAME_CHARS = "_.-"
+PLAYER_NAME_MAX = 40
 PLAYER_KINDS = ("person", "scripted")
 #: Languages written right to left (ISO 639-3 ids of the study and common others).
 RTL_LANGUAGES = frozenset({"ara", "arb", "arz", "apc", "ary", "fas", "pes", "prs", "heb", "urd",
@@ -127,18 +141,45 @@ def rtl(language: str) -> bool:
     return language in RTL_LANGUAGES
 
 
+def player_name_problem(name) -> str | None:
+    """Why ``name`` is not a player's name, or None. A name is a folder name on every system:
+    letters of any script (Unicode categories L and M: ``Алёша``, ``أحمد``), digits, ``_ . -``;
+    no path separator, whitespace or control character; not starting with ``.``, ``-`` or
+    ``_``; 1 to 40 characters (NFC)."""
+    if not isinstance(name, str):
+        return "not a string"
+    if not name:
+        return "empty"
+    name = unicodedata.normalize("NFC", name)
+    if len(name) > PLAYER_NAME_MAX:
+        return f"{len(name)} characters"
+    for c in name:
+        kind = unicodedata.category(c)
+        if kind[0] not in "LMN" and c not in PLAYER_NAME_CHARS:
+            what = ("a space" if c.isspace() else "a path separator" if c in "/\\"
+                    else "a control character" if kind[0] == "C" else f"{c!r}")
+            return f"holds {what}"
+    if unicodedata.category(name[0])[0] not in "LN":
+        return f"starts with {name[0]!r}"
+    return None
+
+
 def check_player(name) -> str:
-    if not isinstance(name, str) or not PLAYER_NAME.fullmatch(name):
-        raise PlayError(f"player {name!r}: expected 1 to 40 letters, digits, '_', '.' or '-', "
-                        f"not starting with '.' or '-'")
-    return name
+    """The player's name (NFC), or PlayError saying what a name is."""
+    problem = player_name_problem(name)
+    if problem:
+        raise PlayError(f"player {name!r} ({problem}): expected 1 to {PLAYER_NAME_MAX} letters "
+                        f"(any script), digits, '_', '.' or '-', starting with a letter or "
+                        f"digit")
+    return unicodedata.normalize("NFC", name)
 
 
 class PlayerFiles:
     """The files of one player and protocol under ``<campaign>/players/<player>/``."""
 
     def __init__(self, campaign: Campaign, player: str, protocol: str):
-        check_player(player)
+        player = check_player(player)
+        self.protocol = protocol
         self.folder = Path(campaign.folder) / "players" / player
         self.bets = self.folder / f"{protocol}.jsonl"
         self.settings = self.folder / f"{protocol}.settings.json"
@@ -158,12 +199,176 @@ class PlayerFiles:
 
 
 def _append_line(path: Path, record: dict) -> None:
-    """Append one JSON line and make it durable before returning."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
-        handle.write(line)
+    """Append one JSON line with one write and make it durable before returning."""
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        written = os.write(fd, line)
+        while written < len(line):  # a short write: the rest, still one line
+            written += os.write(fd, line[written:])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------ the player's files at start-up
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A ``.jsonl`` file whose last line was cut short: ``keep`` bytes of whole lines
+    (``n_lines`` of them) stay, the ``tail`` bytes go to :func:`torn_path`."""
+
+    path: Path
+    keep: int
+    n_lines: int
+    tail: bytes
+
+    def message(self, moved_to: Path | None = None) -> str:
+        where = f"moved them to {moved_to}" if moved_to else "they go to <file>.torn-<time>"
+        return (f"{self.path}: the last line was cut short ({len(self.tail)} bytes, the server "
+                f"killed while writing it): kept the {self.n_lines} whole line(s), {where}; "
+                f"that truncation is played again")
+
+
+def _whole_lines(path: Path) -> tuple[list[tuple[int, str]], Repair | None]:
+    """The whole lines of a ``.jsonl`` file as ``(line number, text)``, and the cut last line
+    (a :class:`Repair`) if any. InputError naming the line for bytes that are not UTF-8."""
+    raw = path.read_bytes() if path.exists() else b""
+    cut = raw.rfind(b"\n") + 1
+    repair = Repair(path, cut, raw.count(b"\n"), raw[cut:]) if cut < len(raw) else None
+    lines = []
+    for k, line in enumerate(raw[:cut].split(b"\n")[:-1], start=1):
+        try:
+            lines.append((k, line.decode("utf-8")))
+        except UnicodeDecodeError as err:
+            raise InputError(f"not UTF-8 ({err.reason} at byte {err.start}): expected the lines "
+                             f"the game wrote", path=str(path), line=k) from None
+    return lines, repair
+
+
+def _json_object(path: Path, k: int, line: str, what: str) -> dict:
+    try:
+        rec = json.loads(line)
+    except ValueError as err:
+        raise InputError(f"not JSON ({err}): expected {what}", path=str(path),
+                         line=k) from None
+    if not isinstance(rec, dict):
+        raise InputError(f"not a JSON object: expected {what}", path=str(path), line=k)
+    return rec
+
+
+def check_player_files(campaign: Campaign, player: str, protocol: str) -> list[Repair]:
+    """Check the files of one player and protocol as the game wrote them (module docstring);
+    returns the cut last lines to :func:`repair`. InputError naming the file, the line and what
+    was expected for any other damage. Writes nothing."""
+    files = PlayerFiles(campaign, player, protocol)
+    if files.settings.exists():
+        recorded = read_recorded_settings(files.settings)
+        if recorded.get("protocol") != protocol or \
+                recorded.get("player_kind", "person") not in PLAYER_KINDS:
+            raise InputError(f"protocol {recorded.get('protocol')!r}, player_kind "
+                             f"{recorded.get('player_kind')!r}: expected the {protocol} "
+                             f"protocol's settings and a player_kind among "
+                             f"{', '.join(PLAYER_KINDS)}", path=str(files.settings))
+    repairs = []
+    lines, cut = _whole_lines(files.bets)
+    repairs += [cut] if cut else []
+    position = campaign.position()
+    kind = RANKING if protocol == "rank" else BETS
+    seen: dict[str, int] = {}
+    last = -1
+    what = f'one {{"id": ..., "{kind}": ...}} per line, as the page writes it'
+    for k, line in lines:
+        rec = _json_object(files.bets, k, line, what)
+        tid = rec.get("id")
+        if tid in seen:
+            raise InputError(f"truncation {tid!r} again (first on line {seen[tid]}): expected "
+                             f"each truncation once, as the page writes them",
+                             path=str(files.bets), line=k)
+        if not isinstance(tid, str) or tid not in position:
+            raise InputError(f"id {tid!r} is not a truncation of this campaign: expected "
+                             f"{what}", path=str(files.bets), line=k)
+        if position[tid] < last:
+            raise InputError(f"truncation {tid} after a later one: expected the truncations "
+                             f"in the campaign's order, as the page plays them",
+                             path=str(files.bets), line=k)
+        seen[tid], last = k, position[tid]
+        if set(rec) != {"id", kind}:
+            raise InputError(f"keys {sorted(rec)}: expected {what} (the {protocol} protocol)",
+                             path=str(files.bets), line=k)
+        problems = (_ranking_problems if kind == RANKING else _bets_problems)(
+            rec[kind], campaign.outcomes)
+        if problems:
+            message = "; ".join(problems)
+            raise InputError(message if "expected" in message else
+                             f"{message}: expected a bet the page makes",
+                             path=str(files.bets), line=k)
+    lines, cut = _whole_lines(files.journal)
+    repairs += [cut] if cut else []
+    for k, line in lines:
+        _json_object(files.journal, k, line, '{"id", "typed", "seconds"} per line')
+    if files.pending.exists():
+        pending = _json_object(files.pending, 1, files.pending.read_text(encoding="utf-8"),
+                               '{"id", "guesses"}')
+        if not isinstance(pending.get("id"), str) or not isinstance(
+                pending.get("guesses"), list) or not all(
+                isinstance(g, str) for g in pending["guesses"]):
+            raise InputError('expected {"id": a truncation id, "guesses": a list of words} '
+                             '(the rank protocol\'s wrong guesses so far)',
+                             path=str(files.pending), line=1)
+    return repairs
+
+
+def torn_path(path: Path) -> Path:
+    """Where the cut bytes of ``path`` go: ``<path>.torn-<UTC time>`` (``-2``, ``-3``, ... when
+    taken: an earlier one is never overwritten)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out, k = path.with_name(f"{path.name}.torn-{stamp}"), 1
+    while out.exists():
+        k += 1
+        out = path.with_name(f"{path.name}.torn-{stamp}-{k}")
+    return out
+
+
+def repair(cut: Repair) -> Path:
+    """Move the cut bytes of a file aside and keep its whole lines (both durable before the
+    file is replaced, atomically: a kill during the repair loses nothing). Returns where the
+    bytes went."""
+    from ..core.io import atomic_path
+
+    raw = cut.path.read_bytes()
+    if raw[:cut.keep] + cut.tail != raw:
+        raise InputError("changed since it was checked: expected no other writer (is another "
+                         "fairppl campaign play running on this campaign?)", path=str(cut.path))
+    aside = torn_path(cut.path)
+    with open(aside, "xb") as handle:
+        handle.write(cut.tail)
         handle.flush()
         os.fsync(handle.fileno())
+    with atomic_path(cut.path) as tmp:
+        with open(tmp, "wb") as handle:
+            handle.write(raw[:cut.keep])
+            handle.flush()
+            os.fsync(handle.fileno())
+    folder = os.open(cut.path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+    return aside
+
+
+def read_recorded_settings(path: Path, what: str = "the settings this game wrote") -> dict:
+    """A ``<protocol>.settings.json`` (or another JSON object the game wrote, ``what``);
+    InputError naming it when it is not a JSON object."""
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"not JSON ({err}): expected {what}", path=str(path)) from None
+    if not isinstance(recorded, dict):
+        raise InputError(f"not a JSON object: expected {what}", path=str(path))
+    return recorded
 
 
 def _played_ids(path: Path, known: dict) -> list[str]:
@@ -196,7 +401,9 @@ class Game:
     """One player's game of one protocol on a campaign: what is next, and each bet written."""
 
     def __init__(self, campaign: Campaign, player: str, settings: PlaySettings,
-                 kind: str = "person", references: dict | None = None):
+                 kind: str = "person", references: dict | None = None, *, opened: bool = True):
+        """``opened``: create the player's folder and lock file now (:meth:`open`); a server
+        that has not bound its port yet passes False and opens later."""
         if kind not in PLAYER_KINDS:
             raise InputError(f"player kind {kind!r}: expected one of {', '.join(PLAYER_KINDS)}")
         settings.check(campaign.m)
@@ -207,11 +414,17 @@ class Game:
         self.contexts = {t["id"]: t["context"] for t in _jsonl_records(
             campaign.folder / TRUNCATIONS, ("id", "unit_id", "context"), "truncations")}
         self.references = references or {}
-        self.served_at: dict[str, float] = {}
+        self.player = self.files.folder.name
         self._check_recorded_settings()
-        # the player's folder and lock exist from the start: a refused request creates nothing
+        if opened:
+            self.open()
+
+    def open(self) -> "Game":
+        """Create the player's folder and lock file (after the checks, once the server could
+        start: a refused start leaves nothing behind; a refused request creates nothing)."""
         self.files.folder.mkdir(parents=True, exist_ok=True)
         self.files.lock.touch()
+        return self
 
     # ------------------------------------------------------------ state
 
@@ -219,11 +432,7 @@ class Game:
         path = self.files.settings
         if not path.exists():
             return
-        try:
-            recorded = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            raise InputError(f"not JSON ({err}): expected the settings this game wrote",
-                             path=str(path)) from None
+        recorded = read_recorded_settings(path)
         wanted = self.settings.recorded() | {"player_kind": self.kind}
         differ = {k: (recorded.get(k), v) for k, v in wanted.items() if recorded.get(k) != v}
         if differ:
@@ -235,12 +444,18 @@ class Game:
     def played(self) -> list[str]:
         return _played_ids(self.files.bets, self.position)
 
-    def pending_guesses(self, tid: str | None) -> list[str]:
+    def _pending(self, tid: str | None) -> dict:
+        """The rank protocol's pending state of ``tid``: its wrong guesses and seconds so far."""
         path = self.files.pending
         if tid is None or not path.exists():
-            return []
-        state = json.loads(path.read_text(encoding="utf-8"))
-        return list(state["guesses"]) if state.get("id") == tid else []
+            return {"guesses": [], "seconds": None}
+        state = read_recorded_settings(path, "the rank protocol's wrong guesses so far")
+        if state.get("id") != tid:
+            return {"guesses": [], "seconds": None}
+        return {"guesses": list(state.get("guesses") or []), "seconds": state.get("seconds")}
+
+    def pending_guesses(self, tid: str | None) -> list[str]:
+        return self._pending(tid)["guesses"]
 
     def next_id(self, played: list[str]) -> str | None:
         done = set(played)
@@ -256,7 +471,7 @@ class Game:
                "n_truncations": len(self.campaign.ids), "done": tid is None,
                "seconds": self.seconds_played()}
         if tid is not None:
-            self.served_at.setdefault(tid, time.time())
+            out["seconds"] += self._pending(tid)["seconds"] or 0.0
             unit = self.campaign.unit_ids[self.position[tid]]
             out["truncation"] = {"id": tid, "unit_id": unit, "context": self.contexts[tid],
                                  "reference": self.references.get(unit)}
@@ -274,6 +489,19 @@ class Game:
             except (ValueError, AttributeError, TypeError):
                 continue
         return total
+
+    @staticmethod
+    def _seconds(request: dict) -> float | None:
+        """The seconds the page says the truncation was on screen (tab visible) since it was
+        shown or since the last guess; None when not given (a bet without the page)."""
+        value = request.get("seconds")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not math.isfinite(value) or value < 0:
+            raise PlayError(f"seconds {value!r}: expected a number of seconds >= 0 (the time "
+                            f"the truncation was on screen)")
+        return round(float(value), 3)
 
     # ------------------------------------------------------------ words and outcomes
 
@@ -364,10 +592,11 @@ class Game:
             played = self.played()
             self._expect(request.get("id"), played)
             record, typed = self._record(request)
+            seconds = self._seconds(request)
             problems = _bets_problems(record[BETS], self.campaign.outcomes)
             if problems:
                 raise PlayError("; ".join(problems))
-            self._write(record, typed)
+            self._write(record, typed, seconds)
         return self._feedback(record["id"], record[BETS])
 
     def guess(self, request: dict) -> dict:
@@ -382,7 +611,11 @@ class Game:
             played = self.played()
             tid = request.get("id")
             self._expect(tid, played)
-            before = self.pending_guesses(tid)
+            pending = self._pending(tid)
+            before = pending["guesses"]
+            seconds = self._seconds(request)
+            if pending["seconds"] is not None or seconds is not None:
+                seconds = round((pending["seconds"] or 0.0) + (seconds or 0.0), 3)
             label = self.outcome(request.get("guess"))
             labels = [self.outcome(w) for w in before]
             if label in labels:
@@ -392,31 +625,30 @@ class Game:
             ranking = labels + [label]
             correct = label == self.labels[self.campaign.answers[self.position[tid]]]
             if not correct and len(ranking) < self.settings.max_guesses:
-                write_text(self.files.pending, json.dumps({"id": tid, "guesses": guesses},
-                                                          ensure_ascii=False) + "\n")
+                write_text(self.files.pending, json.dumps(
+                    {"id": tid, "guesses": guesses, "seconds": seconds},
+                    ensure_ascii=False) + "\n")
                 return {"correct": False, "outcome": label, "ended": False,
                         "guesses_left": self.settings.max_guesses - len(ranking)}
             problems = _ranking_problems(ranking, self.campaign.outcomes)
             if problems:
                 raise PlayError("; ".join(problems))
-            self._write({"id": tid, RANKING: ranking}, guesses)
+            self._write({"id": tid, RANKING: ranking}, guesses, seconds)
             self.files.pending.unlink(missing_ok=True)
         out = self._feedback(tid, None)
         out |= {"correct": correct, "outcome": label, "ended": True,
                 "rank": len(ranking) if correct else None}
         return out
 
-    def _write(self, record: dict, typed: list) -> None:
+    def _write(self, record: dict, typed: list, seconds: float | None) -> None:
         if not self.files.settings.exists():
             write_text(self.files.settings, json.dumps(
                 self.settings.recorded() | {"player": self.player, "player_kind": self.kind,
                                             "campaign": self.campaign.settings}, indent=1,
                 ensure_ascii=False) + "\n")
         _append_line(self.files.bets, record)
-        tid = record["id"]
-        shown = self.served_at.pop(tid, None)  # None: bet without the page showing it
-        _append_line(self.files.journal, {"id": tid, "typed": typed, "seconds": None if shown
-                                          is None else round(max(time.time() - shown, 0), 3)})
+        _append_line(self.files.journal, {"id": record["id"], "typed": typed,
+                                          "seconds": seconds})
 
     def _feedback(self, tid: str, bets: dict | None) -> dict:
         answer = self.answer(tid)

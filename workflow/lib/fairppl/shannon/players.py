@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from ..core.errors import InputError
-from .play import PLAY_PROTOCOLS, PLAYER_NAME
+from .play import PLAY_PROTOCOLS, check_player_files, player_name_problem
 
 #: Columns of shannon_players.csv, with units in the names.
 COLUMNS = ("corpus", "language", "unit", "campaign", "player", "player_kind", "protocol",
@@ -28,8 +28,12 @@ def bets_file(entry: dict) -> Path:
 
 
 def check_players(entries, where: str) -> list[dict]:
-    """Refuse at start-up an entry that is not ``{campaign, player, protocol}`` or whose player
-    has no bets file yet (naming the config and entry)."""
+    """Refuse at start-up an entry that is not ``{campaign, player, protocol}``, whose player
+    has no bets file yet (naming the config and entry), or whose player's files the server of
+    ``fairppl campaign play`` would refuse (:func:`fairppl.shannon.play.check_player_files`:
+    naming the file and line). A last line cut short (a server killed while writing it) is
+    refused too, with what repairs it: the report does not change a player's files, and
+    ``fairppl campaign play`` moves the cut bytes aside when it starts."""
     if entries is None:
         return []
     if not isinstance(entries, list):
@@ -44,15 +48,60 @@ def check_players(entries, where: str) -> list[dict]:
         if entry["protocol"] not in PLAY_PROTOCOLS:
             raise InputError(f"{what}: protocol {entry['protocol']!r}, expected one of "
                              f"{', '.join(PLAY_PROTOCOLS)}", path=where)
-        if not isinstance(entry["player"], str) or not PLAYER_NAME.fullmatch(entry["player"]):
+        problem = player_name_problem(entry["player"])
+        if problem:
             raise InputError(f"{what}: player {entry['player']!r} is not a player's name "
-                             f"(letters, digits, _ . -)", path=where)
+                             f"({problem}); expected letters, digits, _ . -", path=where)
         if not bets_file(entry).is_file():
             raise InputError(f"{what}: no bets file {bets_file(entry)} (has "
                              f"{entry['player']} played the {entry['protocol']} protocol of "
-                             f"fairppl campaign play on {entry['campaign']}?)", path=where)
+                             f"fairppl campaign play on {entry['campaign']}?); expected a "
+                             f"player's bets file", path=where)
+        check_played(entry)
         out.append(entry)
     return out
+
+
+#: The stamps (path, mtime, size) of the files checked already: Snakemake asks for the players
+#: several times while it parses the workflow, and a campaign can hold 100,000 truncations.
+_CHECKED: set[tuple] = set()
+
+
+def _stamp(entry: dict) -> tuple:
+    from .campaign_folder import CAMPAIGN_FILES
+
+    folder = Path(entry["campaign"])
+    mine = bets_file(entry)
+    paths = [folder / name for name in CAMPAIGN_FILES] + [
+        mine, mine.with_suffix(".settings.json"), mine.with_suffix(".journal.jsonl"),
+        mine.with_suffix(".pending.json")]
+    out = []
+    for path in paths:
+        try:
+            stat = path.stat()
+            out.append((str(path), stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            out.append((str(path), None, None))
+    return tuple(out)
+
+
+def check_played(entry: dict) -> None:
+    """The player's files of ``entry`` as the play server checks them at start-up; a cut last
+    line is refused, naming what repairs it."""
+    from .campaign_folder import read_campaign
+
+    stamp = _stamp(entry)
+    if stamp in _CHECKED:
+        return
+    campaign = read_campaign(entry["campaign"])
+    for cut in check_player_files(campaign, entry["player"], entry["protocol"]):
+        raise InputError(f"the last line is cut short ({len(cut.tail)} bytes: the server was "
+                         f"killed while writing it); expected whole lines: start fairppl "
+                         f"campaign play {entry['campaign']} --player {entry['player']} "
+                         f"--protocol {entry['protocol']} once, which keeps the whole lines "
+                         f"and moves the cut bytes aside, then run the study again",
+                         path=str(cut.path), line=cut.n_lines + 1)
+    _CHECKED.add(stamp)
 
 
 def _player_kind(entry: dict) -> str:
