@@ -54,6 +54,29 @@ def test_evaluation_only_corpus_cannot_train():
         check_evaluation_corpora(config)
 
 
+@pytest.mark.parametrize("split", ["train", "all"])
+def test_a_training_corpus_is_not_scored_on_its_train_units(split):
+    """`eval_split: train` (or `all`) on a corpus that trains its own models was accepted: every
+    model would be scored on the units it was trained on."""
+    config = _config()
+    config["corpora"]["bible"]["eval_split"] = split
+    with pytest.raises(InputError) as err:
+        check_evaluation_corpora(config, "config.yaml")
+    among = "" if split == "train" else "among others "
+    assert str(err.value) == (
+        f"config.yaml: field 'corpora.bible.eval_split': '{split}' scores {among}the train units "
+        f"of 'bible', on which its own models are trained, so every score of it would be a score "
+        f"on training data; expected test or dev (or null: evaluation.split), or models_from: "
+        f"<corpus> for an evaluation-only corpus, whose models are trained elsewhere")
+    config["corpora"]["bible"]["enabled"] = False  # not in the study: nothing scored
+    config["corpora"]["udhr"]["enabled"] = False
+    check_evaluation_corpora(config)
+    for fine in ("dev", "test", None):  # and the UDHR's `all`: its models come from the Bible
+        check_evaluation_corpora(_config() | {"corpora": {
+            "bible": {"enabled": True, "eval_split": fine},
+            "udhr": {"enabled": True, "models_from": "bible", "eval_split": "all"}}})
+
+
 def test_evenly_spaced():
     assert evenly_spaced(10, 3) == [0, 3, 6]
     assert evenly_spaced(5, None) == [0, 1, 2, 3, 4]

@@ -151,11 +151,46 @@ def test_iso639_3_codes_are_real(tmp_path):
         read_language_sheet(sheet, SCHEMA)
 
 
+def test_script_codes_are_iso_15924(tmp_path):
+    """Only the shape [A-Z][a-z]{3} was checked, so `Xyzq` passed and reached the report: the
+    column is checked against the ISO 15924 table, with close real codes (the scripts of the
+    sheet's other rows of the same language first, then codes spelt alike or named alike)."""
+    sheet = write(tmp_path, [GOOD[0], "bible\tdeu\tdeu\tGerman\tXyzq\ts\tfalse\n"])
+    with pytest.raises(InputError) as err:
+        read_language_sheet(sheet, SCHEMA)
+    assert str(err.value) == (
+        f"{sheet}, line 3: field 'script': 'Xyzq' is not an ISO 15924 script code: expected a "
+        "code of the ISO 15924 table (unicode.org/iso15924); e.g. Latn (Latin), Cyrl (Cyrillic), "
+        "Arab (Arabic), Hans (Han, simplified)")
+    # spelt alike; and the script of another row of the same language comes first
+    sheet = write(tmp_path, [GOOD[0], "bible\trus\trus\tRussian\tCyrk\tr\tfalse\n"])
+    with pytest.raises(InputError, match=r"line 3: field 'script': 'Cyrk' is not an ISO 15924 "
+                                         r"script code: .*; close real codes: Cyrs \(Cyrillic "
+                                         r"\(Old Church Slavonic variant\)\), Cyrl \(Cyrillic\)"):
+        read_language_sheet(sheet, SCHEMA)
+    sheet = write(tmp_path, [GOOD[0], "udhr\teng\teng\tEnglish\tLatm\teng\ttrue\n"])
+    with pytest.raises(InputError, match=r"line 3: .*'Latm'.*close real codes: Latn \(Latin\), "
+                                         r"Latg"):
+        read_language_sheet(sheet, SCHEMA)
+    # real codes pass, the private-use range Qaaa-Qabx too, and nothing beyond it
+    rows = read_language_sheet(write(tmp_path, [GOOD[0], "bible\tzho\tzho\tChinese\tHans\tc\tfalse\n",
+                                                "bible\tjpn\tjpn\tJapanese\tJpan\tj\tfalse\n",
+                                                "bible\txx\teng\tEnglish\tQaba\tq\tfalse\n"]),
+                               SCHEMA)
+    assert [r.script for r in rows] == ["Latn", "Hans", "Jpan", "Qaba"]
+    with pytest.raises(InputError, match=r"'Qaca' is not an ISO 15924 script code"):
+        read_language_sheet(write(tmp_path, [GOOD[0], "bible\txx\teng\tE\tQaca\tq\tfalse\n"]),
+                            SCHEMA)
+
+
 @pytest.mark.parametrize("sheet", ["config/languages.tsv", "config/europarl/languages.tsv",
                                    "tests/config/languages.tsv"])
 def test_shipped_sheets_have_real_codes(sheet):
+    from fairppl.config.iso15924 import is_script_code
+
     rows = read_language_sheet(str(ROOT / sheet), SCHEMA)
     assert rows and all(len(r.iso639_3) == 3 for r in rows)
+    assert all(is_script_code(r.script) for r in rows)
 
 
 def test_the_study_model_names_are_refused_as_model_ids():

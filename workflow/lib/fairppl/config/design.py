@@ -99,10 +99,21 @@ def check_derived_corpora(config: dict, source: str = "config") -> None:
 def check_evaluation_corpora(config: dict, source: str = "config") -> None:
     """Refuse an evaluation-only corpus that cannot work: ``models_from`` naming no corpus, a
     disabled corpus or another evaluation-only corpus, and an evaluation-only corpus listed where
-    models are trained on it (``tokenizers.corpora``, ``word_ngram.corpora``, ...)."""
+    models are trained on it (``tokenizers.corpora``, ``word_ngram.corpora``, ...); and an
+    enabled corpus that trains its own models with ``eval_split`` train or all (its models would
+    be scored on the units they were trained on)."""
     corpora = config["corpora"]
     for name, spec in corpora.items():
         source_corpus = spec.get("models_from")
+        split = spec.get("eval_split")
+        if not source_corpus and spec.get("enabled", True) and split in ("train", "all"):
+            among = "" if split == "train" else "among others "
+            raise InputError(f"field 'corpora.{name}.eval_split': {split!r} scores {among}the "
+                             f"train units of {name!r}, on which its own models are trained, so "
+                             f"every score of it would be a score on training data; expected "
+                             f"test or dev (or null: evaluation.split), or models_from: <corpus> "
+                             f"for an evaluation-only corpus, whose models are trained elsewhere",
+                             path=source)
         if not source_corpus:
             continue
         where = f"corpora.{name}.models_from"

@@ -17,19 +17,40 @@ from ..core.errors import InputError
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that refuses a key given twice in one mapping (PyYAML keeps the last one
-    silently, so a second `corpora:` block would replace the first)."""
+    """A YAML loader that refuses a key given twice in one mapping, at any depth, naming the
+    first such key in the file (PyYAML keeps the last one silently, so a second `corpora:` block
+    would replace the first)."""
 
-    def construct_mapping(self, node, deep=False):
-        seen: dict = {}
-        for key_node, _value in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise InputError(f"key {key!r} is given twice in one mapping (first on line "
-                                 f"{seen[key]}); expected each key once",
-                                 line=key_node.start_mark.line + 1)
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+    def construct_document(self, node):
+        repeated = sorted(_repeated_keys(node), key=lambda r: r[0])
+        if repeated:
+            line, key, first = repeated[0]
+            raise InputError(f"key {key!r} is given twice in one mapping (first on line "
+                             f"{first}); expected each key once", line=line)
+        return super().construct_document(node)
+
+
+def _repeated_keys(node, seen_nodes=None):
+    """(line, key, first line) of every key given again in a mapping of ``node``'s tree (the
+    first one in the file is the one to report: nested mappings are built after their parent)."""
+    seen_nodes = set() if seen_nodes is None else seen_nodes
+    if id(node) in seen_nodes:  # an alias of an anchored node: already walked
+        return
+    seen_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+        first: dict = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = (key_node.tag, key_node.value)
+                line = key_node.start_mark.line + 1
+                if key in first:
+                    yield line, key_node.value, first[key]
+                else:
+                    first[key] = line
+            yield from _repeated_keys(value_node, seen_nodes)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _repeated_keys(item, seen_nodes)
 
 
 def check_yaml_syntax(path: str) -> None:
@@ -70,13 +91,32 @@ def config_source(configfiles, cwd: str | None = None) -> str:
     ``configfile:`` again after a ``--configfile`` naming the same file (once absolute, once
     relative), and the message then named it twice. Paths under ``cwd`` (default: the working
     directory) are shown relative to it."""
+    return ", ".join(_config_paths(configfiles, cwd).values()) or "config"
+
+
+def _config_paths(configfiles, cwd: str | None = None) -> dict[str, str]:
+    """Each config file's full path, once, and the name a message shows (:func:`config_source`)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     shown: dict[str, str] = {}
     for name in map(str, configfiles):
         full = os.path.normpath(os.path.join(cwd, name))
         relative = os.path.relpath(full, cwd)
         shown.setdefault(full, name if relative.startswith("..") else relative)
-    return ", ".join(shown.values()) or "config"
+    return shown
+
+
+def check_config_files(configfiles, cwd: str | None = None) -> None:
+    """:func:`check_yaml_syntax` on every config file of the run, each once (``configfiles``:
+    the Snakefile's own and every ``--configfile`` overlay, as Snakemake lists them), each named
+    as :func:`config_source` shows it. Snakemake merges the overlays key by key, and a key given
+    twice in one of them would keep the last silently."""
+    for full, shown in _config_paths(configfiles, cwd).items():
+        try:
+            check_yaml_syntax(full)
+        except InputError as err:
+            message = str(err).removeprefix(f"{full}, line {err.line}: " if err.line else
+                                            f"{full}: ")
+            raise InputError(message, path=shown, line=err.line) from None
 
 
 def _dotted(path) -> str:
@@ -84,14 +124,78 @@ def _dotted(path) -> str:
 
 
 _BOUNDS = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}
+_TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",
+               "boolean": "true or false", "null": "null", "array": "a list",
+               "object": "a mapping"}
+
+
+def describe_schema(schema: dict) -> str:
+    """What a (sub)schema allows, in words: ``{type: integer, minimum: 1}`` is "an integer >=
+    1", ``{const: all}`` is "'all'", an ``anyOf``/``oneOf`` lists its alternatives joined by
+    "or" ("an integer >= 1 or 'all'")."""
+    if not isinstance(schema, dict):
+        return "any value" if schema is True else "no value"
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        values = list(schema["enum"])
+        return " or ".join(map(repr, values)) if len(values) <= 3 else f"one of {values}"
+    alternatives = schema.get("anyOf") or schema.get("oneOf")
+    if alternatives:
+        return " or ".join(describe_schema(alternative) for alternative in alternatives)
+    kinds = schema.get("type") or []
+    words = []
+    for kind in [kinds] if isinstance(kinds, str) else kinds:
+        word = _TYPE_WORDS.get(kind, f"a {kind}")
+        if kind in ("integer", "number"):
+            bounds = [f"{_BOUNDS[k]} {schema[k]}" for k in
+                      ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in schema]
+            word += "".join(f" {b}" if i == 0 else f" and {b}" for i, b in enumerate(bounds))
+        elif kind == "string" and "pattern" in schema:
+            word += f" matching {schema['pattern']!r}"
+        elif kind == "array" and isinstance(schema.get("items"), dict):
+            word = _list_of(describe_schema(schema["items"]))
+        elif kind == "object" and "pattern" in (schema.get("propertyNames") or {}):
+            word += f" with keys matching {schema['propertyNames']['pattern']!r}"
+        words.append(word)
+    if not words and "pattern" in schema:
+        words.append(f"a value matching {schema['pattern']!r}")
+    return " or ".join(words) or "a value the schema allows"
+
+
+def _list_of(item: str) -> str:
+    """ "a list of integers >= 1" for the item "an integer >= 1"; "a list whose items are each
+    ..." where the item is not one kind of value."""
+    article, _, rest = item.partition(" ")
+    if article in ("a", "an") and " or " not in rest:
+        head, _, tail = rest.partition(" ")
+        return f"a list of {head}s{' ' + tail if tail else ''}"
+    return f"a list whose items are each {item}"
+
+
+#: Keywords whose failure says what was expected without the rest of the node.
+_KEYWORD_WORDS = {
+    "minItems": lambda n: f"at least {n} item{'s' * (n != 1)}",
+    "maxItems": lambda n: f"at most {n} item{'s' * (n != 1)}",
+    "uniqueItems": lambda _: "each item once",
+    "minLength": lambda n: f"at least {n} character{'s' * (n != 1)}",
+    "maxLength": lambda n: f"at most {n} character{'s' * (n != 1)}",
+    "pattern": lambda p: f"a value matching {p!r}",
+    "minProperties": lambda n: f"at least {n} key{'s' * (n != 1)}",
+}
 
 
 def schema_expectation(err: jsonschema.ValidationError) -> str:
-    """What the schema expected where ``err`` failed, in words: the field's description when the
-    schema gives one, else the allowed values, type or bound."""
+    """What the schema expected where ``err`` failed, in words: for a value that matches none
+    of an ``anyOf``/``oneOf``'s alternatives, each alternative (:func:`describe_schema`) and the
+    field's description; else the field's description when the schema gives one, else the
+    allowed values, type, bound or other constraint."""
     if err.validator == "required":
         return f"expected the keys {err.validator_value}"
     description = " ".join(str(err.schema.get("description", "")).split())
+    if err.validator in ("anyOf", "oneOf"):
+        allowed = describe_schema(err.schema)
+        return f"expected {allowed} ({description})" if description else f"expected {allowed}"
     if description:
         return f"expected: {description}"
     if err.validator == "enum":
@@ -100,7 +204,9 @@ def schema_expectation(err: jsonschema.ValidationError) -> str:
         return f"expected a value of type {err.validator_value}"
     if err.validator in _BOUNDS:
         return f"expected a value {_BOUNDS[err.validator]} {err.validator_value}"
-    return f"expected a value that satisfies the schema's {err.validator!r}"
+    if err.validator in _KEYWORD_WORDS:
+        return f"expected {_KEYWORD_WORDS[err.validator](err.validator_value)}"
+    return f"expected {describe_schema(err.schema)}"
 
 
 def _schema_message(err: jsonschema.ValidationError) -> str:
@@ -205,6 +311,49 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
                 f"orders <= kenlm.max_order (or raise max_order)", path=source)
     check_split(config["split"], source)
     check_corpus_ids(config, source)
+    check_member_templates(config, source)
+    check_neural_shape(config, source)
+
+
+def check_member_templates(config: dict, source: str) -> None:
+    """Every ``members`` template of an enabled ``url`` corpus fills in with its one field
+    ``{source_id}`` (the schema asks only that it contains it): another field, or a stray
+    brace, failed every prepare_corpus job of the corpus (fairppl.corpus.url)."""
+    for corpus, spec in config.get("corpora", {}).items():
+        if not spec.get("enabled", True):
+            continue
+        for i, template in enumerate(spec.get("members") or []):
+            try:
+                template.format(source_id="x")
+            except (KeyError, IndexError, ValueError) as err:
+                raise InputError(f"field 'corpora.{corpus}.members[{i}]': template "
+                                 f"{template!r} cannot be filled in ({type(err).__name__}: "
+                                 f"{err}), so every prepare_corpus job of {corpus!r} would fail; "
+                                 f"expected a path whose only field is {{source_id}} (a literal "
+                                 f"brace written twice: {{{{ or }}}})", path=source)
+
+
+def check_neural_shape(config: dict, source: str) -> None:
+    """The Transformer's shape rules of :class:`fairppl.neural.NeuralConfig` that the schema
+    cannot state, checked here rather than in every ``train_neural`` job (importing that class
+    would load torch at every start-up; tests/test_settings.py checks both agree): ``d_model``
+    a multiple of ``n_heads``, and an even head size ``d_model / n_heads`` (rotary
+    embeddings). Absent keys keep NeuralConfig's defaults (128 and 4)."""
+    neural = config.get("neural") or {}
+    if not neural.get("corpora") or not neural.get("languages"):
+        return
+    d_model, n_heads = neural.get("d_model", 128), neural.get("n_heads", 4)
+    if d_model % n_heads == 0 and (d_model // n_heads) % 2 == 0:
+        return
+    fitting = [h for h in range(1, min(d_model, 32) + 1)
+               if d_model % h == 0 and (d_model // h) % 2 == 0]
+    why = (f"d_model {d_model} is not a multiple of n_heads {n_heads}" if d_model % n_heads else
+           f"the head size d_model / n_heads = {d_model // n_heads} is odd, and the rotary "
+           f"position embeddings turn pairs of dimensions")
+    expected = (f"n_heads among {fitting} (an even head size)" if fitting else
+                "an even d_model")
+    raise InputError(f"field 'neural.n_heads': {why}, so every train_neural job would fail; "
+                     f"expected {expected}", path=source)
 
 
 def trained_tokenizers(config: dict) -> list[str]:
@@ -239,3 +388,32 @@ def check_references(config: dict, languages: list, source: str) -> None:
         if untrained and any(t != "char" for t in ids):
             raise InputError(f"field '{block}.corpora': {untrained} get no tokenizers; expected "
                              f"them in tokenizers.corpora too", path=source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fairppl.config.settings FILE...``: the YAML check of each config file, one
+    line per error on stderr (exit status 2), nothing when all pass. For a ``--configfile``
+    overlay with a syntax error, which Snakemake itself refuses before the workflow's own check
+    runs, with a message that names neither the file nor the line."""
+    import sys
+
+    files = sys.argv[1:] if argv is None else argv
+    if not files:
+        print("usage: python -m fairppl.config.settings CONFIG.yaml...", file=sys.stderr)
+        return 2
+    failed = 0
+    for name in files:
+        if not Path(name).is_file():
+            print(f"{name}: no such file; expected a config file", file=sys.stderr)
+            failed += 1
+            continue
+        try:
+            check_yaml_syntax(name)
+        except InputError as err:
+            print(err, file=sys.stderr)
+            failed += 1
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

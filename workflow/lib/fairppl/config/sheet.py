@@ -15,6 +15,7 @@ import jsonschema
 import yaml
 
 from ..core.errors import InputError
+from .iso15924 import check_iso15924
 from .iso639 import check_iso639_3
 from .settings import schema_expectation
 
@@ -110,12 +111,14 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
 
 def read_language_sheet(path: str, schema_path: str) -> list[Language]:
     """Read and validate the language sheet: each row's fields, no (corpus, language) twice, no
-    (corpus, source_id) twice (the same text under two names), and every ``iso639_3`` a code of
-    the ISO 639-3 table (the ``language`` id is free: it names paths and tables)."""
+    (corpus, source_id) twice (the same text under two names), every ``iso639_3`` a code of
+    the ISO 639-3 table and every ``script`` a code of the ISO 15924 table (the ``language`` id
+    is free: it names paths and tables)."""
     rows = read_tsv_sheet(path, schema_path, "language sheet", "languages",
                           unique=[("corpus", "language"), ("corpus", "source_id")])
     languages = [Language(**row) for row in rows]
     check_iso639_3(languages, path)
+    check_iso15924(languages, path)
     return languages
 
 

@@ -11,7 +11,7 @@ block that is absent is not checked); :func:`stage_notes` reads it with the defa
 from __future__ import annotations
 
 from ..core.errors import InputError
-from .design import train_corpus
+from .design import evaluation_split, train_corpus
 
 
 #: The schema's defaults of the settings these checks read where the config leaves them out
@@ -19,6 +19,8 @@ from .design import train_corpus
 DEFAULTS = {
     ("marginal", "min_units"): 20,
     ("marginal", "max_units"): 50,
+    ("marginal.lm", "batch_tokens"): 1024,
+    ("marginal.lm", "lanes"): 1,
     ("shannon", "bettors"): ["kenlm-word", "bigram", "transformer"],
     ("shannon", "vocab_size"): 1000,
     ("shannon", "pretrained_languages"): ["eng"],
@@ -53,7 +55,8 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
     that is a list (the sweep covers only the stage's languages); ``min_units`` is at most
     ``max_units`` (else no n-gram row could get an interval); its n-gram tokenizer is a subword
     n-gram of the study (``subword_ngram.tokenizers``, trained on each of its corpora or their
-    ``models_from``), and a unigram one when a unigram-lattice estimator is asked for."""
+    ``models_from``), and a unigram one (the samples-needed curves, the lattice estimators and
+    the length sweep sample its lattice); ``lm.lanes`` above 1 only with ``lm.batch_tokens``."""
     block = config.get("marginal")
     if not block or not block.get("corpora"):  # the stage is off: nothing of it is used
         return
@@ -86,6 +89,7 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
                          f"{most}, so no row of the subword n-gram could ever get an interval; "
                          f"expected min_units <= max_units (or max_units: null, the whole "
                          f"split)", path=source)
+    _check_lanes(block, source)
     if "ngram" not in block:
         return
     tok = block["ngram"].get("tokenizer", "spm-unigram-4000")
@@ -105,12 +109,32 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
         raise InputError(f"field 'marginal.ngram.estimators': {lattice} sample the unigram "
                          f"lattice but the tokenizer is {tok!r}; expected an spm-unigram-<size> "
                          f"tokenizer or no lattice estimators", path=source)
+    if not tok.startswith("spm-unigram-"):
+        raise InputError(f"field 'marginal.ngram.tokenizer': {tok!r} is not a unigram "
+                         f"tokenizer, and the samples-needed curves of every language of the "
+                         f"stage (rule marginal_samples_needed) sample its unigram lattice, so "
+                         f"each of their jobs would fail; expected an spm-unigram-<size> "
+                         f"tokenizer", path=source)
     for corpus in block.get("corpora", []):
         train = corpora.get(corpus, {}).get("models_from") or corpus
         if train not in subword.get("corpora", []):
             raise InputError(f"field 'marginal.corpora': {corpus!r} has no subword n-grams "
                              f"(trained on {train!r}); expected {train!r} in "
                              f"subword_ngram.corpora", path=source)
+
+
+def _check_lanes(block: dict, source: str) -> None:
+    """``marginal.lm.lanes`` above 1 deals the units that advance together in shared LM calls
+    out to lanes (:func:`fairppl.marginal.batch.run_many`); with ``batch_tokens: null`` no unit
+    shares a call (one unit per LM call), so the lanes would be dropped without a word."""
+    lm = block.get("lm") or {}
+    lanes = _setting(lm, "marginal.lm", "lanes")
+    tokens = _setting(lm, "marginal.lm", "batch_tokens")
+    if lanes > 1 and tokens is None:
+        raise InputError(f"field 'marginal.lm.lanes': {lanes} lanes need units that share LM "
+                         f"calls, but marginal.lm.batch_tokens is null (one unit per LM call), "
+                         f"so the lanes would be ignored; expected lanes: 1, or batch_tokens "
+                         f"set (1024 on a CPU thread, 8192 or more on a GPU)", path=source)
 
 
 def _check_bigram_split(config: dict, block: dict, source: str) -> None:
@@ -231,6 +255,55 @@ def check_shannon(config: dict, source: str, languages: list = (),
         raise InputError(f"field 'shannon.list_lengths': {too_long} are not below m = "
                          f"vocab_size + 2 = {size + 2}; expected shorter lists or `all`",
                          path=source)
+    # shannon.players: each player's files as the play server checks them (a cut last line
+    # is refused, naming the command that repairs it)
+    from ..shannon.players import check_players
+
+    check_players(block.get("players"), source)
+
+
+def check_shannon_units(config: dict, source: str, languages: list, units_of) -> None:
+    """``shannon.max_unit_chars`` against the units the game would draw from, where they are
+    known: the game's jobs bet on the evaluation units of at most that many characters
+    (:func:`fairppl.shannon.units.game_units`) and fail when a language has none. Only the
+    prepared corpus says how long its units are, so each corpus of the game is read where its
+    units table (``units_of(corpus)``, written by ``prepare_corpus``) already exists: on a fresh
+    run the first job that reads it is the first to know. ``config`` has the schema's defaults
+    filled in; ``languages``: the language sheet's rows of the enabled corpora."""
+    from pathlib import Path
+
+    import polars as pl
+
+    block = config.get("shannon") or {}
+    limit = block.get("max_unit_chars")
+    if limit is None or not block.get("corpora") or not block.get("bettors"):
+        return
+    for corpus in block["corpora"]:
+        playing = sorted({r.language for r in languages
+                          if r.corpus == corpus and r.language in block.get("languages", [])})
+        path = units_of(corpus)
+        if not playing or not Path(path).is_file():
+            continue
+        split = evaluation_split(config, corpus)
+        scan = pl.scan_parquet(path).filter(pl.col("language").is_in(playing))
+        if split != "all":
+            scan = scan.filter(pl.col("split") == split)
+        try:
+            lengths = (scan.group_by("language")
+                       .agg(pl.col("text").str.len_chars().min().alias("shortest"))
+                       .sort("language").collect())
+        except (OSError, pl.exceptions.PolarsError):  # a damaged table: its job says so
+            continue
+        short = {row["language"]: row["shortest"] for row in lengths.iter_rows(named=True)
+                 if row["shortest"] is not None and row["shortest"] > limit}
+        if short:
+            shortest = ", ".join(f"{lang} {n}" for lang, n in short.items())
+            raise InputError(f"field 'shannon.max_unit_chars': {limit} characters is below the "
+                             f"shortest {split} unit of {sorted(short)} in {path} ({shortest} "
+                             f"characters), so the game's jobs of {', '.join(short)} would "
+                             f"have no unit to bet on; expected at least "
+                             f"{max(short.values())}, or null (no limit)",
+                             path=source)
 
 
 def check_morphology(config: dict, source: str, analysers) -> None:
@@ -254,6 +327,49 @@ def check_morphology(config: dict, source: str, analysers) -> None:
         raise InputError(f"field 'morphology.apertium_languages': {unknown} have no Apertium "
                          f"analyser in fairppl.morphology.apertium.ANALYSERS; expected codes "
                          f"among {sorted(analysers)}", path=source)
+
+
+def check_lemma_models(config: dict, source: str, retrained: list) -> None:
+    """The lemmatized control compares a model retrained on a lemmatized corpus with the same
+    model of the unlemmatized one: the Transformer over characters of each language in
+    ``retrained`` (:func:`fairppl.morphology.lemmatize.lemma_neural_languages`, passed in: this
+    layer does not import it) is retrained on ``<corpus>-lemmas`` for each corpus of
+    ``lemmas.corpora`` that trains models, so its unlemmatized twin must be trained too: ``char``
+    in ``neural.tokenizers``, the language in ``neural.languages`` and the corpus in
+    ``neural.corpora``. Otherwise the lemmatized model would have nothing to be compared with."""
+    block = config.get("lemmas") or {}
+    corpora = config.get("corpora", {})
+    training = [corpus for corpus in block.get("corpora") or []
+                if corpus in corpora and not corpora[corpus].get("models_from")]
+    if not training or not retrained:
+        return
+    neural = config.get("neural") or {}
+    asked = block.get("neural_languages")
+    field = "lemmas.neural_languages"
+    chosen = (f"{field} {list(retrained)}" if asked is not None else
+              f"{field} null: the neural.languages simplemma covers, {list(retrained)}")
+    fix = f"or {field}: [] (no Transformer retrained on lemmas)"
+    tokenizers = neural.get("tokenizers", [])
+    if "char" not in tokenizers:
+        raise InputError(f"field '{field}': the lemmatized control retrains the Transformers "
+                         f"over characters ({chosen}), but neural.tokenizers {tokenizers} has "
+                         f"no char, so no Transformer over characters of the unlemmatized text "
+                         f"would be trained to compare them with; expected char in "
+                         f"neural.tokenizers, {fix}", path=source)
+    untrained = [lang for lang in retrained if lang not in neural.get("languages", [])]
+    if untrained:
+        raise InputError(f"field '{field}': {untrained} have no Transformer over characters of "
+                         f"the unlemmatized text (not in neural.languages "
+                         f"{neural.get('languages', [])}), so their lemmatized Transformers "
+                         f"would have nothing to be compared with; expected ids among "
+                         f"neural.languages, {fix}", path=source)
+    missing = [corpus for corpus in training if corpus not in neural.get("corpora", [])]
+    if missing:
+        raise InputError(f"field '{field}': the Transformers over characters of {retrained} are "
+                         f"retrained on the lemmatized {missing}, but neural.corpora "
+                         f"{neural.get('corpora', [])} does not list {missing}, so no "
+                         f"Transformer of the unlemmatized text would be trained to compare "
+                         f"them with; expected {missing} in neural.corpora, {fix}", path=source)
 
 
 def check_apertium_tools(config: dict, source: str, analysers, which=None) -> None:
@@ -322,6 +438,15 @@ def _shannon_notes(config: dict, languages: list, models: list) -> list[str]:
                          "bets (the sheet has no row for the game's languages in "
                          "shannon.pretrained_languages): it bets nowhere.")
             bettors.discard("pretrained")
+    if not bettors:
+        why = ("shannon.bettors is empty" if not block.get("bettors") else
+               "no bettor of shannon.bettors bets on a language of the game")
+        players = " and the players' bets of shannon.players are not scored" * bool(
+            block.get("players"))
+        notes.append(f"The Shannon game has no bettor ({why}): no table, figure or report "
+                     f"section{players} (shannon.corpora: [] is the switch that turns the game "
+                     f"off).")
+        return notes
     limits = [("the word bettors", "max_units", {"kenlm-word", "bigram"}),
               ("the Transformers", "neural_max_units", {"transformer"}),
               ("the pretrained LMs", "pretrained_max_units", {"pretrained"})]
