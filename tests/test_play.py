@@ -6,7 +6,7 @@ The campaign is docs/campaign.md's worked example grown to two units: outcomes t
 <unk>, </s> (m = 5); units "the dog" (answers the, <unk>, </s>) and "cat sat" (cat, sat, </s>).
 
 Issue 37: players' names of any script; a cut last line repaired at start-up and any other
-damage refused there (by the server, the report's check and check_shannon), naming file and
+damage refused there (by the server, the report's check and the start-up check of shannon.players), naming file and
 line; the server answers only its own page (token, Host, Origin, JSON), as a real server over
 HTTP; the command's refusals in one line with no lock left; and `fairppl campaign play` killed
 with SIGKILL while bets are written, then started again.
@@ -690,25 +690,24 @@ def test_killed_while_a_bet_is_written_resumes_with_every_whole_bet(long_campaig
 
 
 def test_the_config_check_refuses_a_cut_or_damaged_player_file(campaign):
-    """shannon.players is checked at start-up (check_shannon) as the server checks the files."""
+    """shannon.players is checked at start-up (common.smk calls check_players after
+    check_shannon) as the server checks the files."""
     import yaml
-
-    from fairppl.config.stages import check_shannon
 
     config = yaml.safe_load((Path(__file__).parent / "config" / "config.yaml").read_text())
     assert config["shannon"]["corpora"]  # the test study plays the game
     game = _played(campaign)
     config["shannon"]["players"] = [{"campaign": str(campaign.folder), "player": "gil",
                                      "protocol": "money"}]
-    check_shannon(config, "config.yaml")
+    check_players(config["shannon"]["players"], "config.yaml")
     with game.files.bets.open("ab") as handle:
         handle.write(b'{"id": "t0000')
     with pytest.raises(InputError, match=r"money.jsonl, line 4: the last line is cut short"):
-        check_shannon(config, "config.yaml")
+        check_players(config["shannon"]["players"], "config.yaml")
     lines = game.files.bets.read_text().splitlines(keepends=True)
     game.files.bets.write_text(lines[0] + lines[0] + lines[1] + lines[2])
     with pytest.raises(InputError, match=r"money.jsonl, line 2: truncation 't000001' again"):
-        check_shannon(config, "config.yaml")
+        check_players(config["shannon"]["players"], "config.yaml")
 
 
 def test_a_dry_run_refuses_a_player_file_cut_short(campaign, tmp_path):

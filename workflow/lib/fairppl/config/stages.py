@@ -29,6 +29,8 @@ DEFAULTS = {
     ("morphology", "apertium_languages"): ["eng", "spa", "fra", "ita", "por", "ron", "pol", "rus",
                                            "ukr", "ind", "hin"],
     ("morphology", "apertium_dir"): "/usr/share/apertium",
+    ("morphology.unimorph", "languages"): ["eng", "spa", "fra", "ita", "por", "deu", "ron", "pol",
+                                           "rus", "ukr", "tur"],
 }
 
 
@@ -255,21 +257,20 @@ def check_shannon(config: dict, source: str, languages: list = (),
         raise InputError(f"field 'shannon.list_lengths': {too_long} are not below m = "
                          f"vocab_size + 2 = {size + 2}; expected shorter lists or `all`",
                          path=source)
-    # shannon.players: each player's files as the play server checks them (a cut last line
-    # is refused, naming the command that repairs it)
-    from ..shannon.players import check_players
-
-    check_players(block.get("players"), source)
 
 
-def check_shannon_units(config: dict, source: str, languages: list, units_of) -> None:
+def check_shannon_units(config: dict, source: str, languages: list, units_of,
+                        rebuilt=None) -> None:
     """``shannon.max_unit_chars`` against the units the game would draw from, where they are
     known: the game's jobs bet on the evaluation units of at most that many characters
     (:func:`fairppl.shannon.units.game_units`) and fail when a language has none. Only the
     prepared corpus says how long its units are, so each corpus of the game is read where its
-    units table (``units_of(corpus)``, written by ``prepare_corpus``) already exists: on a fresh
-    run the first job that reads it is the first to know. ``config`` has the schema's defaults
-    filled in; ``languages``: the language sheet's rows of the enabled corpora."""
+    units table (``units_of(corpus)``, written by ``prepare_corpus``) exists and is current:
+    ``rebuilt(path)`` says whether the run will write it again (Snakemake's own plan: a changed
+    ``books``, split or input makes ``prepare_corpus`` run again, and the table on disk is stale).
+    Where it will, or does not exist yet, nothing is said here: the first job that reads the new
+    table is the first to know. ``config`` has the schema's defaults filled in; ``languages``:
+    the language sheet's rows of the enabled corpora."""
     from pathlib import Path
 
     import polars as pl
@@ -282,7 +283,7 @@ def check_shannon_units(config: dict, source: str, languages: list, units_of) ->
         playing = sorted({r.language for r in languages
                           if r.corpus == corpus and r.language in block.get("languages", [])})
         path = units_of(corpus)
-        if not playing or not Path(path).is_file():
+        if not playing or not Path(path).is_file() or (rebuilt and rebuilt(path)):
             continue
         split = evaluation_split(config, corpus)
         scan = pl.scan_parquet(path).filter(pl.col("language").is_in(playing))
@@ -304,6 +305,44 @@ def check_shannon_units(config: dict, source: str, languages: list, units_of) ->
                              f"have no unit to bet on; expected at least "
                              f"{max(short.values())}, or null (no limit)",
                              path=source)
+
+
+def check_language_lists(config: dict, source: str, languages: list) -> None:
+    """The lists of language ids that the other checks do not hold against the language sheet
+    (``languages``: all its rows, with ``corpus`` and ``language``), where the config gives them:
+    ``word_ngram.languages_without_spaces`` names languages of the sheet (a misspelt id left the
+    language it meant with a word sweep of whole clauses, without a word), and, with UniMorph
+    on, ``morphology.unimorph.languages`` names languages of ``morphology.corpus`` (another id
+    planned the download of a lexicon whose language the tables never compare, and a made-up
+    one failed inside its job). The others: ``neural.languages`` (:func:`..settings.
+    check_references`), ``marginal.languages`` and ``marginal.lengths.languages``
+    (:func:`check_marginal`), ``shannon.languages`` and ``shannon.pretrained_languages``
+    (:func:`check_shannon`), ``lemmas.neural_languages`` (against neural.languages:
+    :func:`check_lemma_models`); ``morphology.apertium_languages`` is held against the Apertium
+    analysers (:func:`check_morphology`), not the sheet: its records are also compared with the
+    published MCC of languages outside the study."""
+    if not languages:
+        return
+    every = {row.language for row in languages}
+    word = config.get("word_ngram") or {}
+    unknown = [lang for lang in word.get("languages_without_spaces") or [] if lang not in every]
+    if unknown:
+        raise InputError(f"field 'word_ngram.languages_without_spaces': {unknown} are no language "
+                         f"of the language sheet, so the list would change nothing (misspelt?); "
+                         f"expected ids among {sorted(every)}", path=source)
+    block = config.get("morphology") or {}
+    unimorph = block.get("unimorph") or {}
+    if not unimorph.get("enabled"):
+        return
+    corpus = _setting(block, "morphology", "corpus")
+    compared = {row.language for row in languages if row.corpus == corpus}
+    asked = unimorph.get("languages", DEFAULTS[("morphology.unimorph", "languages")])
+    unknown = [lang for lang in asked if lang not in compared]
+    if unknown:
+        raise InputError(f"field 'morphology.unimorph.languages': {unknown} have no row of "
+                         f"morphology.corpus {corpus!r} in the language sheet, so their lexicons "
+                         f"would be downloaded for languages the morphology tables do not "
+                         f"compare; expected ids among {sorted(compared)}", path=source)
 
 
 def check_morphology(config: dict, source: str, analysers) -> None:
