@@ -42,6 +42,9 @@ def _resource_paths():
 for _name, _path in _resource_paths().items():
     if _path.exists():
         os.environ.setdefault(_name, str(_path))
+# A mirror of the downloads set in the developer's shell would answer the tests' local servers'
+# URLs (fairppl.corpus.mirror): the tests that want one set it themselves.
+os.environ.pop("FAIRPPL_MIRROR", None)
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +60,23 @@ def resources_ready() -> dict[str, Path]:
     if missing:
         pytest.skip(f"resources not built ({missing}); run `make resources` first")
     return paths
+
+
+@pytest.fixture(scope="session")
+def shared_corpora() -> Path:
+    """``../shared/corpora`` (FLORES-200, the Bible corpus): skip where absent, fail under CI
+    (tests/shared_data.py)."""
+    from shared_data import require
+
+    return require("corpora")
+
+
+@pytest.fixture(scope="session")
+def shared_anchors() -> Path:
+    """``../shared/anchors`` (the published figures): as :func:`shared_corpora`."""
+    from shared_data import require
+
+    return require("anchors")
 
 
 def make_workdir(path: Path, config_dir: Path) -> Path:

@@ -21,8 +21,8 @@ language (:func:`align_pairs`):
   Adding a language can only remove units (the intersection shrinks) and can change the order
   pair; this is the multi-text's definition, unlike the Bible's fixed verse grid.
 
-:func:`extract_multitext` reads the archives (downloaded and checked by
-:func:`fairppl.corpus.url.download_url`) and writes the multi-text as a Parquet table
+:func:`extract_multitext` reads the archives (downloaded, or copied from a local mirror, and
+checked by :func:`fairppl.corpus.url.download_url`) and writes the multi-text as a Parquet table
 (:data:`MULTITEXT_SCHEMA`) and one row per pair of what was dropped (:data:`PAIR_STATS_SCHEMA`);
 :func:`read_multitext` reads it back in the reader shape ``{language: [(unit_id, raw_text),
 ...]}`` that :mod:`fairppl.corpus.prepare` aligns and splits like every other corpus.

@@ -1,9 +1,10 @@
 """Corpora fetched from a URL: a checked download, and the reader of line-aligned archives.
 
 A corpus of type ``url`` is one archive (a .tar.gz/.tgz/.tar or .zip, Flores-200 style) with one
-file per language and one unit per line. :func:`download_url` fetches it once, checked against
-its SHA-256; :func:`read_tar_lines` reads it in the shape every reader of
-:mod:`fairppl.corpus.readers` returns, ``{language: [(unit_id, raw_text), ...]}``.
+file per language and one unit per line. :func:`download_url` fetches it once (from its URL, or
+from a local mirror, :mod:`fairppl.corpus.mirror`), checked against its SHA-256;
+:func:`read_tar_lines` reads it in the shape every reader of :mod:`fairppl.corpus.readers`
+returns, ``{language: [(unit_id, raw_text), ...]}``.
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the file (and member), and what
 was expected.
@@ -27,40 +28,67 @@ from .align import Texts
 from ..core.errors import InputError
 from ..core.io import atomic_path
 from ..core.text import decode_utf8
+from .mirror import ENV, mirror_file, mirror_root
 
 
 # --------------------------------------------------------------------------------------------
 # Downloads
 # --------------------------------------------------------------------------------------------
 
-def download_url(url: str, sha256: str, dest: str) -> None:
-    """Download ``url`` to ``dest`` and check its SHA-256 (hex digest). The bytes stream into a
-    temporary file beside ``dest`` that is renamed onto ``dest`` only when the checksum matches,
-    so a failure leaves no ``dest`` and no partial file. A progress bar shows when the size is
-    known and over 1 MB."""
+def download_url(url: str, sha256: str, dest: str, *, mirror: str | None = None) -> str:
+    """Fetch the archive of ``url`` to ``dest`` and check its SHA-256 (hex digest); return where
+    it came from (the URL, or the mirror's file). The bytes stream into a temporary file beside
+    ``dest`` that is renamed onto ``dest`` only when the checksum matches, so a failure leaves no
+    ``dest`` and no partial file. A progress bar shows when the size is known and over 1 MB.
+
+    With a mirror (``mirror``, a folder path or ``file://`` address; None: the environment
+    variable ``FAIRPPL_MIRROR``, see :mod:`fairppl.corpus.mirror`) the archive is read from the
+    mirror's file of the URL's file name instead, with the same check and the same ``dest``; a
+    missing file or a mismatch is refused, naming the mirror's file and what was expected."""
     expected = (sha256 if isinstance(sha256, str) else "").strip().lower()
     if not re.fullmatch(r"[0-9a-f]{64}", expected):
         raise InputError(f"checksum {sha256!r} for {url}: expected a SHA-256 hex digest of 64 "
                          f"hex digits")
+    root = mirror_root(mirror)
+    source = str(mirror_file(url, root)) if root is not None else url
     digest = hashlib.sha256()
     with atomic_path(dest) as tmp:
         try:
-            with urllib.request.urlopen(url) as response, open(tmp, "wb") as handle:
-                size = response.headers.get("Content-Length")
-                size = int(size) if size and size.isdigit() else None
-                with tqdm(total=size, unit="B", unit_scale=True, desc=Path(dest).name,
-                          disable=not (size and size > 1_000_000)) as bar:
+            if root is not None:
+                with open(source, "rb") as response, open(tmp, "wb") as handle:
                     while chunk := response.read(1 << 20):
                         digest.update(chunk)
                         handle.write(chunk)
-                        bar.update(len(chunk))
+            else:
+                _stream(url, tmp, digest, Path(dest).name)
         except (urllib.error.URLError, OSError, ValueError) as err:
+            if root is not None:
+                raise InputError(f"cannot read the mirror's copy of {url} ({err}): expected a "
+                                 f"readable file", path=source) from None
             raise InputError(f"download of {url} failed ({err}): expected a reachable URL",
                              path=dest) from None
         got = digest.hexdigest()
         if got != expected:
+            if root is not None:
+                raise InputError(f"checksum mismatch in the mirror ({ENV}) for {url}: expected "
+                                 f"sha256 {expected}, got {got}; nothing was copied",
+                                 path=source)
             raise InputError(f"checksum mismatch for {url}: expected sha256 {expected}, got "
                              f"{got}; the download was discarded", path=dest)
+    return source
+
+
+def _stream(url: str, tmp, digest, label: str) -> None:
+    """Stream ``url`` into the file ``tmp``, updating ``digest``."""
+    with urllib.request.urlopen(url) as response, open(tmp, "wb") as handle:
+        size = response.headers.get("Content-Length")
+        size = int(size) if size and size.isdigit() else None
+        with tqdm(total=size, unit="B", unit_scale=True, desc=label,
+                  disable=not (size and size > 1_000_000)) as bar:
+            while chunk := response.read(1 << 20):
+                digest.update(chunk)
+                handle.write(chunk)
+                bar.update(len(chunk))
 
 
 # --------------------------------------------------------------------------------------------
