@@ -209,7 +209,40 @@ def schema_expectation(err: jsonschema.ValidationError) -> str:
     return f"expected {describe_schema(err.schema)}"
 
 
+def _branch_error(err: jsonschema.ValidationError) -> jsonschema.ValidationError | None:
+    """For a mapping or a list that matches none of a ``oneOf``/``anyOf``'s alternatives, the
+    error inside the alternative of its own kind (a map of digests: the object branch; a bad
+    entry name there too), deepest first: that names the entry at fault
+    (``corpora.<c>.sha256.fr-en``) and what it should be, where the alternatives' summary would
+    print the whole value. None for a scalar (the summary of the alternatives says it best: "an
+    integer >= 1 or 'all'") or where no alternative is of the value's kind."""
+    if err.validator not in ("anyOf", "oneOf") or not isinstance(err.instance, (dict, list)):
+        return None
+    depth = len(err.absolute_path)
+    kind = "object" if isinstance(err.instance, dict) else "array"
+    branches: dict[int, list] = {}
+    for sub in err.context or ():
+        branches.setdefault(sub.schema_path[0], []).append(sub)
+    inside = []
+    for index, errors in branches.items():
+        alternative = err.validator_value[index] if index < len(err.validator_value) else {}
+        kinds = alternative.get("type") if isinstance(alternative, dict) else None
+        kinds = [kinds] if isinstance(kinds, str) else kinds or []
+        if kind in kinds:
+            inside += [e for e in errors
+                       if len(e.absolute_path) > depth or e.validator != "type"]
+    if not inside:
+        return None
+    def rank(error):  # the deepest; among list items, the first
+        last = error.absolute_path[-1] if error.absolute_path else None
+        return len(error.absolute_path), -last if isinstance(last, int) else 0
+
+    deepest = max(inside, key=rank)
+    return _branch_error(deepest) or deepest
+
+
 def _schema_message(err: jsonschema.ValidationError) -> str:
+    err = _branch_error(err) or err
     block = _dotted(err.absolute_path)
     if err.validator == "additionalProperties" and isinstance(err.instance, dict):
         allowed = sorted(err.schema.get("properties", {}))
@@ -295,9 +328,10 @@ def check_corpus_keys(config: dict, source: str) -> None:
 
 def check_config(config: dict, schema_path: str, source: str) -> None:
     """Validate the study config: the schema (see ``check_schema``), the keys of each corpus
-    block against its type, the n-gram orders against kenlm.max_order, the split scheme and the
-    corpus ids of the model blocks. Cross-references with the language sheet are
-    ``check_references``."""
+    block against its type, the n-gram orders against kenlm.max_order, the split scheme, the
+    corpus ids of the model blocks, the placeholder patterns (each a regular expression), the
+    url corpora's member templates and the Transformer's shape. Cross-references with the
+    language sheet are ``check_references``."""
     schema = check_schema(config, schema_path, source)
     check_corpus_keys(config, source)
     max_order = config["kenlm"].get("max_order", _default(schema, "kenlm", "max_order"))
@@ -311,8 +345,30 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
                 f"orders <= kenlm.max_order (or raise max_order)", path=source)
     check_split(config["split"], source)
     check_corpus_ids(config, source)
+    check_placeholder_patterns(config, source)
     check_member_templates(config, source)
     check_neural_shape(config, source)
+
+
+def check_placeholder_patterns(config: dict, source: str) -> None:
+    """Every ``placeholder_patterns`` entry of every corpus block compiles as a Python regular
+    expression (:func:`re.compile`, as :mod:`fairppl.corpus.align` compiles them): a pattern that
+    does not was refused only inside the corpus's prepare_corpus job."""
+    import re
+
+    for corpus, spec in config.get("corpora", {}).items():
+        patterns = spec.get("placeholder_patterns")
+        if not isinstance(patterns, list):  # `default` or absent: the shipped patterns
+            continue
+        for i, pattern in enumerate(patterns):
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise InputError(f"field 'corpora.{corpus}.placeholder_patterns[{i}]': "
+                                 f"{pattern!r} does not compile ({err}), so the "
+                                 f"prepare_corpus job of {corpus!r} would fail; expected a "
+                                 f"Python regular expression (a literal bracket or parenthesis "
+                                 f"escaped with a backslash)", path=source) from None
 
 
 def check_member_templates(config: dict, source: str) -> None:
@@ -394,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m fairppl.config.settings FILE...``: the YAML check of each config file, one
     line per error on stderr (exit status 2), nothing when all pass. For a ``--configfile``
     overlay with a syntax error, which Snakemake itself refuses before the workflow's own check
-    runs, with a message that names neither the file nor the line."""
+    runs, with a message that names neither the file nor the line. ``fairppl config check``
+    (:mod:`fairppl.cli.config_check`) does the same and then checks the files merged."""
     import sys
 
     files = sys.argv[1:] if argv is None else argv
