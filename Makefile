@@ -8,6 +8,12 @@ PYTHON ?= python3
 VENV ?= .venv
 CORES ?= 2
 SNAKEMAKE := $(VENV)/bin/snakemake
+# Where torch comes from. Empty (the default): PyPI, whose torch==2.13.0 for Linux x86_64 is the
+# CUDA build (+cu130, with about 15 NVIDIA packages: .venv/ about 6.2 GB; what a GPU cluster
+# wants). A package index of CPU-only wheels instead (.venv/ about 2.4 GB), e.g. your site's
+# mirror of PyTorch's CPU wheels: `make setup TORCH_INDEX=https://mirror.example/whl/cpu`
+# (docs/cluster-setup.md). macOS gets a build without CUDA from PyPI either way.
+TORCH_INDEX ?=
 STAMP := $(VENV)/.installed
 # The morphology stage's Apertium analysers (fairppl.morphology.apertium.ANALYSERS) and
 # lt-paradigm (lttoolbox-dev): eng, spa, fra, ita, por, ron, pol, rus, ukr, ind, hin. On Debian 12
@@ -77,7 +83,9 @@ bench: setup resources
 resources: setup
 	$(SNAKEMAKE) --cores $(CORES) setup_resources
 
+# (logs/: the folder of the SLURM driver job's own log, `sbatch --output logs/...`, docs/cluster.md)
 setup: system-packages $(STAMP)
+	@mkdir -p logs
 
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -95,6 +103,13 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 	  print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['test'] \
 	  if not d.startswith('kenlm')))" > $(VENV)/requirements.txt
+	# torch from TORCH_INDEX where one is named (its pin, pyproject.toml's: a local build label
+	# such as +cpu satisfies it, so the requirements below install no other torch).
+	if [ -n "$(TORCH_INDEX)" ]; then \
+	  pin="$$(grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')"; \
+	  echo "Installing $$pin from $(TORCH_INDEX)"; \
+	  $(VENV)/bin/python -m pip install --quiet --index-url "$(TORCH_INDEX)" "$$pin"; \
+	fi
 	( MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0 \
 	  > $(VENV)/kenlm-build.log 2>&1; echo $$? > $(VENV)/kenlm-build.rc ) & \
 	rc=0; $(VENV)/bin/python -m pip install --quiet -r $(VENV)/requirements.txt || rc=$$?; wait; \

@@ -235,7 +235,7 @@ class BackgroundStudy:
 # -- the site profile's runs (test_slurm.py, fixture `slurm_site`) ------------------------------
 
 #: A throwaway workflow for the site profile's checks, with the workflow's own runtime and GPU
-#: logic (fairppl.config.resources, its partition check at the start included): `overtime` sleeps past its first attempt's one minute and
+#: logic (fairppl.config.resources; the checks of the planned run, fairppl.config.cluster): `overtime` sleeps past its first attempt's one minute and
 #: ends TIMEOUT, then finishes at once; `probe` records, from inside its SLURM job, the job-step
 #: Snakemake's command line (the site profile's settings as the job got them), the network the
 #: job sees and what a connection out of the node gets; `gpu_{setting}` asks for the GPUs of
@@ -245,18 +245,15 @@ import json
 import os
 import socket
 
-from fairppl.config.resources import (
-    check_partitions,
-    gpus_per_job,
-    job_runtime,
-    numbers_from_profile,
-)
+from fairppl.config.cluster import after_planning, check_planned_run
+from fairppl.config.overrides import CONFIG_SCHEMA, read_schema, type_overrides
+from fairppl.config.resources import gpus_per_job, job_runtime
 
-RESOURCES = numbers_from_profile(config).get("resources", {})
+type_overrides(config, workflow.config_settings.config, read_schema(CONFIG_SCHEMA))
+RESOURCES = config.get("resources", {})
 
-
-onstart:
-    check_partitions(workflow)
+if workflow.is_main_process:
+    after_planning(workflow, lambda: check_planned_run(workflow, 24 * 60))
 
 
 rule overtime:
@@ -313,8 +310,8 @@ SITE_RUNS = {
     "no_gpu": ({"config": {"resources": {"gpu": 0}}}, ("gpu_off.txt",)),
     "wrong_partition": ({"default-resources": {"slurm_partition": "nosuch"}},
                         ("gpu_partition.txt",)),
-    "wrong_account": ({"default-resources": {"slurm_account": "nosuch"},
-                       "slurm-no-account": None}, ("gpu_account.txt",)),
+    "wrong_account": ({"default-resources": {"slurm_account": "nosuch"}},
+                      ("gpu_account.txt",)),
 }
 
 

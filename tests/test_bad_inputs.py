@@ -538,10 +538,453 @@ def _(tmp):
 # ------------------------------------------------------------------ the play page (fairppl campaign play)
 
 
+def _play_cli(*argv: str) -> str:
+    """The one line ``fairppl campaign play`` prints on stderr when it refuses to start (the
+    part after ``error: ``)."""
+    import contextlib
+    import io
+
+    from fairppl.cli.app import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            assert main(["campaign", "play", *argv]) == 2
+        except SystemExit as stop:  # argparse's refusal
+            assert stop.code == 2
+    line = err.getvalue().strip().splitlines()[-1]
+    return line.split("error: ", 1)[1]
+
+
+def _money_player(tmp, bets: str | None = None):
+    """A campaign (docs/campaign.md's "the dog") with player gil's money bets."""
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import Game, PlaySettings
+
+    folder = _campaign(tmp)
+    game = Game(read_campaign(folder), "gil", PlaySettings("money"))
+    game.bet({"id": "t000001", "stakes": [["the", 50]]})
+    game.bet({"id": "t000002", "stakes": [["cat", 20]]})
+    if bets is not None:
+        game.files.bets.write_text(bets, encoding="utf-8")
+    return folder, game.files
+
+
+@case("play-player-name")
+def _(tmp):
+    return _play_cli(str(_campaign(tmp)), "--player", "../evil"), None, "--player"
+
+
+@case("play-port-range")
+def _(tmp):
+    return _play_cli(str(_campaign(tmp)), "--port", "70000"), None, "--port"
+
+
+@case("play-port-in-use")
+def _(tmp):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = str(taken.getsockname()[1])
+        message = _play_cli(str(_campaign(tmp)), "--protocol", "money", "--port", port)
+    finally:
+        taken.close()
+    assert not list((tmp / "campaign").rglob("*.lock"))
+    return message, None, f"--port {port}"
+
+
+@case("play-repeated-line")
+def _(tmp):
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import PlaySettings
+    from fairppl.shannon.play_server import PlayServer
+
+    folder, files = _money_player(tmp)
+    files.bets.write_text(files.bets.read_text() * 2, encoding="utf-8")
+    message = raised(PlayServer, read_campaign(folder), {"money": PlaySettings("money")})
+    return message, str(files.bets), "line 3"
+
+
+@case("play-bad-bet")
+def _(tmp):
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import PlaySettings
+    from fairppl.shannon.play_server import PlayServer
+
+    folder, files = _money_player(tmp)
+    with files.bets.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": "t000003", "bets": {"zebra": 0.5}}\n')
+    message = raised(PlayServer, read_campaign(folder), {"money": PlaySettings("money")},
+                     player="gil")
+    return message, str(files.bets), "line 3"
+
+
+@case("play-settings-file")
+def _(tmp):
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import PlaySettings
+    from fairppl.shannon.play_server import PlayServer
+
+    folder, files = _money_player(tmp)
+    files.settings.write_text('{"protocol": "money", "coins": 100', encoding="utf-8")
+    message = raised(PlayServer, read_campaign(folder), {"money": PlaySettings("money")},
+                     player="gil")
+    return message, str(files.settings), "not JSON"
+
+
+@case("play-truncations-edited")
+def _(tmp):
+    from fairppl.shannon.campaign import read_campaign
+
+    folder = _campaign(tmp)
+    path = folder / "truncations.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace('"the dog"', '"the cat"'),
+                    encoding="utf-8")
+    return raised(read_campaign, folder), str(path), "line 3"
+
+
+@case("play-cut-line-in-the-report")
+def _(tmp):
+    from fairppl.shannon.players import check_players
+
+    folder, files = _money_player(tmp)
+    with files.bets.open("a", encoding="utf-8") as handle:
+        handle.write('{"id": "t000003", "bets": {"</s>": 0.')
+    entry = {"campaign": str(folder), "player": "gil", "protocol": "money"}
+    return raised(check_players, [entry], SOURCE), str(files.bets), "line 3"
+
+
+@case("play-coins-not-whole")
+def _(tmp):
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import Game, PlayError, PlaySettings
+
+    game = Game(read_campaign(_campaign(tmp)), "gil", PlaySettings("money"))
+    with pytest.raises(PlayError) as err:
+        game.bet({"id": "t000001", "stakes": [["the", 2.5]]})
+    return str(err.value), None, "2.5 coins"
+
+
+@case("play-other-site")
+def _(tmp):
+    import http.client
+    import json
+    import threading
+
+    from fairppl.shannon.campaign import read_campaign
+    from fairppl.shannon.play import PlaySettings
+    from fairppl.shannon.play_server import PlayServer, serve
+
+    folder = _campaign(tmp)
+    httpd = serve(PlayServer(read_campaign(folder), {"money": PlaySettings("money")}), port=0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", httpd.server_address[1], timeout=30)
+        conn.request("POST", "/api/bet", body='{"player": "gil", "protocol": "money"}',
+                     headers={"Content-Type": "text/plain", "Origin": "http://127.0.0.1:1"})
+        answer = conn.getresponse()
+        assert answer.status == 403
+        message = json.loads(answer.read())["error"]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert not (folder / "players").exists()
+    return message, None, "http://127.0.0.1:1"
+
+
+
 # ------------------------------------------------------------------ site profiles, --config and the cluster
 
 
+def _override(overrides):
+    from fairppl.config.overrides import read_schema, type_overrides
+
+    return raised(type_overrides, load_tests_config(), overrides, read_schema(CONFIG_SCHEMA))
+
+
+@case("config-override-type")
+def _(tmp):
+    message = _override({"marginal": {"lm": {"batch_tokens": "16k"}}})
+    return message, None, "field 'marginal.lm.batch_tokens'"
+
+
+@case("config-override-unknown-key")
+def _(tmp):
+    message = _override({"scoring": {"max_unit": "5"}})
+    return message, None, "field 'scoring.max_unit'"
+
+
+def _site_profile(tmp, old, new):
+    """A copy of the site template with ``old`` replaced by ``new``: its path and the line of
+    ``new``."""
+    text = (ROOT / "workflow" / "profiles" / "site-template" / "profile.yaml").read_text(
+        encoding="utf-8")
+    assert old in text
+    text = text.replace(old, new)
+    (tmp / "site").mkdir()
+    path = tmp / "site" / "profile.yaml"
+    path.write_text(text, encoding="utf-8")
+    line = text[:text.index(new)].count("\n") + 1
+    return path, line
+
+
+def _profile_error(path):
+    from fairppl.config.profile import check_profile, workflow_rules
+
+    return raised(check_profile, path, CONFIG_SCHEMA, workflow_rules(ROOT))
+
+
+@case("profile-unknown-key")
+def _(tmp):
+    path, line = _site_profile(tmp, "latency-wait: 60", "latency_wait: 60")
+    return _profile_error(path), str(path), f"line {line}: key 'latency_wait'"
+
+
+@case("profile-unknown-rule")
+def _(tmp):
+    path, line = _site_profile(tmp, "  score_neural: *gpu", "  score_nueral: *gpu")
+    return _profile_error(path), str(path), f"line {line}: set-resources: 'score_nueral'"
+
+
+@case("profile-config-value")
+def _(tmp):
+    path, line = _site_profile(tmp, "    gpu: 1  # EDIT", "    gpu: false  # EDIT")
+    return _profile_error(path), str(path), f"line {line}: field 'resources.gpu'"
+
+
+@case("set-resources-unknown-rule")
+def _(tmp):
+    from fairppl.config.cluster import check_rule_names
+    from fairppl.config.profile import workflow_rules
+
+    message = raised(check_rule_names, {"train_nueral": {"mem_mb": 9000}}, {},
+                     workflow_rules(ROOT))
+    return message, None, "'train_nueral'"
+
+
+_SLURM_LINES: list[str] = []
+
+
+def _slurm_refusal(start: str) -> str:
+    """The line starting with ``start`` of the refusal of a dry run with the workflow profile and
+    a copy of the tests' site profile naming an account, a QOS and a partition that stand-in
+    `sinfo` and `sacctmgr` do not list (run once for the three cases)."""
+    if not _SLURM_LINES:
+        import os
+        import subprocess
+        import tempfile
+
+        from conftest import SNAKEMAKE, make_workdir
+
+        base = Path(tempfile.mkdtemp(prefix="bad-inputs-slurm-"))
+        wd = make_workdir(base / "wd", ROOT / "tests" / "config")
+        profile = yaml.safe_load((ROOT / "tests" / "slurm" / "profile.yaml").read_text(
+            encoding="utf-8"))
+        profile["default-resources"]["slurm_account"] = "nosuch"
+        profile["set-resources"] = {"train_neural": {"slurm_partition": "gpu", "qos": "long"}}
+        (base / "site").mkdir()
+        (base / "site" / "profile.yaml").write_text(yaml.safe_dump(profile), encoding="utf-8")
+        stubs = base / "bin"
+        stubs.mkdir()
+        for command in ("sbatch", "squeue", "sacct", "scontrol", "sshare", "sinfo", "sacctmgr"):
+            output = {"sinfo": "fairppl", "sacctmgr": "fairppl\nnormal"}.get(command)
+            body = f"printf '{output}\\n'" if output else "exit 1"
+            (stubs / command).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+            (stubs / command).chmod(0o755)
+        proc = subprocess.run(
+            [SNAKEMAKE, "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
+             "--workflow-profile", str(ROOT / "workflow" / "profiles" / "slurm"), "--profile",
+             str(base / "site")], capture_output=True, text=True, timeout=600,
+            env=dict(os.environ, PATH=f"{stubs}{os.pathsep}{Path(SNAKEMAKE).parent}"
+                                      f"{os.pathsep}{os.environ['PATH']}"))
+        _SLURM_LINES.extend(line.removeprefix("invalid input: ")
+                            for line in (proc.stdout + proc.stderr).splitlines())
+    return next(line for line in _SLURM_LINES if line.startswith(start))
+
+
+@case("slurm-partition")
+def _(tmp):
+    return _slurm_refusal("slurm_partition 'gpu'"), None, "slurm_partition 'gpu'"
+
+
+@case("slurm-account")
+def _(tmp):
+    return _slurm_refusal("slurm_account 'nosuch'"), None, "slurm_account 'nosuch'"
+
+
+@case("slurm-qos")
+def _(tmp):
+    return _slurm_refusal("qos 'long'"), None, "qos 'long'"
+
+
 # ------------------------------------------------------------------ settings that would be dropped silently
+
+
+def _checked_tests_config(edit) -> dict:
+    from fairppl.config.settings import check_config
+
+    config = copy.deepcopy(load_tests_config())
+    edit(config)
+    check_config(config, CONFIG_SCHEMA, SOURCE)
+    return config
+
+
+@case("marginal-lanes-without-batch")
+def _(tmp):
+    from fairppl.config.stages import check_marginal
+
+    config = copy.deepcopy(load_tests_config())
+    config["marginal"]["lm"].update(lanes=2, batch_tokens=None)
+    return raised(check_marginal, config, SOURCE), SOURCE, "field 'marginal.lm.lanes'"
+
+
+@case("marginal-tokenizer-not-unigram")
+def _(tmp):
+    from fairppl.config.stages import check_marginal
+
+    config = copy.deepcopy(load_tests_config())
+    config["subword_ngram"]["tokenizers"] = ["spm-unigram-3000", "spm-bpe-3000"]
+    config["marginal"]["lengths"]["languages"] = []
+    config["marginal"]["ngram"].update(tokenizer="spm-bpe-3000", estimators=["default", "exact"])
+    return raised(check_marginal, config, SOURCE), SOURCE, "field 'marginal.ngram.tokenizer'"
+
+
+@case("lemma-transformer-without-twin")
+def _(tmp):
+    from fairppl.config.stages import check_lemma_models
+
+    config = copy.deepcopy(load_tests_config())
+    config["lemmas"]["neural_languages"] = ["tur"]
+    message = raised(check_lemma_models, config, SOURCE, ["tur"])
+    return message, SOURCE, "field 'lemmas.neural_languages'"
+
+
+@case("lemma-transformer-without-char")
+def _(tmp):
+    from fairppl.config.stages import check_lemma_models
+
+    config = copy.deepcopy(load_tests_config())
+    config["neural"]["tokenizers"] = ["spm-unigram-3000"]
+    message = raised(check_lemma_models, config, SOURCE, ["eng"])
+    return message, SOURCE, "field 'lemmas.neural_languages'"
+
+
+@case("shannon-max-unit-chars")
+def _(tmp):
+    import polars as pl
+
+    from fairppl.config.stages import check_shannon_units
+
+    config = _checked_tests_config(lambda c: c["shannon"].update(max_unit_chars=5))
+    units = tmp / "units.parquet"
+    pl.DataFrame({"corpus": ["bible"], "unit_id": ["1"], "position": [1], "language": ["eng"],
+                  "split": ["test"], "text": ["Jesus wept."]}).write_parquet(units)
+    rows = [type("Row", (), {"corpus": "bible", "language": "eng"})]
+    message = raised(check_shannon_units, config, SOURCE, rows, lambda corpus: str(units))
+    return message, SOURCE, "field 'shannon.max_unit_chars'"
+
+
+@case("script-not-iso15924")
+def _(tmp):
+    bad = "bible\tdeu\tdeu\tGerman\tXyzq\ts\tfalse\n"
+    return raised(read_languages, tmp, ENG, bad), str(tmp / "languages.tsv"), "line 3"
+
+
+@case("overlay-key-twice")
+def _(tmp):
+    from fairppl.config.settings import check_config_files
+
+    overlay = tmp / "site.yaml"
+    overlay.write_text("marginal:\n  lm:\n    lanes: 2\n    lanes: 1\n", encoding="utf-8")
+    return raised(check_config_files, [str(overlay)]), str(overlay), "line 4"
+
+
+@case("overlay-yaml-syntax")
+def _(tmp):
+    import subprocess
+    import sys
+
+    overlay = tmp / "site.yaml"
+    overlay.write_text("shannon:\n  list_lengths: [1, 10\n  seed: 2\n", encoding="utf-8")
+    # Snakemake refuses a --configfile it cannot parse before the workflow runs, naming no file:
+    # this is the command docs/troubleshooting.md gives for it (its "error: " prefix left out)
+    command = Path(sys.executable).parent / "fairppl"
+    proc = subprocess.run([str(command), "config", "check", str(overlay)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    return proc.stderr.strip().removeprefix("error: "), str(overlay), "line 3"
+
+
+@case("schema-alternatives")
+def _(tmp):
+    message = config_error(lambda c: c["shannon"].update(list_lengths=[0, "all"]))
+    return message, SOURCE, "field 'shannon.list_lengths[0]'"
+
+
+@case("neural-heads")
+def _(tmp):
+    message = config_error(lambda c: c["neural"].update(n_heads=3))
+    return message, SOURCE, "field 'neural.n_heads'"
+
+
+@case("url-member-template")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(flores={
+        "enabled": True, "type": "url", "url": "https://example.org/f.tgz", "sha256": None,
+        "format": "tar_lines", "members": ["{split}/{source_id}"]}))
+    return message, SOURCE, "field 'corpora.flores.members[0]'"
+
+
+@case("eval-split-train")
+def _(tmp):
+    from fairppl.config.design import check_evaluation_corpora
+
+    config = copy.deepcopy(load_tests_config())
+    config["corpora"]["bible"]["eval_split"] = "train"
+    message = raised(check_evaluation_corpora, config, SOURCE)
+    return message, SOURCE, "field 'corpora.bible.eval_split'"
+
+
+@case("placeholder-pattern")
+def _(tmp):
+    message = config_error(
+        lambda c: c["corpora"]["bible"].update(placeholder_patterns=["[(]x[)]", "(unclosed"]))
+    return message, SOURCE, "field 'corpora.bible.placeholder_patterns[1]'"
+
+
+@case("europarl-pair-digest")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(europarl={
+        "enabled": False, "type": "europarl", "sha256": {"fr-en": None, "de-en": "0" * 63}}))
+    return message, SOURCE, "field 'corpora.europarl.sha256.de-en'"
+
+
+def _language_lists_error(edit) -> str:
+    from fairppl.config.stages import check_language_lists
+
+    config = copy.deepcopy(load_tests_config())
+    edit(config)
+    rows = [type("Row", (), {"corpus": c, "language": lang})
+            for c in ("bible", "udhr") for lang in ("eng", "tur", "kor")]
+    return raised(check_language_lists, config, SOURCE, rows)
+
+
+@case("unimorph-language-not-in-sheet")
+def _(tmp):
+    message = _language_lists_error(
+        lambda c: c["morphology"]["unimorph"].update(enabled=True, languages=["eng", "xyz"]))
+    return message, SOURCE, "field 'morphology.unimorph.languages'"
+
+
+@case("spaceless-language-not-in-sheet")
+def _(tmp):
+    message = _language_lists_error(
+        lambda c: c["word_ngram"].update(languages_without_spaces=["zh"]))
+    return message, SOURCE, "field 'word_ngram.languages_without_spaces'"
+
 
 
 # ------------------------------------------------------------------ the checks

@@ -66,6 +66,90 @@ def test_missing_compiler_names_the_compiler_and_boost(tmp_path):
     assert "RHEL `boost-devel`" in text
 
 
+def test_boost_variables_naming_missing_folders_are_named(tmp_path):
+    env = {"BOOST_ROOT": str(tmp_path / "gone"), "CMAKE_PREFIX_PATH": f"{tmp_path}"}
+    assert check_build_env.missing_folders(env) == [f"BOOST_ROOT={tmp_path / 'gone'}"]
+    (tmp_path / "inc" / "boost").mkdir(parents=True)
+    (tmp_path / "inc" / "boost" / "version.hpp").write_text("")
+    assert check_build_env.compiler_only_prefixes({"CPATH": f"/nowhere:{tmp_path / 'inc'}"}) \
+        == [str(tmp_path)]
+
+
+def _without_system_boost(tmp_path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """check_build_env.py run with ``env`` in a private mount namespace where the system's Boost
+    headers are hidden and shown instead at ``tmp_path/include/boost`` (a Boost the compiler
+    finds only where it is told, as `module load boost` gives one); the system's libraries
+    stay where the linker finds them."""
+    (tmp_path / "include" / "boost").mkdir(parents=True)
+    (tmp_path / "empty").mkdir()
+    inner = (f"mount --bind /usr/include/boost {tmp_path}/include/boost && "
+             f"mount --bind {tmp_path}/empty /usr/include/boost && exec {sys.executable} "
+             f"{SCRIPT}")
+    return subprocess.run(["unshare", "-m", "--propagation", "private", "/bin/bash", "-c",
+                           inner], env={"PATH": os.environ["PATH"], **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def private_mounts():
+    if os.geteuid() != 0 or shutil.which("unshare") is None \
+            or not Path("/usr/include/boost/version.hpp").is_file():
+        pytest.skip("needs root, unshare and the system's Boost headers (to hide them)")
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "true"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare -m is not permitted here: {probe.stderr.strip()}")
+
+
+def test_boost_found_only_through_cpath_is_refused_with_the_boost_root_to_set(
+        tmp_path, private_mounts):
+    """The compiler would find Boost through CPATH, CMake's find_package(Boost) would not
+    (KenLM's build then failed after the whole .venv was built): refused at once, naming the
+    BOOST_ROOT to set; set to that prefix, the check passes; set to a folder that does not
+    exist, it says so (not "unset")."""
+    proc = _without_system_boost(tmp_path, {"CPATH": str(tmp_path / "include")})
+    assert proc.returncode == 1, proc.stderr
+    assert ("  - Boost (program_options, system, thread, unit_test_framework): headers not "
+            "found, BOOST_ROOT and CMAKE_PREFIX_PATH unset; searched the compiler's own folders; "
+            "not CPATH, which CMake's find_package(Boost) does not read: set "
+            f"BOOST_ROOT={tmp_path} (the prefix of the Boost that CPATH names; CMake looks under "
+            "BOOST_ROOT, not CPATH), or `module load boost`") in proc.stderr, proc.stderr
+    proc = _without_system_boost(tmp_path / "2", {"BOOST_ROOT": str(tmp_path / "2")})
+    assert proc.returncode == 0, proc.stderr
+    assert "C++ compiler, Boost and Python found" in proc.stderr
+    proc = _without_system_boost(tmp_path / "3", {"BOOST_ROOT": str(tmp_path / "nosuch")})
+    assert proc.returncode == 1
+    assert (f"headers not found, BOOST_ROOT={tmp_path / 'nosuch'} does not exist; searched the "
+            f"compiler's own folders: `module load boost`") in proc.stderr, proc.stderr
+
+
+def test_torch_index_installs_the_pinned_torch_from_it_and_only_then():
+    """`make setup TORCH_INDEX=URL` installs pyproject.toml's torch pin from that index before
+    the other requirements (a CPU-only build, docs/cluster-setup.md); without it nothing but
+    PyPI is asked. The recipe as make would run it (make -n)."""
+    def recipe(*args):
+        return subprocess.run(["make", "-n", "-W", "pyproject.toml", ".venv/.installed", *args],
+                              cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    pin = subprocess.run("grep -o '\"torch==[^\"]*\"' pyproject.toml | tr -d '\"'",
+                         shell=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    assert re.fullmatch(r"torch==\d+\.\d+\.\d+", pin), pin
+    text = recipe("TORCH_INDEX=file:///mirror/whl/cpu")
+    assert 'if [ -n "file:///mirror/whl/cpu" ]; then' in text
+    assert '--index-url "file:///mirror/whl/cpu" "$pin"' in text
+    assert text.index("--index-url") < text.index("-r .venv/requirements.txt")
+    assert 'if [ -n "" ]; then' in recipe()
+
+
+def test_setup_makes_the_folder_of_the_driver_jobs_log():
+    """docs/cluster.md's driver job writes `--output logs/driver-%j.log`, and SLURM does not
+    create the folder: `make setup` does (its recipe as make would run it)."""
+    recipe = subprocess.run(["make", "-n", "setup"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout
+    assert "mkdir -p logs" in recipe.splitlines(), recipe[-2000:]
+    docs = (ROOT / "docs" / "cluster.md").read_text(encoding="utf-8")
+    assert "--output logs/driver-%j.log" in docs and "mkdir -p logs" in docs
+
+
 def test_pypi_tools_when_cmake_and_ninja_are_missing_or_cmake_is_old(tmp_path):
     assert check_build_env.pypi_tools({"PATH": str(tmp_path)}) == ["cmake==3.31.10",
                                                                    "ninja==1.13.2"]
@@ -271,7 +355,7 @@ def test_setup_without_boost_stops_before_building_and_names_it(rootless_user):
     assert ("check_build_env: cannot build KenLM here; nothing was built or installed. "
             "Missing:\n  - Boost (program_options, system, thread, unit_test_framework): "
             "headers not found, BOOST_ROOT and CMAKE_PREFIX_PATH unset; searched the "
-            "compiler's own folders and CPATH: `module load boost`") in out, out[-3000:]
+            "compiler's own folders: `module load boost`") in out, out[-3000:]
     assert "RHEL `boost-devel`" in out
     assert not (rootless_user.clone / ".venv").exists()
     assert "pip" not in out and "Installing" not in out

@@ -20,10 +20,10 @@ from fairppl.config.resources import (
     connected_pieces,
     gpus_per_job,
     job_runtime,
-    numbers_from_profile,
     oversized_groups,
     unknown_partitions,
 )
+from fairppl.config.overrides import CONFIG_SCHEMA, read_schema, typed
 
 WORKFLOW_PROFILE = ROOT / "workflow" / "profiles" / "slurm" / "profile.yaml"
 TEMPLATE = ROOT / "workflow" / "profiles" / "site-template" / "profile.yaml"
@@ -37,8 +37,7 @@ WORKFLOW_KEYS = {"executor", "retries", "rerun-incomplete", "keep-going", "group
 #: cluster has one partition and no accounts to charge.
 TESTS_PROFILE_DIFFERS = {
     "set-resources": "the template's GPU partition block: the test cluster has one partition",
-    "slurm-no-account": "the test cluster's jobs take root's default account",
-    "default-resources.slurm_account": "likewise",
+    "default-resources.slurm_account": "the test cluster's jobs take root's default account",
 }
 
 
@@ -118,11 +117,13 @@ def test_runtime_scales_up_with_the_configured_units_never_down():
 def test_gpu_switch_and_profile_numbers():
     assert gpus_per_job({}) == DEFAULTS["gpu"] == 1
     assert gpus_per_job({"gpu": 0}) == 0
+    # a profile's numbers arrive as text and are read back where the schema wants numbers; a
+    # text the schema refuses either way is left for it to name
     config = {"resources": {"gpu": "0", "max_runtime": "120", "runtime_growth": "1.5",
-                            "memory_mb": {"train_neural": "6000"}, "other": "False"}}
-    assert numbers_from_profile(config)["resources"] == {
+                            "memory_mb": {"train_neural": "6000"}, "memory_growth": "False"}}
+    assert typed(config, read_schema(CONFIG_SCHEMA))["resources"] == {
         "gpu": 0, "max_runtime": 120, "runtime_growth": 1.5,
-        "memory_mb": {"train_neural": 6000}, "other": "False"}
+        "memory_mb": {"train_neural": 6000}, "memory_growth": "False"}
 
 
 def test_defaults_are_the_schemas():
@@ -152,15 +153,18 @@ def test_unknown_partitions_are_named_with_their_rules():
     wanted = {"cpu": {"train_ngram"}, "gpu": {"train_neural", "marginal_lm"}}
     assert unknown_partitions(wanted, {"cpu", "a100"}) == [
         "slurm_partition 'gpu' (rules marginal_lm, train_neural) is not a partition of this "
-        "cluster (`sinfo` lists a100, cpu): set it in your site profile's default-resources or "
-        "set-resources"]
+        "cluster; expected one of a100, cpu (`sinfo`), set in your site profile's "
+        "default-resources or set-resources"]
+    assert unknown_partitions(wanted, {"cpu"}, {"gpu": {"set-resources of train_neural"}})[0] \
+        .startswith("slurm_partition 'gpu' (set in set-resources of train_neural; rules ")
     assert unknown_partitions(wanted, {"cpu", "gpu"}) == []
 
 
 PROBE = """\
-from fairppl.config.resources import numbers_from_profile
+from fairppl.config.overrides import CONFIG_SCHEMA, read_schema, type_overrides
 
-print("RESOURCES", sorted(numbers_from_profile(config)["resources"].items()))
+type_overrides(config, workflow.config_settings.config, read_schema(CONFIG_SCHEMA))
+print("RESOURCES", sorted(config["resources"].items()))
 
 
 rule probe:
@@ -174,7 +178,7 @@ rule probe:
 def test_a_profiles_config_merges_into_the_configfile(tmp_path):
     """Snakemake merges a profile's `config:` into the config files key by key (the rest of the
     workflow's `resources` block stays), its nested values as text: the workflow reads them back
-    as numbers (numbers_from_profile), and the site's value wins over config/config.yaml's."""
+    as numbers (fairppl.config.overrides), and the site's value wins over config/config.yaml's."""
     (tmp_path / "Snakefile").write_text(PROBE, encoding="utf-8")
     (tmp_path / "config.yaml").write_text("resources: {memory_growth: 3, gpu: 1}\n",
                                           encoding="utf-8")
@@ -235,13 +239,17 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
     assert all(r.endswith("gpu=0") for rule in gpu_rules for r in jobs[rule])
 
 
-def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, tiny_model):
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "run"])
+def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, tiny_model,
+                                                                       dry_run):
     """With the profiles and a site maximum below a group job's summed runtime, the run stops
-    at its start (the workflow's onstart check, before the executor submits anything) naming
-    the group and the `group-components` that fits. No cluster: SLURM's commands are stand-ins
-    that fail."""
+    at its start (the workflow's check of the planned run, before the executor submits
+    anything), and so does the dry run that docs/cluster.md has a user run first, naming the
+    group and the `group-components` that fits, once. No cluster: SLURM's commands are
+    stand-ins that fail."""
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
-    cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
+    cmd = [SNAKEMAKE, *(["-n"] if dry_run else []), "--snakefile", str(ROOT / "Snakefile"),
+           "--directory", str(wd),
            *(f"results/tokenizers/bible/{language}/spm-unigram-3000.model"
              for language in ("eng", "kor", "tur")),
            "--workflow-profile", str(WORKFLOW_PROFILE.parent), "--profile",
@@ -258,10 +266,12 @@ def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, 
     assert proc.returncode != 0
     # three 30-minute tokenizers of 2 threads each on the site profile's 2 cores: one after
     # another, 90 minutes; one piece per group job fits
-    assert ("group job 'tokenizers' (3 jobs in 3 pieces) would ask for 90 minutes, more than "
+    line = ("group job 'tokenizers' (3 jobs in 3 pieces) would ask for 90 minutes, more than "
             "resources.max_runtime (45): give its group fewer pieces, e.g. `--group-components "
             "'tokenizers=1'` on the command line, or make group jobs wider (a larger `cores` in "
-            "your site profile)") in proc.stderr.splitlines(), proc.stderr[-3000:]
+            "your site profile)")
+    said = proc.stdout + proc.stderr  # a dry run logs to stdout
+    assert said.count(line) == 1, said[-3000:]
     assert not (wd / "results" / "corpus").exists(), "a job ran"
 
 

@@ -2,6 +2,7 @@
 cross-references, each refused with a message naming the file, the key and what was expected."""
 
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,15 +12,19 @@ import yaml
 from fairppl.core.errors import InputError
 from fairppl.config.settings import (
     check_config,
+    check_config_files,
     check_references,
     check_yaml_syntax,
     config_source,
+    schema_expectation,
 )
 from fairppl.config.stages import (
     DEFAULTS,
+    check_lemma_models,
     check_marginal,
     check_morphology,
     check_shannon,
+    check_shannon_units,
     stage_notes,
 )
 
@@ -197,6 +202,48 @@ def check(edit, models=MODELS):
          "field 'marginal.lm.batch_tokens': '8k' is not of type 'integer', 'null'"),
         (lambda c: c["marginal"]["lm"].update(lanes=0),
          "field 'marginal.lm.lanes': 0 is less than the minimum of 1"),
+        # issue 37: lanes without shared LM calls were dropped without a word
+        (lambda c: c["marginal"]["lm"].update(lanes=2, batch_tokens=None),
+         "field 'marginal.lm.lanes': 2 lanes need units that share LM calls, but "
+         "marginal.lm.batch_tokens is null (one unit per LM call), so the lanes would be "
+         "ignored; expected lanes: 1, or batch_tokens set"),
+        # issue 37: "expected a value that satisfies the schema's 'anyOf'"
+        (lambda c: c["shannon"].update(list_lengths=[0, "all"]),
+         "field 'shannon.list_lengths[0]': 0 is not valid under any of the given schemas; "
+         "expected an integer >= 1 or 'all' (a list length l: the number of outcomes a bettor "
+         "lists, at least 1 and below m = vocab_size + 2, or all (every outcome))"),
+        (lambda c: c["word_ngram"].update(vocab_sizes=[100, "every"]),
+         "field 'word_ngram.vocab_sizes[1]': 'every' is not valid under any of the given "
+         "schemas; expected an integer >= 1 or 'all' (a vocabulary size"),
+        (lambda c: c["corpora"]["udhr"].update(placeholder_patterns="none"),
+         "field 'corpora.udhr.placeholder_patterns': 'none' is not valid under any of the given "
+         "schemas; expected a list of strings or 'default' (regexes of placeholder units"),
+        # every marginal_samples_needed job failed on a BPE n-gram ("expected a unigram
+        # SentencePiece model"), with no lattice estimator and no length sweep asked for
+        (lambda c: (c["marginal"]["lengths"].update(languages=[]),
+                    c["subword_ngram"].update(tokenizers=["spm-unigram-3000", "spm-bpe-3000"]),
+                    c["marginal"]["ngram"].update(tokenizer="spm-bpe-3000",
+                                                  estimators=["default", "exact"]))[0],
+         "field 'marginal.ngram.tokenizer': 'spm-bpe-3000' is not a unigram tokenizer, and the "
+         "samples-needed curves of every language of the stage (rule marginal_samples_needed) "
+         "sample its unigram lattice, so each of their jobs would fail; expected an "
+         "spm-unigram-<size> tokenizer"),
+        # a member template with another field failed every prepare_corpus job
+        (lambda c: c["corpora"].update(flores={
+            "enabled": True, "type": "url", "url": "https://example.org/f.tgz", "sha256": None,
+            "format": "tar_lines", "members": ["dev/{source_id}.dev", "{split}/{source_id}"]}),
+         "field 'corpora.flores.members[1]': template '{split}/{source_id}' cannot be filled in "
+         "(KeyError: 'split'), so every prepare_corpus job of 'flores' would fail; expected a path "
+         "whose only field is {source_id} (a literal brace written twice: {{ or }})"),
+        # a Transformer shape every train_neural job refused
+        (lambda c: c["neural"].update(n_heads=3),
+         "field 'neural.n_heads': d_model 32 is not a multiple of n_heads 3, so every "
+         "train_neural job would fail; expected n_heads among [1, 2, 4, 8, 16] (an even head "
+         "size)"),
+        (lambda c: c["neural"].update(d_model=48, n_heads=16),
+         "field 'neural.n_heads': the head size d_model / n_heads = 3 is odd, and the rotary "
+         "position embeddings turn pairs of dimensions, so every train_neural job would fail; "
+         "expected n_heads among [1, 2, 3, 4, 6, 8, 12, 24] (an even head size)"),
         (lambda c: c["shannon"].update(units_per_call=0),
          "field 'shannon.units_per_call': 0 is less than the minimum of 1"),
         (lambda c: c["shannon"].update(n_draws=1),
@@ -273,7 +320,10 @@ def test_pretrained_bettors_against_the_model_sheet():
 def test_defaults_of_the_checks_are_the_schemas():
     schema = yaml.safe_load(Path(SCHEMA).read_text(encoding="utf-8"))
     for (block, key), value in DEFAULTS.items():
-        assert schema["properties"][block]["properties"][key]["default"] == value, (block, key)
+        node = schema
+        for part in [*block.split("."), key]:
+            node = node["properties"][part]
+        assert node["default"] == value, (block, key)
 
 
 def test_config_source_names_each_file_once(tmp_path):
@@ -345,3 +395,591 @@ def test_report_states_the_notes():
     sentences = settings_sentences({"notes": ["x is empty."]}, None, BootstrapSettings())
     assert sentences[-1] == "Left empty by the settings: x is empty."
     assert not [s for s in settings_sentences({}, None, BootstrapSettings()) if "Left" in s]
+
+
+# ------------------------------------------------------------------ issue 37: nothing dropped silently
+
+
+def test_no_bettor_is_a_note():
+    """`shannon.bettors: []` made the whole Shannon stage disappear without a word."""
+    assert _notes(lambda c: c["shannon"].update(bettors=[]))[0] == (
+        "The Shannon game has no bettor (shannon.bettors is empty): no table, figure or report "
+        "section (shannon.corpora: [] is the switch that turns the game off).")
+    players = [{"campaign": "c", "player": "ann", "protocol": "gambling"}]
+    assert _notes(lambda c: c["shannon"].update(bettors=[], players=players))[0].startswith(
+        "The Shannon game has no bettor (shannon.bettors is empty): no table, figure or report "
+        "section and the players' bets of shannon.players are not scored")
+    # the only bettor bets nowhere: said twice, the bettor and the stage
+    notes = _notes(lambda c: (c["shannon"].update(bettors=["transformer"]),
+                              c["neural"].update(languages=[])))
+    assert notes[:2] == [
+        "shannon.bettors lists transformer, but no language of the game has a Transformer "
+        "(neural.languages, neural.corpora): it bets nowhere.",
+        "The Shannon game has no bettor (no bettor of shannon.bettors bets on a language of the "
+        "game): no table, figure or report section (shannon.corpora: [] is the switch that turns "
+        "the game off)."]
+
+
+def _lemma_check(edit):
+    from fairppl.morphology.lemmatize import lemma_neural_languages
+
+    config = copy.deepcopy(load())
+    edit(config)
+    check_lemma_models(config, SOURCE, lemma_neural_languages(config))
+
+
+@pytest.mark.parametrize("edit, expected", [
+    # Turkish has no Transformer of the unlemmatized Bible (neural.languages: eng, kor)
+    (lambda c: c["lemmas"].update(neural_languages=["tur"]),
+     "field 'lemmas.neural_languages': ['tur'] have no Transformer over characters of the "
+     "unlemmatized text (not in neural.languages ['eng', 'kor']), so their lemmatized "
+     "Transformers would have nothing to be compared with; expected ids among neural.languages, "
+     "or lemmas.neural_languages: [] (no Transformer retrained on lemmas)"),
+    # the lemma control retrains the char Transformer; the study trains none
+    (lambda c: c["neural"].update(tokenizers=["spm-unigram-3000"]),
+     "field 'lemmas.neural_languages': the lemmatized control retrains the Transformers over "
+     "characters (lemmas.neural_languages null: the neural.languages simplemma covers, ['eng']), "
+     "but neural.tokenizers ['spm-unigram-3000'] has no char, so no Transformer over characters "
+     "of the unlemmatized text would be trained to compare them with; expected char in "
+     "neural.tokenizers, or lemmas.neural_languages: []"),
+    (lambda c: c["neural"].update(corpora=[]),
+     "field 'lemmas.neural_languages': the Transformers over characters of ['eng'] are retrained "
+     "on the lemmatized ['bible'], but neural.corpora [] does not list ['bible']"),
+])
+def test_lemmatized_transformer_needs_its_unlemmatized_twin(edit, expected):
+    with pytest.raises(InputError) as err:
+        _lemma_check(edit)
+    assert str(err.value) == f"{SOURCE}: {expected}" or expected in str(err.value), str(err.value)
+
+
+def test_lemma_settings_that_compare_pass():
+    _lemma_check(lambda c: None)  # eng: in neural.languages, char, bible
+    _lemma_check(lambda c: c["lemmas"].update(neural_languages=["eng"]))
+    # no Transformer retrained on lemmas: nothing to compare, nothing refused
+    _lemma_check(lambda c: (c["lemmas"].update(neural_languages=[]),
+                            c["neural"].update(tokenizers=["spm-unigram-3000"], corpora=[])))
+    _lemma_check(lambda c: c["lemmas"].update(corpora=[], neural_languages=["tur"]))
+
+
+def _units(path, rows):
+    import polars as pl
+
+    pl.DataFrame(rows, schema=["corpus", "unit_id", "position", "language", "split", "text"],
+                 orient="row").write_parquet(path)
+
+
+def test_max_unit_chars_against_the_prepared_units(tmp_path):
+    """`shannon.max_unit_chars: 5` passed the dry run and failed every shannon_bets job: no
+    evaluation unit is that short. Once the corpus is prepared, its units say so at start-up."""
+    from fairppl.config.sheet import Language
+
+    config = copy.deepcopy(load())
+    check_config(config, SCHEMA, SOURCE)  # the schema's defaults filled in
+    rows = [Language("bible", lang, lang, lang, "Latn", lang[0], lang == "eng", 2 + i)
+            for i, lang in enumerate(("eng", "tur", "kor"))]
+    units = tmp_path / "units.parquet"
+    _units(units, [("bible", "1", 1, "eng", "test", "Jesus wept."),
+                   ("bible", "2", 2, "eng", "test", "And the Lord spake unto Moses."),
+                   ("bible", "1", 1, "kor", "test", "예수께서 눈물을 흘리시더라"),
+                   ("bible", "1", 1, "kor", "dev", "짧다"),  # short, but not scored
+                   ("bible", "1", 1, "tur", "test", "x")])  # tur does not play
+    where = {"bible": str(units)}.get
+
+    def run(limit, split="test"):
+        game = copy.deepcopy(config)
+        game["shannon"]["max_unit_chars"] = limit
+        game["evaluation"]["split"] = split
+        check_shannon_units(game, SOURCE, rows, where)
+
+    with pytest.raises(InputError) as err:
+        run(5)
+    assert str(err.value) == (
+        f"{SOURCE}: field 'shannon.max_unit_chars': 5 characters is below the shortest test "
+        f"unit of ['eng', 'kor'] in {units} (eng 11, kor 14 characters), so the game's jobs "
+        f"of eng, kor would have no unit to bet on; expected at least 14, or null (no limit)")
+    with pytest.raises(InputError, match=r"below the shortest test unit of \['kor'\] .* \(kor 14 "
+                                         r"characters\), so the game's jobs of kor would have "
+                                         r"no unit to bet on; expected at least 14"):
+        run(11)
+    run(14)
+    run(None)
+    run(2, split="dev")  # the dev split's Korean unit is short enough; eng has none: skipped
+    # not prepared yet: nothing is known, nothing refused
+    check_shannon_units(config | {"shannon": dict(config["shannon"], max_unit_chars=1)}, SOURCE,
+                        rows, {"bible": str(tmp_path / "absent.parquet")}.get)
+
+
+def test_every_overlay_is_checked(tmp_path):
+    """Only config/config.yaml got the YAML check: a key given twice in an overlay (top level or
+    nested) kept the last silently."""
+    base = tmp_path / "config.yaml"
+    base.write_text("split: {block_size: 30}\n", encoding="utf-8")
+    overlay = tmp_path / "gpu.yaml"
+    overlay.write_text("shannon:\n  seed: 1\n  n_draws: 4\n  seed: 2\nmarginal: {K: 8}\n",
+                       encoding="utf-8")
+    check_config_files([str(base)], str(tmp_path))
+    with pytest.raises(InputError) as err:
+        check_config_files(["config.yaml", str(overlay)], str(tmp_path))
+    assert str(err.value) == ("gpu.yaml, line 4: key 'seed' is given twice in one mapping (first "
+                              "on line 2); expected each key once")
+    # the first repeated key in the file is named, not the first its parser builds
+    overlay.write_text("a:\n  b: 1\n  b: 2\na: 3\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"line 3: key 'b' is given twice in one mapping \(first "
+                                         r"on line 2\)"):
+        check_yaml_syntax(str(overlay))
+    # an anchor's mapping merged twice is no repeated key
+    overlay.write_text("x: &d {k: 1}\ny: {<<: *d, j: 2}\nz: *d\n", encoding="utf-8")
+    check_yaml_syntax(str(overlay))
+
+
+def _anyof_nodes(node, path=()):
+    if isinstance(node, dict):
+        if "anyOf" in node or "oneOf" in node:
+            yield path, node
+        for key, value in node.items():
+            yield from _anyof_nodes(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _anyof_nodes(value, (*path, i))
+
+
+@pytest.mark.parametrize("schema", ["config", "languages", "models"])
+def test_every_anyof_refusal_says_what_is_allowed(schema):
+    """`shannon.list_lengths: [0, all]` was refused with "expected a value that satisfies the
+    schema's 'anyOf'": every anyOf/oneOf node of the schemas now names each alternative."""
+    import jsonschema
+
+    tree = yaml.safe_load((ROOT / "workflow" / "schemas" / f"{schema}.schema.yaml")
+                          .read_text(encoding="utf-8"))
+    nodes = list(_anyof_nodes(tree))
+    if schema == "config":
+        assert len(nodes) >= 4
+    for path, node in nodes:
+        errors = list(jsonschema.Draft202012Validator(node).iter_errors(1.5))  # matches none
+        assert errors, path
+        for err in errors:
+            words = schema_expectation(err)
+            assert "satisfies the schema" not in words and words.startswith("expected "), words
+            for alternative in node.get("anyOf") or node.get("oneOf"):
+                if "const" in alternative or "enum" in alternative:
+                    value = alternative.get("const", (alternative.get("enum") or [None])[0])
+                    assert repr(value) in words, (path, words)
+                else:
+                    assert "null" in words or "integer" in words or "string" in words or \
+                        "list" in words or "mapping" in words, (path, words)
+
+
+def _readme_keys() -> set[str]:
+    """The keys config/README.md's config.yaml table documents: the code spans of each row's
+    first cell, `.key` and bare `key` read relative to the row's first dotted key."""
+    text = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
+    table = text.split("## config.yaml", 1)[1].split("\n## ", 1)[0]
+    keys = set()
+    for line in table.splitlines():
+        if not line.startswith("| `"):
+            continue
+        first = line.split("|")[1]
+        parent = ""
+        for span in re.findall(r"`([^`]+)`", first):
+            if span.startswith("."):
+                keys.add(parent + span[1:])
+            elif "." in span:
+                keys.add(span)
+                parent = span.rsplit(".", 1)[0] + "."
+            else:
+                keys.add(parent + span)
+    return keys
+
+
+def _schema_keys(node, prefix=""):
+    """Every key of the config schema, dotted, with ``<id>`` for a mapping's free keys."""
+    for key, child in (node.get("properties") or {}).items():
+        yield f"{prefix}{key}", child
+        yield from _schema_keys(child, f"{prefix}{key}.")
+    free = node.get("additionalProperties")
+    if isinstance(free, dict) and free.get("properties"):
+        yield from _schema_keys(free, f"{prefix}<id>.")
+
+
+def test_config_readme_documents_every_key():
+    """config/README.md says it documents every key, and had no row for lanes, pass_tokens,
+    units_per_call, resources.gpu, max_runtime or runtime_growth. A row for a block (a mapping
+    such as `resources.memory_mb` or `normalization.characters`) documents the keys in it."""
+    schema = yaml.safe_load(Path(SCHEMA).read_text(encoding="utf-8"))
+    documented = _readme_keys()
+    missing = []
+    for key, node in _schema_keys(schema):
+        has_children = bool(node.get("properties")) or isinstance(
+            node.get("additionalProperties"), dict)
+        covered = key in documented or any(key.startswith(d + ".") for d in documented)
+        if not covered and not has_children:
+            missing.append(key)
+    assert not missing, f"config/README.md has no row for {missing}"
+    unknown = sorted(k for k in documented
+                     if k not in {key for key, _ in _schema_keys(schema)})
+    assert not unknown, f"config/README.md documents keys the schema lacks: {unknown}"
+
+
+def test_neural_shape_check_agrees_with_the_trainer():
+    """check_config refuses exactly the (d_model, n_heads) that fairppl.neural.NeuralConfig,
+    which every train_neural job builds, refuses (the start-up check does not import torch)."""
+    from fairppl.config.settings import check_neural_shape
+    from fairppl.neural.config import NeuralConfig
+
+    for d_model in (8, 12, 30, 32, 48, 96):
+        for n_heads in (1, 2, 3, 4, 5, 6, 8, 16):
+            config = copy.deepcopy(load())
+            config["neural"].update(d_model=d_model, n_heads=n_heads)
+            try:
+                NeuralConfig(d_model=d_model, n_heads=n_heads)
+                trainer = None
+            except InputError as err:
+                trainer = str(err)
+            try:
+                check_neural_shape(config, SOURCE)  # check_config's (the cases above show it)
+                startup = None
+            except InputError as err:
+                startup = str(err)
+            assert (trainer is None) == (startup is None), (d_model, n_heads, trainer, startup)
+
+
+#: Snakemake's own message for a `--configfile` file it cannot parse (its configfile loader),
+#: which names neither the file nor the line (docs/troubleshooting.md quotes it).
+SNAKEMAKE_YAML_ERROR = "Config file is not valid JSON or YAML."
+
+
+def test_overlay_errors_as_a_user_meets_them(tmp_path):
+    """A real `snakemake --dry-run --configfile <overlay>`: a key given twice in the overlay is
+    refused with the overlay's name and line; a syntax error is refused by Snakemake itself
+    before the workflow runs (its message names no file), and the command the message of
+    docs/troubleshooting.md gives names the file and the line."""
+    import subprocess
+    import sys
+
+    from conftest import make_workdir, snakemake
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    twice = wd / "config" / "site.yaml"
+    twice.write_text("shannon:\n  seed: 1\n  seed: 2\n", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run", "--configfile", str(twice))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/site.yaml, line 3: key 'seed' is given twice in one mapping "
+            "(first on line 2); expected each key once") in out, out[-3000:]
+
+    broken = wd / "config" / "broken.yaml"
+    broken.write_text("shannon:\n  list_lengths: [1, 10\n  seed: 2\n", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run", "--configfile", str(broken))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and SNAKEMAKE_YAML_ERROR in out, out[-3000:]
+    assert "broken.yaml" not in out  # why the command below exists
+    docs = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    assert SNAKEMAKE_YAML_ERROR in docs and "fairppl config check <file>" in docs
+    check = subprocess.run([str(Path(sys.executable).parent / "fairppl"), "config", "check",
+                            "config/broken.yaml"],
+                           cwd=wd, capture_output=True, text=True, timeout=120)
+    assert check.returncode == 2
+    assert check.stderr == (
+        "error: config/broken.yaml, line 3: YAML syntax error (column 7): expected ',' or ']', "
+        "but got ':' (while parsing a flow sequence that starts on line 2, column 17)\n")
+    # the module's own command (what the docs named before) still answers the same
+    check = subprocess.run([sys.executable, "-m", "fairppl.config.settings",
+                            "config/broken.yaml", "config/config.yaml"],
+                           cwd=wd, capture_output=True, text=True, timeout=60)
+    assert check.returncode == 2
+    assert check.stderr == (
+        "config/broken.yaml, line 3: YAML syntax error (column 7): expected ',' or ']', but got "
+        "':' (while parsing a flow sequence that starts on line 2, column 17)\n")
+
+
+def test_startup_refusals_as_a_user_meets_them(tmp_path):
+    """A real `snakemake --dry-run` in a working directory: the lemma control's Transformer
+    without its unlemmatized twin, and (once the Bible is prepared) a shannon.max_unit_chars no
+    unit fits, are refused before any job, naming the config file and the field."""
+    from conftest import make_workdir, snakemake
+
+    from test_workflow import _edit_config
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    _edit_config(wd, lambda c: c["lemmas"].update(neural_languages=["tur"]))
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/config.yaml: field 'lemmas.neural_languages': ['tur'] have no "
+            "Transformer over characters of the unlemmatized text") in out, out[-3000:]
+
+    _edit_config(wd, lambda c: (c["lemmas"].update(neural_languages=None),
+                                c["shannon"].update(max_unit_chars=5)))
+    assert snakemake(wd, "--dry-run").returncode == 0  # nothing prepared: nothing known yet
+    (wd / "results" / "corpus" / "bible").mkdir(parents=True)
+    _units(wd / "results" / "corpus" / "bible" / "units.parquet",
+           [("bible", "1", 1, lang, "test", "Jesus wept.") for lang in ("eng", "tur", "kor")])
+    # both outputs of prepare_corpus: with one missing, the plan prepares the corpus again and
+    # the table on disk says nothing (test_max_unit_chars_reads_the_units_only_when_...)
+    (wd / "results" / "corpus" / "bible" / "dropped.tsv").write_text("", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/config.yaml: field 'shannon.max_unit_chars': 5 characters is "
+            "below the shortest test unit of ['eng', 'kor'] in "
+            "results/corpus/bible/units.parquet (eng 11, kor 11 characters)") in out, out[-3000:]
+
+
+@pytest.mark.parametrize("node, value, expected", [
+    ({"type": "array", "minItems": 2}, [1], "expected at least 2 items"),
+    ({"type": "array", "uniqueItems": True}, [1, 1], "expected each item once"),
+    ({"type": "string", "pattern": "^[a-z]+$"}, "A", "expected a value matching '^[a-z]+$'"),
+    ({"type": ["integer", "null"], "minimum": 1}, 0, "expected a value >= 1"),
+    ({"anyOf": [{"type": "null"}, {"type": "array", "items": {"enum": ["a", "b"]}}]}, 3,
+     "expected null or a list whose items are each 'a' or 'b'"),
+    ({"oneOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 1}, {"const": "auto"}]},
+     2, "expected a number > 0 and <= 1 or 'auto'"),
+])
+def test_schema_expectation_in_words(node, value, expected):
+    import jsonschema
+
+    err = next(iter(jsonschema.Draft202012Validator(node).iter_errors(value)))
+    assert schema_expectation(err) == expected
+
+
+# ------------------------------------------------------------------ issue 37's follow-ups: regexes,
+# map entries, language lists, `fairppl config check`, stale units
+
+
+def _workdir_editor(tmp_path):
+    """A working directory of the test config and a function that edits its config/config.yaml
+    keeping the order of its keys (Snakemake compares a job's params by their text: a corpus
+    block written back in another key order counts as changed, and its corpus is prepared
+    again)."""
+    from conftest import make_workdir
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    path = wd / "config" / "config.yaml"
+
+    def edit(change):
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+        change(config)
+        path.write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
+                        encoding="utf-8")
+    return wd, edit
+
+
+def test_placeholder_pattern_that_does_not_compile_is_refused_at_start_up(tmp_path):
+    """`(unclosed` passed the dry run and failed inside prepare_corpus (align_units); now the
+    dry run refuses it, naming the pattern's index, the regex error and what was expected."""
+    from conftest import snakemake
+
+    config = _tests_config()
+    config["corpora"]["bible"]["placeholder_patterns"] = [r"\(x\)", "[", r"\d+"]
+    with pytest.raises(InputError) as err:
+        check_config(config, SCHEMA, SOURCE)
+    assert str(err.value) == (
+        "config/config.yaml: field 'corpora.bible.placeholder_patterns[1]': '[' does not compile "
+        "(unterminated character set at position 0), so the prepare_corpus job of 'bible' would "
+        "fail; expected a Python regular expression (a literal bracket or parenthesis escaped "
+        "with a backslash)")
+    config["corpora"]["bible"]["placeholder_patterns"] = [r"\(x\)", r"\[", r"\d+"]
+    check_config(config, SCHEMA, SOURCE)
+    config["corpora"]["bible"]["placeholder_patterns"] = "default"
+    check_config(config, SCHEMA, SOURCE)
+
+    wd, edit = _workdir_editor(tmp_path)
+    edit(lambda c: c["corpora"]["bible"].update(placeholder_patterns=["(unclosed"]))
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/config.yaml: field 'corpora.bible.placeholder_patterns[0]': "
+            "'(unclosed' does not compile (missing ), unterminated subpattern at position 0)"
+            ) in out, out[-3000:]
+    assert "Building DAG of jobs" not in proc.stdout  # refused before any job was planned
+
+
+def _tests_config() -> dict:
+    return yaml.safe_load((ROOT / "tests" / "config" / "config.yaml").read_text(encoding="utf-8"))
+
+
+def test_a_bad_entry_of_a_map_in_a_oneof_is_named_with_its_key():
+    """A Europarl digest map with one bad digest: the message names that pair and what a digest
+    is, not the whole `sha256` block with the map printed; a bad pair name names the name; a
+    scalar of none of the forms still lists the forms."""
+    def refused(sha256):
+        config = _tests_config()
+        config["corpora"]["europarl"] = {"enabled": False, "type": "europarl", "sha256": sha256}
+        with pytest.raises(InputError) as err:
+            check_config(config, SCHEMA, SOURCE)
+        return str(err.value)
+
+    good = "0" * 64
+    assert refused({"fr-en": good, "de-en": "F" * 64}) == (
+        f"config/config.yaml: field 'corpora.europarl.sha256.de-en': '{'F' * 64}' does not match "
+        f"'^[0-9a-f]{{64}}$'; expected a value matching '^[0-9a-f]{{64}}$'")
+    assert refused({"fr-en": good, "de-en": 7}).startswith(
+        "config/config.yaml: field 'corpora.europarl.sha256.de-en': 7 is not of type 'string', "
+        "'null'; expected")
+    assert refused({"fr_EN": good}) == (
+        "config/config.yaml: field 'corpora.europarl.sha256': 'fr_EN' does not match "
+        "'^[a-z]{2,3}-[a-z]{2,3}$'; expected a value matching '^[a-z]{2,3}-[a-z]{2,3}$'")
+    assert "is not valid under any of the given schemas; expected null or a string matching" in \
+        refused(7)
+    assert good not in refused({"fr-en": good, "de-en": "x"})  # the other pairs are not printed
+    # a list in a oneOf names its item: placeholder_patterns is a list of strings or `default`
+    config = _tests_config()
+    config["corpora"]["bible"]["placeholder_patterns"] = ["x", 3]
+    with pytest.raises(InputError) as err:
+        check_config(config, SCHEMA, SOURCE)
+    assert "field 'corpora.bible.placeholder_patterns[1]': 3 is not of type 'string'" in \
+        str(err.value)
+
+
+def test_language_lists_are_held_against_the_sheet(tmp_path):
+    """Every key of the schema that lists language ids is held against the language sheet at
+    start-up; the two that were not: word_ngram.languages_without_spaces (any row of the sheet)
+    and, with UniMorph on, morphology.unimorph.languages (rows of morphology.corpus, or languages
+    of the published MCC)."""
+    from conftest import snakemake
+
+    from fairppl.config.stages import check_language_lists
+
+    rows = [Row(c, lang) for c in ("bible", "udhr") for lang in ("eng", "tur", "kor")]
+    rows.append(Row("udhr", "deu"))
+
+    def refused(change):
+        config = _tests_config()
+        change(config)
+        with pytest.raises(InputError) as err:
+            check_language_lists(config, SOURCE, rows)
+        return str(err.value)
+
+    assert refused(lambda c: c["word_ngram"].update(languages_without_spaces=["kor", "zh"])) == (
+        "config/config.yaml: field 'word_ngram.languages_without_spaces': ['zh'] are no language "
+        "of the language sheet, so the list would change nothing (misspelt?); expected ids among "
+        "['deu', 'eng', 'kor', 'tur']")
+    assert refused(lambda c: c["morphology"]["unimorph"].update(
+        enabled=True, languages=["eng", "xyz", "deu", "spa"])) == (
+        "config/config.yaml: field 'morphology.unimorph.languages': ['xyz', 'deu', 'spa'] are "
+        "neither languages of morphology.corpus 'bible' in the language sheet nor of the "
+        "published MCC, so the MCC table would compare their lexicons with nothing (and a "
+        "made-up id has none to download); expected ids among ['eng', 'kor', 'tur']")
+    # the published MCC's languages are compared too (Spanish: tests/test_unimorph.py)
+    published = ["eng", "spa"]
+
+    def accepted(change):
+        config = _tests_config()
+        change(config)
+        check_language_lists(config, SOURCE, rows, published)
+
+    accepted(lambda c: c["morphology"]["unimorph"].update(enabled=True, languages=["eng", "spa"]))
+    with pytest.raises(InputError, match=r"\['deu'\] are neither.* expected ids among \['eng', "
+                                         r"'kor', 'spa', 'tur'\]"):
+        accepted(lambda c: c["morphology"]["unimorph"].update(enabled=True, languages=["deu"]))
+    # UniMorph on with its default list: the default's languages outside both are named
+    assert "field 'morphology.unimorph.languages': ['spa', 'fra'" in refused(
+        lambda c: (c["morphology"]["unimorph"].clear(), c["morphology"]["unimorph"].update(
+            enabled=True)))
+    for fine in (lambda c: None,  # UniMorph off: its list is not used
+                 lambda c: c["morphology"]["unimorph"].update(languages=["xyz"]),
+                 lambda c: c["word_ngram"].update(languages_without_spaces=[]),
+                 lambda c: c["word_ngram"].update(languages_without_spaces=["deu"]),
+                 lambda c: c["morphology"].update(corpus="udhr") or c["morphology"][
+                     "unimorph"].update(enabled=True, languages=["deu", "eng"])):
+        accepted(fine)
+    # the real start-up: the dry run of a run with UniMorph on for a language of no row
+    wd, edit = _workdir_editor(tmp_path)
+    edit(lambda c: c["morphology"]["unimorph"].update(enabled=True, languages=["eng", "xyz"]))
+    proc = snakemake(wd, "--dry-run")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("invalid input: config/config.yaml: field 'morphology.unimorph.languages': ['xyz'] "
+            "are neither languages of morphology.corpus 'bible' in the language sheet nor of the "
+            "published MCC") in out, out[-3000:]
+    assert "Building DAG of jobs" not in proc.stdout
+
+
+def test_max_unit_chars_reads_the_units_only_when_they_are_current(tmp_path):
+    """shannon.max_unit_chars is held against the prepared units only where the run will not
+    prepare them again: a real Bible prepared by Snakemake, then a dry run that refuses a limit
+    no unit fits; after a change of `books` (prepare_corpus runs again: the table is stale) the
+    same limit passes the start-up (the job that reads the new table says so if it must); with
+    `books` back, the table is current again and the limit refused again."""
+    from conftest import snakemake
+
+    units = tmp_path / "units.parquet"
+    _units(units, [("bible", "1", 1, "eng", "test", "Jesus wept.")])
+    config = _tests_config()
+    config["shannon"]["max_unit_chars"] = 5
+    rows = [Row("bible", "eng")]
+    with pytest.raises(InputError, match="5 characters is below the shortest test unit"):
+        check_shannon_units(config, SOURCE, rows, lambda corpus: str(units),
+                            lambda path: False)
+    check_shannon_units(config, SOURCE, rows, lambda corpus: str(units),
+                        lambda path: path == str(units))  # to be rebuilt: nothing said
+
+    wd, edit = _workdir_editor(tmp_path)
+    edit(lambda c: None)  # the config as the editor writes it, before the corpus is prepared
+    prepared = snakemake(wd, "results/corpus/bible/units.parquet")
+    assert prepared.returncode == 0, prepared.stderr[-3000:]
+    edit(lambda c: c["shannon"].update(max_unit_chars=5))
+    refusal = ("invalid input: config/config.yaml: field 'shannon.max_unit_chars': 5 characters "
+               "is below the shortest test unit of ['eng', 'kor'] in "
+               "results/corpus/bible/units.parquet")
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode != 0 and refusal in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    books = _tests_config()["corpora"]["bible"]["books"]
+    edit(lambda c: c["corpora"]["bible"].update(books=books[:2]))
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Params have changed since last execution" in proc.stdout  # Snakemake's own reason
+    edit(lambda c: c["corpora"]["bible"].update(books=books))
+    proc = snakemake(wd, "--dry-run")
+    assert proc.returncode != 0 and refusal in proc.stdout + proc.stderr, proc.stderr[-3000:]
+
+
+def test_config_check_command_names_the_overlay_and_its_line(tmp_path):
+    """`fairppl config check FILE...` as a user runs it: an overlay with a YAML error (which
+    Snakemake refuses naming no file) is named with its line, in one line on stderr; the files
+    are merged as Snakemake merges them (config/config.yaml first, later files over earlier
+    ones) and the merged config is checked as at start-up."""
+    import subprocess
+    import sys
+
+    from conftest import make_workdir
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    command = str(Path(sys.executable).parent / "fairppl")
+
+    def check(*files):
+        return subprocess.run([command, "config", "check", *files], cwd=wd,
+                              capture_output=True, text=True, timeout=120)
+
+    (wd / "bad.yaml").write_text("shannon:\n  list_lengths: [1, 10\n  seed: 2\n",
+                                 encoding="utf-8")
+    proc = check("bad.yaml")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        "error: bad.yaml, line 3: YAML syntax error (column 7): expected ',' or ']', but got ':' "
+        "(while parsing a flow sequence that starts on line 2, column 17)\n")
+    (wd / "twice.yaml").write_text("marginal:\n  lm:\n    lanes: 2\n    lanes: 1\n",
+                                   encoding="utf-8")
+    proc = check("twice.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: twice.yaml, line 4: key 'lanes' is given twice")
+    # merged: the overlay's value replaces the base's, and the result is checked
+    (wd / "site.yaml").write_text("shannon:\n  units_per_call: 0\n", encoding="utf-8")
+    proc = check("config/gpu/config.yaml", "site.yaml")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(
+        "error: config/config.yaml, config/gpu/config.yaml, site.yaml: field "
+        "'shannon.units_per_call': 0 is less than the minimum of 1; expected")
+    # later files override: the second overlay mends the first
+    (wd / "mend.yaml").write_text("shannon:\n  units_per_call: 4\n", encoding="utf-8")
+    proc = check("site.yaml", "mend.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("config/config.yaml, site.yaml, mend.yaml: the YAML of each "
+                                  "file and the merged config")
+    # the shipped overlays pass; an overlay alone lacks the required keys
+    assert check("config/gpu/config.yaml", "config/europarl/config.yaml").returncode == 0
+    proc = check("--alone", "site.yaml")
+    assert proc.returncode == 2 and "'languages' is a required property" in proc.stderr
+    proc = check("missing.yaml")
+    assert proc.returncode == 2
+    assert proc.stderr == "error: missing.yaml: no such file; expected a config file (YAML)\n"

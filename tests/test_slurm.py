@@ -356,24 +356,28 @@ def test_gpu_switch_sets_the_submitted_gpus(cluster, slurm_site):
 
 
 def test_wrong_partition_stops_before_submission_in_one_line(slurm_site):
-    """A partition the cluster does not have: the workflow's check at the start (sinfo) stops
-    the run in one line naming the partition, its rules and the cluster's partitions, before
-    sbatch would refuse each job on two lines; no SLURM job."""
+    """A partition the cluster does not have: the workflow's check of the planned run (sinfo)
+    stops the run in one line naming the partition, where it was set, its rules and the
+    cluster's partitions, before sbatch would refuse each job on two lines; no SLURM job."""
     returncode, log, _ = slurm_site("wrong_partition")
     assert returncode != 0
     assert not submissions(log)
-    assert ("slurm_partition 'nosuch' (rules gpu) is not a partition of this cluster (`sinfo` "
-            "lists fairppl): set it in your site profile's default-resources or "
-            "set-resources") in log.splitlines(), log[-3000:]
+    assert ("slurm_partition 'nosuch' (set in default-resources; rules gpu) is not a partition "
+            "of this cluster; expected one of fairppl (`sinfo`), set in your site profile's "
+            "default-resources or set-resources") in log.splitlines(), log[-3000:]
 
 
 def test_wrong_account_fails_before_submission(slurm_site):
-    """An account the cluster does not have (accounting enforces associations): the plugin
-    asks the cluster's sacctmgr before submitting and stops with the accounts there are."""
+    """An account the cluster does not have (accounting enforces associations): the workflow's
+    check of the planned run asks the cluster's sacctmgr and stops in one line with the
+    accounts there are, before the executor plugin (whose error handler fails on a group job
+    and leaves the run waiting) submits anything."""
     returncode, log, _ = slurm_site("wrong_account")
     assert returncode != 0
     assert not submissions(log)
-    lines = log.splitlines()
-    i = next(i for i, line in enumerate(lines)
-             if "The given account nosuch appears to be invalid. Available accounts:" in line)
-    assert set(lines[i + 1].strip().split(", ")) >= {"fairppl"}, lines[i:i + 2]
+    line = next((line for line in log.splitlines()
+                 if line.startswith("slurm_account 'nosuch' (set in default-resources; rules "
+                                    "gpu) is not one `sacctmgr show assoc user=")), None)
+    assert line is not None, log[-3000:]
+    accounts = line.split("expected one of ", 1)[1].split(", set in")[0].split(", ")
+    assert "fairppl" in accounts, line

@@ -48,15 +48,23 @@ from fairppl.core.integrity import forget, repair
 from fairppl.lm.precision import check_dtype, marginal_runs_pretrained
 from fairppl.lm.pretrained import resolve_model
 from fairppl.config.settings import check_config, check_references, config_source
-from fairppl.config.stages import check_marginal, check_shannon, stage_notes
-from fairppl.config.resources import (
-    connected_pieces,
-    gpus_per_job,
-    job_runtime,
-    max_runtime,
-    numbers_from_profile,
-    oversized_groups,
-    check_partitions,
+from fairppl.shannon.players import check_players
+from fairppl.config.stages import (
+    check_language_lists,
+    check_lemma_models,
+    check_marginal,
+    check_shannon,
+    check_shannon_units,
+    stage_notes,
+)
+from fairppl.morphology.lemmatize import lemma_neural_languages
+from fairppl.morphology.published import read_published_mcc
+from fairppl.config.resources import gpus_per_job, job_runtime, max_runtime
+from fairppl.config.overrides import read_schema, replaced_notes, type_overrides
+from fairppl.config.cluster import (
+    after_planning,
+    check_planned_run,
+    report_failed_group_submissions,
 )
 from fairppl.config.sheet import (
     check_against_config,
@@ -68,9 +76,14 @@ from fairppl.config.sheet import (
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 CONFIG_SOURCE = config_source(workflow.configfiles)
 
-# a site profile's `config: resources: {gpu: 0}` arrives as text (fairppl.config.resources)
-numbers_from_profile(config)
 try:
+    # `--config` values and a profile's `config:` block arrive as text: typed as the schema says,
+    # refused naming where they came from (fairppl.config.overrides)
+    OVERRIDES = type_overrides(
+        config,
+        workflow.config_settings.config,
+        read_schema(str(SCHEMAS / "config.schema.yaml")),
+    )
     check_config(config, str(SCHEMAS / "config.schema.yaml"), CONFIG_SOURCE)
     # before the sheet is read: a reserved corpus id (bible-lemmas) gets its own message
     check_derived_corpora(config, CONFIG_SOURCE)
@@ -92,6 +105,21 @@ try:
         config, LANGUAGES, MODELS, config["languages"], config["models"]
     )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, MODELS)
+    # each player's files of shannon.players, as the play server checks them (a cut last
+    # line is refused, naming the command that repairs it)
+    check_players(config.get("shannon", {}).get("players"), CONFIG_SOURCE)
+    # word_ngram.languages_without_spaces, morphology.unimorph.languages against the sheet
+    # (UniMorph: also the languages of the published MCC, which the MCC table compares)
+    check_language_lists(
+        config,
+        CONFIG_SOURCE,
+        LANGUAGES,
+        read_published_mcc(
+            str(Path(workflow.basedir) / "resources/published/mcc_cotterell2018.tsv")
+        ),
+    )
+    # the lemmatized control's Transformers each have an unlemmatized twin to compare with
+    check_lemma_models(config, CONFIG_SOURCE, lemma_neural_languages(config))
     check_dtype(
         config,
         CONFIG_SOURCE,
@@ -125,7 +153,10 @@ ENABLED = [c for c, spec in config["corpora"].items() if spec["enabled"]]
 STUDY_LANGUAGES = [row for row in LANGUAGES if row.corpus in ENABLED]
 # Valid settings that leave a stage, a bettor or an analysis empty: said in the log at start-up
 # and in the report's settings (fairppl.config.stages.stage_notes).
-STAGE_NOTES = stage_notes(config, STUDY_LANGUAGES, MODELS)
+# (and where the command line or a profile replaces a config file's value)
+STAGE_NOTES = replaced_notes(OVERRIDES, workflow.configfiles) + stage_notes(
+    config, STUDY_LANGUAGES, MODELS
+)
 if workflow.is_main_process and STAGE_NOTES:
     print("\n".join(f"note: {note}" for note in STAGE_NOTES), file=sys.stderr)
 # The configured corpora, and with them the lemmatized copies of lemmas.corpora (bible-lemmas),
@@ -183,29 +214,49 @@ def attempt_runtime(minutes, units=None, reference_units=None):
     return runtime
 
 
-def check_group_runtimes():
-    """Stop before the first submission where a group job would ask SLURM for more than
-    resources.max_runtime minutes: Snakemake asks for the sum of its members' runtimes over the
-    layers it runs one after another (GroupResources.basic_layered), and a job over the site's
-    limit is refused or pends for ever. Says which `group-components` fits."""
-    groups = {id(g): g for g in getattr(workflow.dag, "_group", {}).values()}.values()
-    if not groups:
-        return
-    dependencies = workflow.dag._dependencies
-    rows = []
-    for group in groups:
-        name = workflow.parent_groupids.get(group.groupid, group.groupid)
-        runtime = group.resources.get("runtime")
-        pieces = connected_pieces(group.jobs, lambda job: dependencies[job])
-        rows.append((group.groupid, name, len(group.jobs), runtime, pieces))
-    problems = oversized_groups(rows, max_runtime(config.get("resources", {})))
-    if problems:
-        raise WorkflowError("\n".join(problems))
+def check_planned_run_at_start():
+    """Stop before anything runs or is submitted, in a dry run too, where a `set-resources` or
+    `set-threads` entry names no rule, and on SLURM where a group job would ask for more than
+    resources.max_runtime minutes or a job names a partition, account or QOS the cluster does
+    not list (fairppl.config.cluster); says what could not be checked."""
+    try:
+        notes = check_planned_run(workflow, max_runtime(config.get("resources", {})))
+    except InputError as err:
+        raise WorkflowError(f"invalid input: {err}") from None
+    if notes:
+        print("\n".join(f"note: {note}" for note in notes), file=sys.stderr)
 
 
-onstart:
-    check_group_runtimes()
-    check_partitions(workflow)
+def units_table(corpus):
+    """The prepared units table of ``corpus`` (rule prepare_corpus)."""
+    return f"results/corpus/{corpus}/units.parquet"
+
+
+def check_shannon_units_at_start():
+    """shannon.max_unit_chars against the prepared units of each corpus of the game, once the
+    run is planned: only where a table exists and the plan does not write it again (a changed
+    `books`, split or input would make prepare_corpus rebuild it, and the table on disk is stale;
+    its own job then says so). After the integrity repair: a damaged table is gone."""
+    planned = {str(path) for job in workflow.dag.needrun_jobs() for path in job.output}
+    try:
+        check_shannon_units(
+            config, CONFIG_SOURCE, STUDY_LANGUAGES, units_table, planned.__contains__
+        )
+    except InputError as err:
+        raise WorkflowError(f"invalid input: {err}") from None
+
+
+def checks_after_planning():
+    """The start-up checks that need the planned run, in a dry run too: the prepared units
+    against shannon.max_unit_chars, then the cluster's (rules, groups, accounts)."""
+    check_shannon_units_at_start()
+    check_planned_run_at_start()
+
+
+if workflow.is_main_process:
+    after_planning(workflow, checks_after_planning)
+    # a group job whose sbatch failed would leave the run waiting (docs/cluster.md, known issues)
+    report_failed_group_submissions()
 
 
 # GPUs of each job of a GPU rule (train_neural, score_neural, score_pretrained, marginal_lm,

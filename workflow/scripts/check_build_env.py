@@ -6,10 +6,14 @@ It looks where the build will look (the variables `module load` sets):
 
 * a C++ compiler: ``$CXX``, else ``g++``, ``c++`` or ``clang++`` on ``PATH``, that compiles C++11;
 * Boost >= 1.41, headers and the libraries program_options, system, thread and
-  unit_test_framework (what KenLM 0.3.0's CMakeLists asks ``find_package(Boost)`` for), under
-  ``BOOST_ROOT``/``Boost_ROOT``, ``BOOST_INCLUDEDIR``/``BOOST_LIBRARYDIR``, the prefixes of
-  ``CMAKE_PREFIX_PATH``, ``CPATH``/``LIBRARY_PATH`` (read by the compiler itself) or the
-  compiler's own default folders;
+  unit_test_framework (what KenLM 0.3.0's CMakeLists asks ``find_package(Boost)`` for), where
+  CMake's find_package(Boost) looks: under ``BOOST_ROOT``/``Boost_ROOT``,
+  ``BOOST_INCLUDEDIR``/``BOOST_LIBRARYDIR``, the prefixes of ``CMAKE_PREFIX_PATH`` or the
+  system's folders (the compiler's own defaults). ``CPATH``, ``CPLUS_INCLUDE_PATH`` and
+  ``LIBRARY_PATH`` are read by the compiler but not by CMake: a Boost found only through them
+  would pass a compile and fail KenLM's CMake step after the whole virtual environment is
+  built, so the probes run without them and such a Boost is named with the ``BOOST_ROOT`` to
+  set. A variable naming a folder that does not exist is named as such;
 * Python >= 3.11 with its ``venv`` module (ensurepip).
 
 CMake (>= 3.15: KenLM needs 3.10, build_kenlm.sh builds several targets in one call) and Ninja
@@ -94,6 +98,33 @@ def search_dirs(env: dict[str, str]) -> tuple[list[str], list[str]]:
     return existing(includes), existing(libraries)
 
 
+#: Variables the compiler reads for its search folders and CMake's find_package(Boost) does not.
+COMPILER_ONLY_VARS = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH")
+#: Variables naming Boost folders (or prefixes) for CMake's find_package(Boost).
+BOOST_VARS = ("BOOST_ROOT", "Boost_ROOT", "BOOSTROOT", "BOOST_INCLUDEDIR", "BOOST_LIBRARYDIR",
+              "CMAKE_PREFIX_PATH")
+
+
+def missing_folders(env: dict[str, str]) -> list[str]:
+    """``NAME=path`` of each folder that a Boost variable of ``env`` names and that does not
+    exist (a `module load` of another machine, a typo): said as such, not as "unset"."""
+    return [f"{name}={folder}" for name in BOOST_VARS for folder in _split(env.get(name))
+            if not os.path.isdir(folder)]
+
+
+def compiler_only_prefixes(env: dict[str, str]) -> list[str]:
+    """The prefixes whose ``include/boost/version.hpp`` the compiler finds through CPATH (or
+    C_INCLUDE_PATH, CPLUS_INCLUDE_PATH) only: what BOOST_ROOT should be set to."""
+    prefixes = []
+    for name in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"):
+        for folder in _split(env.get(name)):
+            if os.path.isfile(os.path.join(folder, "boost", "version.hpp")):
+                prefix = os.path.dirname(os.path.normpath(folder))
+                if prefix not in prefixes:
+                    prefixes.append(prefix)
+    return prefixes
+
+
 def find_compiler(env: dict[str, str]) -> str | None:
     """The C++ compiler the build will use: ``CXX`` (a name on PATH or a path), else the first
     of g++, c++, clang++ on PATH."""
@@ -173,6 +204,8 @@ def check(env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     includes, libraries = search_dirs(env)
     include_args = [f"-I{d}" for d in includes]
     lib_args = [f"-L{d}" for d in libraries]
+    # the probes see what CMake sees: not the compiler-only search variables
+    cmake_env = {k: v for k, v in env.items() if k not in COMPILER_ONLY_VARS}
     with tempfile.TemporaryDirectory(prefix="fairppl-build-env-") as tmp:
         ok, err = _compile(compiler, "int main() { auto x = 1; return x - 1; }\n", [], env, tmp)
         if not ok:
@@ -183,25 +216,26 @@ def check(env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
         header = ("#include <boost/version.hpp>\n"
                   f"#if BOOST_VERSION < {BOOST_MINIMUM}\n#error Boost too old\n#endif\n"
                   "int main() { return 0; }\n")
-        ok, err = _compile(compiler, header, include_args, env, tmp)
-        where = ("searched " + ", ".join(includes) + " and the compiler's own folders"
-                 if includes else "BOOST_ROOT and CMAKE_PREFIX_PATH unset; searched the "
-                 "compiler's own folders and CPATH")
+        ok, err = _compile(compiler, header, include_args, cmake_env, tmp)
+        where = boost_search_words(env, includes)
         if not ok:
             what = "too old (needs 1.41 or newer)" if "too old" in err else "headers not found"
             missing.append(f"Boost (program_options, system, thread, unit_test_framework): "
-                           f"{what}, {where}: {FIXES['boost']}")
+                           f"{what}, {where}: {boost_fix(env)}")
         else:
             absent = []
             for name in BOOST_LIBRARIES:
                 if not any(_compile(compiler, "int main() { return 0; }\n",
-                                    include_args + lib_args + [f"-l{lib}"], env, tmp)[0]
+                                    include_args + lib_args + [f"-l{lib}"], cmake_env, tmp)[0]
                            for lib in (f"boost_{name}", f"boost_{name}-mt")):
                     absent.append(name)
             if absent:
                 missing.append(f"Boost libraries {', '.join(absent)} (headers found; "
-                               f"libboost_<name>.so not found, {where} and LIBRARY_PATH): "
-                               f"{FIXES['boost']}")
+                               f"libboost_<name>.so not found, {where}): {boost_fix(env)}")
+        gone = missing_folders(env)
+        if gone and not any(line.startswith("Boost") for line in missing):
+            notes.append(f"{', '.join(gone)}: no such folder (Boost was found elsewhere, where "
+                         f"CMake looks too; unset the variable or point it at a Boost prefix)")
         for name, hdr, lib, debian, rhel in COMPRESSION:
             source = f"#include <{hdr}>\nint main() {{ return 0; }}\n"
             if not _compile(compiler, source, include_args + lib_args + [f"-l{lib}"], env,
@@ -210,6 +244,36 @@ def check(env: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
                              f"{name}-compressed files, which the study does not use; Debian "
                              f"`{debian}`, RHEL `{rhel}`)")
     return missing, notes
+
+
+def boost_search_words(env: dict[str, str], includes: list[str]) -> str:
+    """Where the Boost probes looked, in words: the folders the variables name (or that they
+    are unset, or name folders that do not exist) and the compiler's own folders."""
+    parts = []
+    gone = missing_folders(env)
+    if gone:
+        parts.append(f"{', '.join(gone)} does not exist" if len(gone) == 1 else
+                     f"{', '.join(gone)} do not exist")
+    if includes:
+        parts.append("searched " + ", ".join(includes) + " and the compiler's own folders")
+    else:
+        if not any(env.get(name) for name in BOOST_VARS):
+            parts.append("BOOST_ROOT and CMAKE_PREFIX_PATH unset")
+        parts.append("searched the compiler's own folders")
+    found = [name for name in COMPILER_ONLY_VARS if env.get(name)]
+    if found:
+        parts.append(f"not {'/'.join(found)}, which CMake's find_package(Boost) does not read")
+    return "; ".join(parts)
+
+
+def boost_fix(env: dict[str, str]) -> str:
+    """How to provide Boost: where CPATH leads the compiler to a Boost that CMake will not
+    find, the BOOST_ROOT to set first."""
+    prefixes = compiler_only_prefixes(env)
+    if prefixes:
+        return (f"set BOOST_ROOT={prefixes[0]} (the prefix of the Boost that CPATH names; CMake "
+                f"looks under BOOST_ROOT, not CPATH), or {FIXES['boost']}")
+    return FIXES["boost"]
 
 
 def message(missing: list[str]) -> str:

@@ -122,6 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     from .campaign import add_parser as add_campaign  # the Shannon game's campaign files
 
     add_campaign(sub)
+    from .profile import add_parser as add_profile  # a site profile checked before a run
+
+    add_profile(sub)
+    from .config_check import add_parser as add_config  # config files checked before a run
+
+    add_config(sub)
+    from ..tokenizers.parity import add_parser as add_parity  # FLORES-200 tokenizer parity
+
+    add_parity(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

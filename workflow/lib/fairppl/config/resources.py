@@ -12,8 +12,6 @@ refused or pend for ever).
 from __future__ import annotations
 
 import math
-import re
-import subprocess
 
 #: Units taken for a `max_units: null` (the whole evaluation split): above the largest shipped
 #: split (the Bible's test split of the default study, under 5,000 verses per language).
@@ -22,29 +20,6 @@ WHOLE_SPLIT_UNITS = 5000
 #: The schema's defaults of config `resources` that these functions read (tests/test_settings.py
 #: checks them against workflow/schemas/config.schema.yaml).
 DEFAULTS = {"runtime_growth": 2, "max_runtime": 1440, "gpu": 1}
-
-
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-_INTEGER = re.compile(r"^[+-]?\d+$")
-
-
-def numbers_from_profile(config: dict) -> dict:
-    """``config`` with the numbers of its `resources` block that a profile gave as text read as
-    numbers (in place; returned). A profile's `config:` key reaches the workflow as `--config
-    resources={...}`, and Snakemake reads a nested value with YAML's BaseLoader: every leaf a
-    string ("1", "120", and "False" for `false`). Numbers written as text come back as numbers;
-    any other text is left for the schema to refuse with its field."""
-    def convert(value):
-        if isinstance(value, dict):
-            return {key: convert(item) for key, item in value.items()}
-        if isinstance(value, str) and _NUMBER.match(value.strip()):
-            text = value.strip()
-            return int(text) if _INTEGER.match(text) else float(text)
-        return value
-
-    if isinstance(config.get("resources"), dict):
-        config["resources"] = convert(config["resources"])
-    return config
 
 
 def _setting(block: dict, key: str):
@@ -126,42 +101,26 @@ def oversized_groups(groups: list[tuple[str, str, int, int | None, int]],
     return lines
 
 
-def unknown_partitions(wanted: dict[str, set[str]], known: set[str]) -> list[str]:
-    """One sentence per partition the jobs ask for (``wanted``: partition -> its rules) that
-    the cluster does not have (``known``, from `sinfo`): sbatch would refuse each such job, on
-    two lines of its own, after the run started."""
-    return [f"slurm_partition {partition!r} (rules {', '.join(sorted(rules))}) is not a "
-            f"partition of this cluster (`sinfo` lists {', '.join(sorted(known))}): set it in "
-            f"your site profile's default-resources or set-resources"
-            for partition, rules in sorted(wanted.items()) if partition not in known]
+def _rule_list(rules, shown: int = 4) -> str:
+    rules = sorted(rules)
+    if len(rules) <= shown + 1:
+        return ", ".join(rules)
+    return f"{', '.join(rules[:shown])} and {len(rules) - shown} more"
 
 
-def check_partitions(workflow) -> None:
-    """Stop a SLURM run before its first submission where a job names a partition the cluster
-    does not have (`sinfo -a`), in one line naming it and its rules (sbatch's refusal comes on
-    two lines, job by job, after the run started). Called from `onstart` with Snakemake's
-    workflow object; nothing where the executor is not SLURM, a job names another cluster, or
-    sinfo does not answer."""
-    from snakemake.exceptions import WorkflowError
-
-    plugin = getattr(workflow, "executor_plugin", None)
-    if getattr(plugin, "name", None) != "slurm":
-        return
-    wanted: dict[str, set[str]] = {}
-    for job in workflow.dag.needrun_jobs():
-        for member in job.jobs if job.is_group() else [job]:
-            if member.resources.get("slurm_cluster") or member.resources.get("clusters"):
-                return
-            partition = member.resources.get("slurm_partition")
-            if partition:
-                wanted.setdefault(str(partition), set()).add(member.rule.name)
-    try:
-        out = subprocess.run(["sinfo", "-a", "-h", "-o", "%R"], capture_output=True, text=True,
-                             timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return
-    known = set(out.stdout.split())
-    if out.returncode == 0 and known:
-        problems = unknown_partitions(wanted, known)
-        if problems:
-            raise WorkflowError("\n".join(problems))
+def unknown_partitions(wanted: dict[str, set[str]], known: set[str],
+                       places: dict[str, set[str]] | None = None) -> list[str]:
+    """One sentence per partition the jobs ask for (``wanted``: partition -> its rules; ``places``:
+    partition -> where it was set, e.g. "default-resources") that the cluster does not have
+    (``known``, from `sinfo`): sbatch would refuse each such job, on two lines of its own, after
+    the run started."""
+    lines = []
+    for partition, rules in sorted(wanted.items()):
+        if partition in known:
+            continue
+        where = ", ".join(sorted((places or {}).get(partition) or []))
+        lines.append(f"slurm_partition {partition!r} ({f'set in {where}; ' if where else ''}"
+                     f"rules {_rule_list(rules)}) is not a partition of this cluster; "
+                     f"expected one of {', '.join(sorted(known))} (`sinfo`), set in your site "
+                     f"profile's default-resources or set-resources")
+    return lines
