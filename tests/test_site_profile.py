@@ -202,6 +202,21 @@ def test_the_replacement_note_is_in_the_reports_settings(tmp_path, tiny_model):
                         "config/config.yaml"), notes
 
 
+def test_a_number_out_of_bounds_is_refused_for_its_bound_not_its_type():
+    """A number given as text that the schema's type takes but its bound refuses is read as a
+    number, so the refusal names the bound (it said "'0' is not of type 'integer'")."""
+    with pytest.raises(InputError) as err:
+        type_overrides({}, {"shannon": {"units_per_call": "0"}}, SCHEMA)
+    assert str(err.value).startswith(
+        f"field 'shannon.units_per_call' {ORIGIN}: 0 is less than the minimum of 1; expected")
+    with pytest.raises(InputError) as err:
+        type_overrides({}, {"scoring": {"max_units": "2.5"}}, SCHEMA)
+    assert str(err.value).startswith(
+        f"field 'scoring.max_units' {ORIGIN}: 2.5 is not of type 'integer', 'null'; expected")
+    # text where text is allowed stays text
+    assert typed({"kenlm": {"version": "0"}}, SCHEMA) == {"kenlm": {"version": "0"}}
+
+
 def test_a_set_resources_rule_that_no_rule_has_is_refused(tmp_path, tiny_model):
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     code, said = _dry_run(wd, "--set-resources", "train_nueral:mem_mb=9000",

@@ -55,22 +55,40 @@ def after_planning(workflow, check) -> None:
     """Call ``check()`` once Snakemake has planned the run's jobs and formed its group jobs,
     before anything runs or is submitted, in a dry run as in a real run. Snakemake 9 builds the
     DAG (``Workflow._build_dag``) and then post-processes it once with ``check_initial=True``
-    (which forms the groups); the check follows that call."""
+    (which forms the groups), through ``Workflow.async_run``; the check follows that call, once
+    it has returned, outside the event loop. A refusal (WorkflowError) is raised again from here
+    with its message alone, so that Snakemake prints the one line and a single frame, as for the
+    checks made while it parses the workflow (not the event loop's frames)."""
+    from snakemake.exceptions import WorkflowError
+
     build = workflow._build_dag
 
     def build_then_hook():
         build()
-        dag = workflow.dag
+        dag, run = workflow.dag, workflow.async_run
         postprocess = dag.postprocess
+        due = []
 
-        async def postprocess_then_check(*args, **kwargs):
+        async def postprocess_then_flag(*args, **kwargs):
             result = await postprocess(*args, **kwargs)
             if kwargs.get("check_initial"):
                 del dag.postprocess  # once: the class's own method again
-                check()
+                due.append(True)
             return result
 
-        dag.postprocess = postprocess_then_check
+        def run_then_check(coroutine):
+            result = run(coroutine)
+            if due:
+                del workflow.async_run  # once: the class's own method again
+                due.clear()
+                try:
+                    check()
+                except WorkflowError as err:
+                    raise WorkflowError(str(err)) from None
+            return result
+
+        dag.postprocess = postprocess_then_flag
+        workflow.async_run = run_then_check
 
     workflow._build_dag = build_then_hook
 

@@ -126,11 +126,45 @@ def typed(value, schema: dict):
             return None
         if _fits(value, schema):
             return value
+        options = [typed(option, schema) if isinstance(option, (dict, list)) else option
+                   for option in options]
         for option in options:
-            option = typed(option, schema) if isinstance(option, (dict, list)) else option
             if _fits(option, schema):
                 return option
+        # a number outside its bounds is still a number: read as the type the schema wants
+        # there, the schema then refuses it for its bound ("0 is less than the minimum of 1"),
+        # not as "'0' is not of type 'integer'"
+        for option in options:
+            if _of_type(option, schema):
+                return option
     return value
+
+
+#: JSON types of Python values, as the schema names them.
+def _json_types(value) -> set[str]:
+    if value is None:
+        return {"null"}
+    if isinstance(value, bool):
+        return {"boolean"}
+    if isinstance(value, int):
+        return {"integer", "number"}
+    if isinstance(value, float):
+        return {"number", "integer"}  # 2.5 where an integer goes: refused as not an integer
+    if isinstance(value, list):
+        return {"array"}
+    if isinstance(value, dict):
+        return {"object"}
+    return {"string"}
+
+
+def _of_type(value, schema: dict) -> bool:
+    """Whether some branch of ``schema`` declares a type that ``value`` has (bounds, patterns
+    and choices aside), and no branch takes text there."""
+    declared = set()
+    for node in _branches(schema):
+        kind = node.get("type")
+        declared |= {kind} if isinstance(kind, str) else set(kind or ())
+    return "string" not in declared and bool(declared & _json_types(value))
 
 
 def leaves(tree: dict, path: tuple = ()):
