@@ -412,3 +412,7 @@ def test_profile_problems_of_a_broken_file(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no profile.yaml or config.yaml in this folder"):
         profile_problems(tmp_path / "empty", str(CONFIG_SCHEMA), rules)
+    # a file that is not text (a binary copied by mistake): one line, no traceback
+    profile.write_bytes(b"jobs: 4\n\xd0\x00\xff\n")
+    assert profile_problems(profile, str(CONFIG_SCHEMA), rules) == [
+        f"{profile}: invalid UTF-8 at byte 8: expected a UTF-8 YAML file of Snakemake options"]

@@ -91,7 +91,11 @@ def profile_problems(path: str | Path, schema_path: str, rules: list[str],
     not among ``rules``, values of the `config:` block that the config schema refuses."""
     file = profile_file(path)
     name = str(file)
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        return [str(InputError(f"invalid UTF-8 at byte {err.start}: expected a UTF-8 YAML file "
+                               f"of Snakemake options", path=name))]
     try:
         lines = _lines(yaml.compose(text))
         data = yaml.safe_load(text)
