@@ -23,11 +23,15 @@ import shared_data
 from fairppl.core.errors import InputError
 from fairppl.corpus.flores import (FLORES200_ARCHIVE, FLORES200_SHA256, petrov_text,
                                    read_flores)
-from fairppl.tokenizers.parity import (GPT2_ENCODER_PATTERN, MEASURES, _gpt2_data_dir,
-                                       cl100k_base, column, parity_table, r50k_base, r50k_ranks)
+from fairppl.tokenizers.parity import (ENGLISH, GPT2_ENCODER_PATTERN, MEASURES, SENTENCES,
+                                       STUDY_COLUMNS, STUDY_MODELS, WHOLE, _gpt2_data_dir,
+                                       cl100k_base, column, flores_code, flores_sentences,
+                                       hf_counter, load_hf_tokenizer, parity_table, r50k_base,
+                                       r50k_ranks, spm_counters, study_table, tiktoken_counter)
 
 #: A few codes of other scripts and tokenizer behaviour: spaceless scripts, right-to-left,
 #: Latin with diacritics, CJK.
+ROOT = Path(__file__).resolve().parents[1]
 SLICE = ["eng_Latn", "deu_Latn", "zho_Hans", "jpn_Jpan", "tha_Thai", "arb_Arab", "hin_Deva",
          "kor_Hang", "vie_Latn", "amh_Ethi", "bod_Tibt", "yor_Latn"]
 
@@ -110,6 +114,105 @@ def test_r50k_agrees_with_gpt2s_own_encoder_on_a_slice(flores):
     for code in SLICE:
         text = petrov_text(*flores[code])
         assert original.encode_ordinary(text) == r50k.encode_ordinary(text), code
+
+
+# --------------------------------------------------------------------------------------------
+# The study's table on the real FLORES-200 (a slice): every tokenizer, per sentence and whole
+# --------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def hf_tokenizers():
+    """The pretrained LMs' tokenizers from their converted folders (``make resources``)."""
+    folders = {m: ROOT / "resources" / "models" / m / "hf" for m in STUDY_MODELS}
+    missing = [str(f) for f in folders.values() if not (f / "tokenizer.json").is_file()]
+    if missing:
+        pytest.skip(f"converted models not found ({', '.join(missing)}): run `make resources`")
+    return {m: load_hf_tokenizer(f, m) for m, f in folders.items()}
+
+
+@pytest.fixture(scope="module")
+def study(flores, hf_tokenizers):
+    """The study's table of the slice's codes under all four tokenizers, as {(code, tokenizer,
+    text): row}."""
+    counters = {"r50k_base": tiktoken_counter(r50k_base()),
+                "cl100k_base": tiktoken_counter(cl100k_base()),
+                **{m: hf_counter(t) for m, t in hf_tokenizers.items()}}
+    table = study_table({c: flores[c] for c in SLICE}, counters)
+    assert table.columns == list(STUDY_COLUMNS)
+    return {(r["code"], r["tokenizer"], r["text"]): r for r in table.iter_rows(named=True)}
+
+
+def test_the_study_counts_equal_a_direct_call_of_each_tokenizer(study, flores, hf_tokenizers):
+    """Tokens as the scorer encodes a unit (its own prepare_batches), and encode_ordinary."""
+    from fairppl.lm.batches import prepare_batches
+
+    assert {(t, x) for _, t, x in study} == {("r50k_base", SENTENCES), ("r50k_base", WHOLE),
+                                             ("cl100k_base", SENTENCES), ("cl100k_base", WHOLE),
+                                             ("smollm2-135m", SENTENCES),
+                                             ("gemma3-270m", SENTENCES)}
+    for code in ("eng_Latn", "zho_Hans", "bod_Tibt"):
+        sentences = flores_sentences(*flores[code])
+        assert len(sentences) == 2009 and study[code, "r50k_base", SENTENCES][
+            "sentences (count)"] == 2009
+        for model, tokenizer in hf_tokenizers.items():
+            encoded, _ = prepare_batches(tokenizer, sentences)
+            assert study[code, model, SENTENCES]["tokens (count)"] == \
+                sum(len(ids) for ids in encoded), (code, model)
+        assert study[code, "r50k_base", SENTENCES]["tokens (count)"] == \
+            sum(len(r50k_base().encode_ordinary(s)) for s in sentences)
+        assert study[code, "cl100k_base", WHOLE]["tokens (count)"] == \
+            len(cl100k_base().encode_ordinary(petrov_text(*flores[code])))
+    # one sentence by hand: SmolLM2 and Gemma-3 add no BOS or EOS to the count
+    smollm2, gemma3 = hf_tokenizers["smollm2-135m"], hf_tokenizers["gemma3-270m"]
+    assert hf_counter(smollm2)(["Hello world"]) == [2]
+    assert hf_counter(gemma3)(["Hello world", "<bos>"]) == [2, 3]  # "<bos>" spelt, not special
+    # the whole-text rows are Petrov's published counts
+    assert (study["eng_Latn", "r50k_base", WHOLE]["tokens (count)"],
+            study["eng_Latn", "cl100k_base", WHOLE]["tokens (count)"],
+            study["eng_Latn", "cl100k_base", WHOLE]["code points (count)"]) == \
+        (52_567, 52_835, 259_170)
+    assert study["deu_Latn", "r50k_base", WHOLE]["tokens (count)"] == 112_600
+
+
+def test_the_study_ratios_are_each_count_over_englishs_in_the_same_tokenizer_and_text(study):
+    for (code, tokenizer, text), row in study.items():
+        english = study[ENGLISH, tokenizer, text]
+        for unit in ("code points", "UTF-8 bytes", "tokens"):
+            ratio = row[f"{unit} relative to eng_Latn (ratio)"]
+            assert ratio == row[f"{unit} (count)"] / english[f"{unit} (count)"]
+            if code == ENGLISH:
+                assert ratio == 1.0
+    # code points and bytes do not depend on the tokenizer
+    for code in SLICE:
+        assert len({study[code, t, SENTENCES]["UTF-8 bytes (count)"]
+                    for t in ("r50k_base", "cl100k_base", *STUDY_MODELS)}) == 1
+
+
+def test_whole_text_and_sentences_differ_only_by_the_joins(study, flores):
+    """Petrov's text is the sentences joined by one space each (two between dev and devtest)
+    plus a final space: code points and bytes are the sentences' plus sentences + 1. Its r50k
+    tokens are the first sentence's, each later sentence's with its leading space, and one token
+    each for the extra space between the files and the final one (GPT-2's pattern: a space
+    before a non-space joins it); cl100k's too where no sentence starts or ends with white
+    space (its pattern joins spaces differently there)."""
+    for code in SLICE:
+        whole, parts = study[code, "r50k_base", WHOLE], study[code, "r50k_base", SENTENCES]
+        for unit in ("code points (count)", "UTF-8 bytes (count)"):
+            assert whole[unit] == parts[unit] + parts["sentences (count)"] + 1
+        sentences = flores_sentences(*flores[code])
+        clean = all(s == s.strip() for s in sentences)
+        for name, encoding in (("r50k_base", r50k_base()), ("cl100k_base", cl100k_base())):
+            later = encoding.encode_ordinary_batch([" " + s for s in sentences[1:]])
+            joined = len(encoding.encode_ordinary(sentences[0])) + sum(map(len, later))
+            if name == "r50k_base" or clean:
+                assert study[code, name, WHOLE]["tokens (count)"] == joined + 2, (code, name)
+        # the token premium moves little between the two texts (under 3% here), but it moves
+        for name in ("r50k_base", "cl100k_base"):
+            a = study[code, name, WHOLE]["tokens relative to eng_Latn (ratio)"]
+            b = study[code, name, SENTENCES]["tokens relative to eng_Latn (ratio)"]
+            assert abs(a / b - 1) < 0.03
+    assert study["zho_Hans", "r50k_base", WHOLE]["tokens (count)"] != \
+        study["zho_Hans", "r50k_base", SENTENCES]["tokens (count)"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,6 +318,96 @@ def test_the_parity_command_writes_the_table(tmp_path):
     assert proc.returncode == 2 and not (tmp_path / "x.csv").exists()
     assert proc.stderr.strip() == (f"error: {tmp_path / 'f.tar.gz'}: checksum mismatch: expected "
                                    f"sha256 {FLORES200_SHA256}, got {sha}")
+
+
+def test_the_study_command_writes_the_tidy_table_and_notes_what_is_missing(tmp_path):
+    sha = _archive(tmp_path / "f.tar.gz")
+    out = tmp_path / "study.csv"
+    fairppl = str(Path(sys.executable).parent / "fairppl")
+    proc = subprocess.run([fairppl, "parity", "--study", "--flores", str(tmp_path / "f.tar.gz"),
+                           "--sha256", sha, "--out", str(out), "--models",
+                           "--tokenizers-dir", str(tmp_path / "none")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip() == (f"note: no SentencePiece models: {tmp_path / 'none'} not found"
+                                   f" (the default study trains them; run it first to add their "
+                                   f"rows)")
+    assert proc.stdout.startswith(f"12 rows (3 codes; r50k_base, cl100k_base) written to {out} ")
+    got = pl.read_csv(out)
+    assert got.columns == ["code", "tokenizer", "text", "sentences (count)",
+                           "code points (count)", "UTF-8 bytes (count)", "tokens (count)",
+                           "code points relative to eng_Latn (ratio)",
+                           "UTF-8 bytes relative to eng_Latn (ratio)",
+                           "tokens relative to eng_Latn (ratio)"]
+    rows = {(r["code"], r["tokenizer"], r["text"]): r for r in got.iter_rows(named=True)}
+    # "One two.", "Three.", "Four, five." and "一二。", "三。", "四，五。"
+    assert rows["eng_Latn", "r50k_base", "sentences"]["code points (count)"] == 8 + 6 + 11
+    assert rows["eng_Latn", "r50k_base", "whole"]["code points (count)"] == 25 + 3 + 1
+    assert rows["zho_Hans", "cl100k_base", "sentences"]["UTF-8 bytes (count)"] == 9 * 3
+    assert rows["zho_Hans", "cl100k_base", "sentences"][
+        "UTF-8 bytes relative to eng_Latn (ratio)"] == 27 / 25
+    r50k = r50k_base()
+    assert rows["deu_Latn", "r50k_base", "sentences"]["tokens (count)"] == sum(
+        len(r50k.encode_ordinary(s)) for s in ("Eins zwei.", "Drei.", "Vier, fünf."))
+    proc = subprocess.run([fairppl, "parity", "--study", "--flores", str(tmp_path / "f.tar.gz"),
+                           "--sha256", sha, "--out", str(tmp_path / "x.csv"), "--models",
+                           "no-such-model", "--models-dir", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and not (tmp_path / "x.csv").exists()
+    assert proc.stderr.strip() == (f"error: {tmp_path / 'no-such-model' / 'hf'}: no "
+                                   f"tokenizer.json for model 'no-such-model': expected the "
+                                   f"converted folder that `make resources` writes "
+                                   f"(resources/models/<model>/hf)")
+
+
+def test_the_studys_own_sentencepiece_models_count_where_a_language_has_one(tmp_path):
+    """Each language under its own model, English under English's; a language without a
+    FLORES code or without a model has no row, an id without an English model none at all."""
+    import sentencepiece
+
+    from fairppl.tokenizers.training import train_sentencepiece
+
+    (tmp_path / "languages.tsv").write_text(
+        "corpus\tlanguage\tiso639_3\tname\tscript\tsource_id\tenglish_reference\n"
+        "bible\teng\teng\tEnglish\tLatn\tk\ttrue\n"
+        "bible\tdeu\tdeu\tGerman\tLatn\ts\tfalse\n"
+        "bible\tzho\tcmn\tChinese\tHans\tc\tfalse\n"
+        "bible\tqqq\tqqq\tNone\tLatn\tq\tfalse\n"
+        "udhr\tfra\tfra\tFrench\tLatn\tfra\tfalse\n", encoding="utf-8")
+    words = {"eng": "one two three four five six seven", "deu": "eins zwei drei vier fünf"}
+    for language, text in words.items():
+        (tmp_path / "tok" / language).mkdir(parents=True)
+        units = [" ".join(text.split()[i:] + text.split()[:i]) for i in range(7)] * 20
+        train_sentencepiece(units, "unigram", 300, str(tmp_path / "tok" / language / "spm-u"),
+                            allow_reduction=True)
+    counters, notes = spm_counters(tmp_path / "tok", tmp_path / "languages.tsv", list(FILES),
+                                   ["spm-u", "spm-x"])
+    assert notes == ["bible language(s) qqq have no FLORES-200 code: no SentencePiece row for "
+                     "them", f"spm-x: no English model under {tmp_path / 'tok'} (the default "
+                     f"study has not trained its tokenizers here): its rows are left out"]
+    assert sorted(counters) == ["spm-u"] and sorted(counters["spm-u"]) == ["deu_Latn", "eng_Latn"]
+    table = study_table(FILES, counters)
+    assert table["code"].to_list() == ["deu_Latn", "eng_Latn"]
+    rows = {r["code"]: r for r in table.iter_rows(named=True)}
+    for code, language in (("eng_Latn", "eng"), ("deu_Latn", "deu")):
+        own = sentencepiece.SentencePieceProcessor(
+            model_file=str(tmp_path / "tok" / language / "spm-u.model"))
+        assert rows[code]["tokens (count)"] == sum(
+            len(own.encode(s)) for s in flores_sentences(*FILES[code]))
+    assert rows["deu_Latn"]["tokens relative to eng_Latn (ratio)"] == \
+        rows["deu_Latn"]["tokens (count)"] / rows["eng_Latn"]["tokens (count)"]
+
+
+def test_flores_codes_of_the_studys_languages():
+    codes = ["eng_Latn", "arb_Arab", "pes_Arab", "zho_Hans", "zho_Hant", "kor_Hang", "swh_Latn",
+             "jpn_Jpan"]
+    assert flores_code("eng", "Latn", codes) == "eng_Latn"
+    assert flores_code("arb", "Arab", codes) == "arb_Arab"
+    assert flores_code("cmn", "Hans", codes) == "zho_Hans"  # macrolanguage member
+    assert flores_code("kor", "Kore", codes) == "kor_Hang"  # script tag
+    assert flores_code("pes", "Latn", codes) == "pes_Arab"  # the only one of that language
+    assert flores_code("zho", "Latn", codes) is None  # two to choose from
+    assert flores_code("quc", "Latn", codes) is None
 
 
 def test_parity_needs_english():

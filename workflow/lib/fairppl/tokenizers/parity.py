@@ -21,6 +21,26 @@ bytes and code points their ByT5 and UTF-32 columns (tests/test_parity.py).
 :func:`parity_table` gives one row per code, :func:`write_parity` writes it as CSV; the command
 ``fairppl parity --flores ARCHIVE --out FILE`` (or ``python -m fairppl.tokenizers.parity``) runs
 both.
+
+**The study's table** (``fairppl parity --study``, :func:`study_table`): every tokenizer the study
+has, as one tidy table, a row per (code, tokenizer, text):
+
+* tokenizers: r50k_base and cl100k_base as above; the two pretrained LMs' tokenizers
+  (:data:`STUDY_MODELS`, from their converted folders ``<models_dir>/<model>/hf``), counted as the
+  scorer encodes a unit (:func:`hf_counter`); the study's own SentencePiece models
+  (``results/tokenizers/bible/<language>/<id>.model``) on the FLORES codes of the languages that
+  have one, each language under its own model and English under English's (:func:`spm_counters`).
+* text ``sentences``: each of a code's 2,009 sentences (the lines of ``dev`` then ``devtest``, as
+  stored, :func:`flores_sentences`) encoded alone and the counts summed: a model scores sentences.
+  Text ``whole``: Petrov's text, for r50k_base and cl100k_base only, where the published counts
+  check it. The whole text's code points and bytes are the sentences' plus ``sentences + 1``
+  (the joining spaces), so they need no row of their own; its tokens differ by what the joining
+  spaces do to each sentence's first word (tests/test_parity.py checks the relation exactly for
+  r50k_base, and for cl100k_base where no sentence starts or ends with white space).
+* tokens are the text's tokens only: no start or end token. The scorer
+  (:mod:`fairppl.lm.scoring`) puts a start token before each sentence as context, never scored,
+  and charges one end token after it, so the tokens its bits per sentence are summed over are
+  ``tokens + sentences`` (the column ``sentences (count)``).
 """
 
 from __future__ import annotations
@@ -206,6 +226,202 @@ def write_parity(archive: str | os.PathLike, out: str | os.PathLike, sha256: str
     return table
 
 
+# --------------------------------------------------------------------------------------------
+# The study's table: every tokenizer, per sentence and (where published) whole text
+# --------------------------------------------------------------------------------------------
+
+#: The pretrained LMs of ``config/models.tsv`` whose tokenizers the study's table counts with.
+STUDY_MODELS = ("smollm2-135m", "gemma3-270m")
+#: The study's own SentencePiece tokenizers (``tokenizers.types`` x ``tokenizers.vocab_sizes`` of
+#: the default config), trained per Bible language.
+STUDY_SPM = ("spm-unigram-4000", "spm-bpe-4000")
+#: The tokenizers whose whole-text counts Petrov et al. published (the ``whole`` rows).
+WHOLE_TOKENIZERS = ("r50k_base", "cl100k_base")
+#: Values of the ``text`` column.
+SENTENCES, WHOLE = "sentences", "whole"
+#: FLORES-200 codes of languages whose ISO 639-3 code in the study's sheet is not FLORES's (a
+#: macrolanguage member) or whose script tag differs.
+FLORES_ALIASES = {("cmn", "Hans"): "zho_Hans", ("cmn", "Hant"): "zho_Hant",
+                  ("kor", "Kore"): "kor_Hang"}
+
+#: The study table's columns, in order: what was counted, then each count over English's.
+STUDY_COLUMNS = ("code", "tokenizer", "text", "sentences (count)", "code points (count)",
+                 "UTF-8 bytes (count)", "tokens (count)",
+                 f"code points relative to {ENGLISH} (ratio)",
+                 f"UTF-8 bytes relative to {ENGLISH} (ratio)",
+                 f"tokens relative to {ENGLISH} (ratio)")
+
+
+def flores_sentences(dev: str, devtest: str) -> list[str]:
+    """A code's sentences as the study's units: the lines of ``dev`` then ``devtest``, as stored
+    (leading and trailing spaces kept), without their newlines."""
+    return dev.split("\n")[:-1] + devtest.split("\n")[:-1]
+
+
+def tiktoken_counter(encoding, threads: int = 2):
+    """``texts -> [tokens per text]`` with ``encode_ordinary`` (as :func:`lengths`): one text at
+    a time for many short ones (a sentence: twice as fast as a thread pool per batch), in
+    ``threads`` threads for a few long ones."""
+    def count(texts: list[str]) -> list[int]:
+        if len(texts) <= threads:
+            return [len(ids) for ids in encoding.encode_ordinary_batch(texts, num_threads=threads)]
+        return [len(encoding.encode_ordinary(text)) for text in texts]
+    return count
+
+
+def load_hf_tokenizer(folder: str | os.PathLike, model: str = "model"):
+    """The fast tokenizer of a converted model folder (``AutoTokenizer``, offline). InputError
+    naming the folder when it has no ``tokenizer.json``."""
+    folder = Path(folder)
+    if not (folder / "tokenizer.json").is_file():
+        raise InputError(f"no tokenizer.json for model '{model}': expected the converted folder "
+                         f"that `make resources` writes (resources/models/<model>/hf)",
+                         path=str(folder))
+    from transformers import AutoTokenizer
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    return AutoTokenizer.from_pretrained(str(folder))
+
+
+def hf_counter(tokenizer):
+    """``texts -> [tokens per text]`` for a transformers fast tokenizer, encoding exactly as the
+    scorer does (:func:`fairppl.lm.batches.prepare_batches`: ``add_special_tokens=False``,
+    ``split_special_tokens=True``), through the backend's ``encode_batch_fast`` (that call's own
+    backend step, without building Python id lists: the same ids, tested)."""
+    backend = tokenizer.backend_tokenizer
+
+    def count(texts: list[str]) -> list[int]:
+        backend.encode_special_tokens = True
+        return [len(e) for e in backend.encode_batch_fast(texts, add_special_tokens=False)]
+    return count
+
+
+def flores_code(iso639_3: str, script: str, codes) -> str | None:
+    """The FLORES-200 code of a language of the study's sheet (ISO 639-3 and script), among
+    ``codes``: ``<iso>_<script>``, else :data:`FLORES_ALIASES`, else the only code of that ISO
+    639-3 code; None when FLORES-200 has none (or several to choose from)."""
+    codes = set(codes)
+    for code in (f"{iso639_3}_{script}", FLORES_ALIASES.get((iso639_3, script))):
+        if code in codes:
+            return code
+    same = [c for c in codes if c.split("_")[0] == iso639_3]
+    return same[0] if len(same) == 1 else None
+
+
+def spm_counters(tokenizers_dir: str | os.PathLike, languages_tsv: str | os.PathLike,
+                 codes, spm_ids=STUDY_SPM, corpus: str = "bible"):
+    """``({spm id: {FLORES code: counter}}, notes)``: for each of ``spm_ids``, the languages of
+    ``corpus`` in the sheet ``languages_tsv`` that have a FLORES-200 code and a trained model
+    ``<tokenizers_dir>/<language>/<spm id>.model``; each counter encodes with that language's
+    own model (SentencePiece, which ``to_hf_tokenizer`` reproduces id for id). An id without an
+    English model is left out with a note (its premiums need English's count)."""
+    import sentencepiece
+
+    sheet = pl.read_csv(languages_tsv, separator="\t", infer_schema_length=0)
+    rows = sheet.filter(pl.col("corpus") == corpus).iter_rows(named=True)
+    mapped = [(r["language"], flores_code(r["iso639_3"], r["script"], codes)) for r in rows]
+    out, notes = {}, []
+    unmapped = sorted(lang for lang, code in mapped if code is None)
+    if unmapped:
+        notes.append(f"{corpus} language(s) {', '.join(unmapped)} have no FLORES-200 code: "
+                     f"no SentencePiece row for them")
+    for spm_id in spm_ids:
+        found = {}
+        for language, code in mapped:
+            model = Path(tokenizers_dir) / language / f"{spm_id}.model"
+            if code is not None and model.is_file():
+                processor = sentencepiece.SentencePieceProcessor(model_file=str(model))
+                found[code] = (lambda p: lambda texts: [len(ids) for ids in p.encode(texts)])(
+                    processor)
+        if ENGLISH not in found:
+            notes.append(f"{spm_id}: no English model under {tokenizers_dir} (the default "
+                         f"study has not trained its tokenizers here): its rows are left out")
+            continue
+        out[spm_id] = found
+    return out, notes
+
+
+def study_table(files: dict[str, tuple[str, str]], counters: dict, reference: str = ENGLISH,
+                whole=WHOLE_TOKENIZERS) -> pl.DataFrame:
+    """The study's tidy parity table (:data:`STUDY_COLUMNS`) of ``files`` (``{code: (dev,
+    devtest)}``, :func:`fairppl.corpus.flores.read_flores`) under ``counters`` (``{tokenizer:
+    counter}`` for one tokenizer of every code, or ``{tokenizer: {code: counter}}`` for one per
+    code, e.g. the study's own SentencePiece models): a ``sentences`` row per code and
+    tokenizer, and a ``whole`` row (Petrov's text) for the tokenizers in ``whole``. Each ratio is
+    the count over the ``reference`` code's in the same tokenizer and text (1.0 on its own row).
+    InputError when the reference is not among the codes."""
+    if reference not in files:
+        raise InputError(f"reference {reference!r} not among the {len(files)} codes: expected "
+                         f"the English text (eng_Latn) beside the others")
+    codes = sorted(files)
+    sentences = {code: flores_sentences(*files[code]) for code in codes}
+    texts = {SENTENCES: sentences,
+             WHOLE: {code: [petrov_text(*files[code])] for code in codes}}
+    records = []
+    for name, counter in counters.items():
+        per_code = counter if isinstance(counter, dict) else dict.fromkeys(codes, counter)
+        for text in (SENTENCES, WHOLE) if name in whole else (SENTENCES,):
+            group = []
+            for code in codes:
+                if code not in per_code:
+                    continue
+                units = texts[text][code]
+                group.append({"code": code, "tokenizer": name, "text": text,
+                              "sentences (count)": len(sentences[code]),
+                              "code points (count)": sum(map(len, units)),
+                              "UTF-8 bytes (count)": sum(len(u.encode("utf-8")) for u in units),
+                              "tokens (count)": sum(per_code[code](units))})
+            base = next((r for r in group if r["code"] == reference), None)
+            if base is None:
+                continue
+            for row in group:
+                for unit in ("code points", "UTF-8 bytes", "tokens"):
+                    row[f"{unit} relative to {reference} (ratio)"] = \
+                        row[f"{unit} (count)"] / base[f"{unit} (count)"]
+            records.extend(group)
+    columns = [c.replace(ENGLISH, reference) for c in STUDY_COLUMNS]
+    return pl.DataFrame(records, schema=columns, orient="row") if not records else \
+        pl.DataFrame(records).select(columns)
+
+
+def study_counters(models=STUDY_MODELS, models_dir: str | os.PathLike = "resources/models",
+                   tokenizers_dir: str | os.PathLike | None = "results/tokenizers/bible",
+                   languages_tsv: str | os.PathLike = "config/languages.tsv", codes=(),
+                   spm_ids=STUDY_SPM, threads: int = 2):
+    """``(counters, notes)`` for :func:`study_table`: r50k_base, cl100k_base, the pretrained
+    ``models``' tokenizers (``<models_dir>/<model>/hf``; InputError naming a missing folder) and
+    the study's SentencePiece models found under ``tokenizers_dir`` (None: none; a missing folder
+    is a note, not an error: they exist once the default study has run)."""
+    counters = {"r50k_base": tiktoken_counter(r50k_base(), threads),
+                "cl100k_base": tiktoken_counter(cl100k_base(), threads)}
+    for model in models:
+        counters[model] = hf_counter(load_hf_tokenizer(Path(models_dir) / model / "hf", model))
+    notes = []
+    if tokenizers_dir is not None:
+        if Path(tokenizers_dir).is_dir():
+            spm, notes = spm_counters(tokenizers_dir, languages_tsv, codes, spm_ids)
+            counters.update(spm)
+        else:
+            notes.append(f"no SentencePiece models: {tokenizers_dir} not found (the default "
+                         f"study trains them; run it first to add their rows)")
+    return counters, notes
+
+
+def write_study_table(archive: str | os.PathLike, out: str | os.PathLike,
+                      sha256: str | None = None, codes: list[str] | None = None,
+                      threads: int = 2, **where) -> tuple[pl.DataFrame, list[str]]:
+    """Read FLORES-200 (as :func:`write_parity`), build :func:`study_table` with
+    :func:`study_counters` (``where``: its folders and names), write it to ``out`` as CSV
+    (atomically); return it and the notes."""
+    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    files = read_flores(archive, sha256 or FLORES200_SHA256, wanted)
+    counters, notes = study_counters(codes=list(files), threads=threads, **where)
+    table = study_table(files, counters)
+    with atomic_path(out) as tmp:
+        table.write_csv(tmp)
+    return table, notes
+
+
 def add_parser(sub) -> None:
     """Register the ``parity`` subcommand on an argparse subparsers object."""
     p = sub.add_parser("parity", help="tokens, bytes and characters per FLORES-200 language, "
@@ -222,6 +438,21 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--codes", nargs="+", metavar="CODE",
                    help="FLORES-200 codes (default: all; eng_Latn is always added)")
     p.add_argument("--threads", type=_positive, default=2, help="texts tokenized at once")
+    p.add_argument("--study", action="store_true",
+                   help="write the study's tidy table instead: every tokenizer the study has, "
+                        "per sentence (and whole text for r50k_base and cl100k_base)")
+    p.add_argument("--models", nargs="*", default=list(STUDY_MODELS), metavar="MODEL",
+                   help="--study: pretrained models whose tokenizers count (default: %(default)s)")
+    p.add_argument("--models-dir", default="resources/models",
+                   help="--study: where <model>/hf is (default: %(default)s)")
+    p.add_argument("--tokenizers-dir", default="results/tokenizers/bible",
+                   help="--study: the study's SentencePiece models, <language>/<id>.model "
+                        "(default: %(default)s; absent: a note)")
+    p.add_argument("--languages", default="config/languages.tsv",
+                   help="--study: the language sheet mapping those languages to FLORES codes")
+    p.add_argument("--byte-premium", metavar="TSV",
+                   help="write instead our byte premium beside Arnett et al.'s table TSV "
+                        "(byte_premium_arnett2024.tsv; fairppl.tokenizers.byte_premium)")
     p.set_defaults(func=_run)
 
 
@@ -232,6 +463,27 @@ def _positive(value: str) -> int:
 
 
 def _run(args) -> int:
+    if args.byte_premium:
+        from .byte_premium import summary, write_comparison
+
+        table = write_comparison(args.flores, args.byte_premium, args.out, args.sha256)
+        print("\n".join(summary(table)))
+        print(f"{table.height} rows written to {args.out}")
+        return 0
+    if args.study:
+        import time
+
+        start = time.perf_counter()
+        table, notes = write_study_table(
+            args.flores, args.out, args.sha256, args.codes, args.threads, models=args.models,
+            models_dir=args.models_dir, tokenizers_dir=args.tokenizers_dir,
+            languages_tsv=args.languages)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        tokenizers = table["tokenizer"].unique(maintain_order=True).to_list()
+        print(f"{table.height} rows ({table['code'].n_unique()} codes; {', '.join(tokenizers)}) "
+              f"written to {args.out} in {time.perf_counter() - start:.0f} s")
+        return 0
     table = write_parity(args.flores, args.out, args.sha256, args.codes, args.threads)
     print(f"{table.height} codes written to {args.out}")
     return 0
