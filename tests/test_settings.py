@@ -80,7 +80,7 @@ def check(edit, models=MODELS):
         # Misspelt keys in a corpus block were ignored: the study ran on the whole Bible.
         (lambda c: c["corpora"]["bible"].update(book=[8]),
          "field 'corpora.bible.book': unknown key(s) ['book'] in block 'corpora.bible' "
-         "(misspelt?); expected keys among ['books', "),
+         "(misspelt?); expected keys among ['archive_name', 'books', "),
         (lambda c: c["corpora"]["udhr"].update(placeholder_pattern=[]),
          "field 'corpora.udhr.placeholder_pattern': unknown key(s) ['placeholder_pattern'] in "
          "block 'corpora.udhr'"),

@@ -2,9 +2,11 @@
 # bible.db, every complete UDHR declaration, every file of a line-aligned archive), decide from
 # all of them which units to drop (placeholders, and the verses holding merged placeholder text),
 # so the dropped set does not depend on the configured languages; then write the configured
-# languages' units, normalised, with the same train/dev/test split everywhere. A Europarl corpus
-# is first extracted from its pair archives: the English sentences present in every configured
-# pair, with their translations (fairppl.corpus.europarl).
+# languages' units, normalised, with the same train/dev/test split everywhere. A CES XML Bible
+# corpus (url, format ces_xml) takes its English reference and its verse numbering (the KJV's)
+# from the Bible database of the corpus its `english_from` names (fairppl.corpus.ces). A
+# Europarl corpus is first extracted from its pair archives: the English sentences present in
+# every configured pair, with their translations (fairppl.corpus.europarl).
 
 
 include: "helpers/corpus.smk"
@@ -13,6 +15,7 @@ include: "helpers/corpus.smk"
 rule prepare_corpus:
     input:
         source=corpus_source_file,
+        reference=corpus_reference_file,  # a CES XML corpus's English reference (english_from)
     output:
         units="results/corpus/{corpus}/units.parquet",
         dropped="results/corpus/{corpus}/dropped.tsv",

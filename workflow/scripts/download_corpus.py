@@ -8,7 +8,8 @@ def main(snakemake):
     target = snakemake.params.target
     with open(snakemake.log[0], "w") as log:
         print(f"fetching {target['url']} (expected sha256 {target['sha256']})", file=log)
-        source = download_url(target["url"], target["sha256"], snakemake.output.archive)
+        source = download_url(target["url"], target["sha256"], snakemake.output.archive,
+                              name=target.get("name"))
         print(f"read from {source}; checksum verified", file=log)
 
 

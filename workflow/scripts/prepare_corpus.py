@@ -18,6 +18,7 @@ def main(snakemake):
         units_out=snakemake.output.units,
         dropped_out=snakemake.output.dropped,
         character_maps=snakemake.params.character_maps,
+        reference_db=snakemake.input.get("reference") or None,
     )
 
 

@@ -31,6 +31,13 @@ def corpus_source_file(wildcards):
     return corpus_source_path(wildcards.corpus)
 
 
+def corpus_reference_file(wildcards):
+    """Input function: the Bible database of the corpus named by ``english_from`` (a CES XML
+    corpus's English reference, fairppl.corpus.ces), or none."""
+    name = config["corpora"][wildcards.corpus].get("english_from")
+    return corpus_source_path(name) if name else []
+
+
 def split_scheme():
     """Keyword arguments of fairppl.corpus.splits.SplitScheme from the config."""
     s = config["split"]

@@ -21,7 +21,8 @@ def corpus_source_path(corpus):
         return f"resources/packages/npm/{spec['package']}/package.tgz"
     if spec["type"] == "europarl":
         return f"results/corpus/{corpus}/multitext.parquet"
-    return f"resources/downloads/{corpus}/{url_filename(spec['url'])}"
+    name = spec.get("archive_name") or url_filename(spec["url"])
+    return f"resources/downloads/{corpus}/{name}"
 
 
 def europarl_pairs(corpus):
@@ -50,11 +51,15 @@ def europarl_archive_files(wildcards):
 
 
 def download_target(wildcards):
-    """Params function: {url, sha256} of the download ``wildcards.filename`` of a corpus (the
+    """Params function: {url, sha256, name} of the download ``wildcards.filename`` of a corpus (the
     archive of a url corpus, or one pair's archive of a Europarl corpus)."""
     spec = config["corpora"][wildcards.corpus]
     if spec["type"] != "europarl":
-        return {"url": spec["url"], "sha256": spec["sha256"]}
+        return {
+            "url": spec["url"],
+            "sha256": spec["sha256"],
+            "name": spec.get("archive_name"),
+        }
     for pair, (iso1, url) in europarl_pairs(wildcards.corpus).items():
         if url_filename(url) == wildcards.filename:
             return {"url": url, "sha256": (spec.get("sha256") or {}).get(pair)}

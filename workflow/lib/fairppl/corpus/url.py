@@ -35,7 +35,8 @@ from .mirror import ENV, mirror_file, mirror_root
 # Downloads
 # --------------------------------------------------------------------------------------------
 
-def download_url(url: str, sha256: str, dest: str, *, mirror: str | None = None) -> str:
+def download_url(url: str, sha256: str, dest: str, *, mirror: str | None = None,
+                 name: str | None = None) -> str:
     """Fetch the archive of ``url`` to ``dest`` and check its SHA-256 (hex digest); return where
     it came from (the URL, or the mirror's file). The bytes stream into a temporary file beside
     ``dest`` that is renamed onto ``dest`` only when the checksum matches, so a failure leaves no
@@ -44,13 +45,15 @@ def download_url(url: str, sha256: str, dest: str, *, mirror: str | None = None)
     With a mirror (``mirror``, a folder path or ``file://`` address; None: the environment
     variable ``FAIRPPL_MIRROR``, see :mod:`fairppl.corpus.mirror`) the archive is read from the
     mirror's file of the URL's file name instead, with the same check and the same ``dest``; a
-    missing file or a mismatch is refused, naming the mirror's file and what was expected."""
+    missing file or a mismatch is refused, naming the mirror's file and what was expected.
+    ``name`` is the archive's file name in the mirror where the URL's is not it (a url corpus's
+    ``archive_name``)."""
     expected = (sha256 if isinstance(sha256, str) else "").strip().lower()
     if not re.fullmatch(r"[0-9a-f]{64}", expected):
         raise InputError(f"checksum {sha256!r} for {url}: expected a SHA-256 hex digest of 64 "
                          f"hex digits")
     root = mirror_root(mirror)
-    source = str(mirror_file(url, root)) if root is not None else url
+    source = str(mirror_file(url, root, name)) if root is not None else url
     digest = hashlib.sha256()
     with atomic_path(dest) as tmp:
         try:
