@@ -987,6 +987,106 @@ def _(tmp):
 
 
 
+# ------------------------------------------------------------------ corpora from a mirror and the wide corpora
+
+
+_CES_MEMBER = "bible-corpus-master/bibles/{source_id}.xml"
+_CES_BLOCK = {"enabled": False, "type": "url", "format": "ces_xml",
+              "url": "https://github.com/christos-c/bible-corpus/archive/refs/heads/master.tar.gz",
+              "sha256": None, "archive_name": "bible-corpus-master.tar.gz",
+              "members": [_CES_MEMBER], "english_from": "bible"}
+
+
+def _ces_error(tmp: Path, *segments: str) -> tuple[str, str]:
+    """The reader's error on a CES file with these ``<seg>`` lines (from line 3 on), and the
+    file it names (archive:member)."""
+    import io
+
+    from fairppl.corpus.ces import read_ces
+
+    db = tmp / "bible.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE bible (bbName TEXT, bNumber INTEGER, cNumber INTEGER, "
+                 "vNumber INTEGER, vText TEXT)")
+    conn.executemany("INSERT INTO bible VALUES ('k', 40, 1, ?, 'text')", [(1,), (2,)])
+    conn.commit()
+    conn.close()
+    from fairppl.corpus.readers import read_bible_db
+
+    kjv = read_bible_db(str(db), {"k": "k"})["k"]
+    text = "<?xml version='1.0'?>\n<cesDoc><text><body>\n" + "\n".join(segments) + \
+        "\n</body></text></cesDoc>\n"
+    archive = tmp / "bible-corpus-master.tar.gz"
+    member = _CES_MEMBER.format(source_id="Zulu-NT")
+    with tarfile.open(archive, "w:gz") as tar:
+        data = text.encode("utf-8")
+        info = tarfile.TarInfo(member)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    message = raised(read_ces, str(archive), {"zul": "Zulu-NT"}, [_CES_MEMBER], kjv)
+    return message, f"{archive}:{member}"
+
+
+@case("ces-segment-id")
+def _(tmp):
+    message, file = _ces_error(tmp, '<seg id="b.MAT.1.1" type="verse">a</seg>',
+                               '<seg id="b.MAT.1" type="verse">b</seg>')
+    return message, file, "line 4"
+
+
+@case("ces-book-code")
+def _(tmp):
+    message, file = _ces_error(tmp, '<seg id="b.MTT.1.1" type="verse">a</seg>')
+    return message, file, "line 3"
+
+
+@case("ces-repeated-verse")
+def _(tmp):
+    message, file = _ces_error(tmp, '<seg id="b.MAT.1.1" type="verse">a</seg>',
+                               '<seg id="b.MAT.1.1" type="verse">b</seg>')
+    return message, file, "line 4"
+
+
+@case("ces-xml-syntax")
+def _(tmp):
+    message, file = _ces_error(tmp, '<seg id="b.MAT.1.1" type="verse">a & b</seg>')
+    return message, file, "line 3"
+
+
+@case("ces-english-from-not-a-bible")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(bc=dict(_CES_BLOCK, english_from="udhr")))
+    return message, SOURCE, "field 'corpora.bc.english_from'"
+
+
+@case("ces-english-from-missing")
+def _(tmp):
+    block = {k: v for k, v in _CES_BLOCK.items() if k != "english_from"}
+    message = config_error(lambda c: c["corpora"].update(bc=block))
+    return message, SOURCE, "field 'corpora.bc'"
+
+
+@case("ces-two-members")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(bc=dict(
+        _CES_BLOCK, members=[_CES_MEMBER, "bibles/{source_id}.xml"])))
+    return message, SOURCE, "field 'corpora.bc.members'"
+
+
+@case("english-from-other-format")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(bc=dict(
+        _CES_BLOCK, format="tar_lines")))
+    return message, SOURCE, "field 'corpora.bc.english_from'"
+
+
+@case("archive-name-with-a-folder")
+def _(tmp):
+    message = config_error(lambda c: c["corpora"].update(bc=dict(
+        _CES_BLOCK, archive_name="corpora/bible-corpus-master.tar.gz")))
+    return message, SOURCE, "field 'corpora.bc.archive_name'"
+
+
 # ------------------------------------------------------------------ the checks
 
 
@@ -1022,6 +1122,14 @@ def troubleshooting_rows() -> dict[str, str]:
         assert name not in rows, f"{name} twice in the troubleshooting table"
         rows[name] = symptom[1].rstrip(".").rstrip("…").rstrip()
     return rows
+
+
+def test_troubleshooting_says_how_many_cases_there_are():
+    """The count the page gives (issue 37 asked for it) is the catalogue's."""
+    text = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    said = re.search(r"The catalogue holds (\d+) cases", text)
+    assert said, "docs/troubleshooting.md no longer says how many cases the catalogue holds"
+    assert int(said[1]) == len(CASES) == len(troubleshooting_rows())
 
 
 def test_troubleshooting_table_lists_every_case():
