@@ -57,7 +57,7 @@ import xml.parsers.expat
 from .align import Texts
 from ..core.errors import InputError
 from ..core.text import decode_utf8
-from .url import _member, _open_archive, archive_sources
+from .url import _open_archive, archive_sources, require_member
 
 #: The corpus's book codes in the KJV's order: book number = index + 1 (1 = Genesis, 40 =
 #: Matthew, 66 = Revelation). The New Testament's and GEN, EXO, RUT, EST, PSA, JON are seen in
@@ -321,12 +321,7 @@ def units_of(verses: dict[tuple[int, int, int], str], order: list[tuple[int, int
 
 def _read(archive: str, names: set[str], read, lang: str, source_id: str, member: str,
           known: set[tuple[int, int, int]]) -> tuple[dict, list[str]]:
-    path = _member(member, source_id, archive)
-    if path not in names:
-        close = difflib.get_close_matches(path, sorted(names), n=3, cutoff=0.6)
-        hint = f"; close members: {', '.join(close)}" if close else ""
-        raise InputError(f"member {path} (language {lang}) not found in the archive: expected "
-                         f"a file at that path{hint}", path=archive)
+    path = require_member(member, source_id, names, lang, archive)
     where = f"{archive}:{path}"
     return kjv_verses(parse_segments(read(path), where), where, known)
 

@@ -157,16 +157,24 @@ def _member(template: str, source_id: str, archive: str) -> str:
                          f"the field {{source_id}}", path=archive) from None
 
 
+def require_member(template: str, source_id: str, names: set[str], lang: str,
+                   archive: str) -> str:
+    """The archive member that ``template`` names for ``source_id``; InputError (with the close
+    members) where the archive has none of that name."""
+    member = _member(template, source_id, archive)
+    if member not in names:
+        close_names = difflib.get_close_matches(member, sorted(names), n=3, cutoff=0.6)
+        hint = f"; close members: {', '.join(close_names)}" if close_names else ""
+        raise InputError(f"member {member} (language {lang}) not found in the archive: "
+                         f"expected a file at that path{hint}", path=archive)
+    return member
+
+
 def _read_source(archive: str, names: set[str], read, lang: str, source_id: str,
                  members: list[str]) -> list[tuple[str, str]]:
     units: list[tuple[str, str]] = []
     for template, label in zip(members, _labels(members)):
-        member = _member(template, source_id, archive)
-        if member not in names:
-            close_names = difflib.get_close_matches(member, sorted(names), n=3, cutoff=0.6)
-            hint = f"; close members: {', '.join(close_names)}" if close_names else ""
-            raise InputError(f"member {member} (language {lang}) not found in the archive: "
-                             f"expected a file at that path{hint}", path=archive)
+        member = require_member(template, source_id, names, lang, archive)
         text = decode_utf8(read(member), f"{archive}:{member}")
         units.extend((f"{label}:{i:06d}", line) for i, line in enumerate(_lines(text), start=1))
     return units

@@ -19,7 +19,7 @@ and cl100k_base columns of their published table exactly for all 204 codes, and 
 bytes and code points their ByT5 and UTF-32 columns (tests/test_parity.py).
 
 :func:`parity_table` gives one row per code, :func:`write_parity` writes it as CSV; the command
-``fairppl parity --flores ARCHIVE --out FILE`` (or ``python -m fairppl.tokenizers.parity``) runs
+``fairppl parity --flores ARCHIVE --out FILE`` runs
 both.
 
 **The study's table** (``fairppl parity --study``, :func:`study_table`): every tokenizer the study
@@ -487,19 +487,3 @@ def _run(args) -> int:
     table = write_parity(args.flores, args.out, args.sha256, args.codes, args.threads)
     print(f"{table.height} codes written to {args.out}")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fairppl.tokenizers.parity",
-                                     description=__doc__.split("\n")[0])
-    _arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except InputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())
