@@ -91,12 +91,31 @@ def make_workdir(path: Path, config_dir: Path) -> Path:
     return path
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+def slurm_not_answering(folder: Path) -> Path:
+    """``folder`` holding stand-ins for `sinfo` and `sacctmgr` that fail as on a machine whose
+    SLURM controller does not answer; put first on PATH, the workflow's start-up check of
+    partitions and accounts only notes that it could not check them. For dry runs of the site
+    template, whose partition and account are placeholders until a user edits them, on a
+    machine where a SLURM cluster may answer (the SLURM tests start one for the session)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for command in ("sinfo", "sacctmgr"):
+        stub = folder / command
+        stub.write_text("#!/bin/sh\necho 'slurm_load_partitions: Unable to contact slurm "
+                        "controller' >&2\nexit 1\n", encoding="utf-8")
+        stub.chmod(0o755)
+    return folder
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900,
+              path_first: Path | None = None) -> subprocess.CompletedProcess:
     """Run Snakemake on the repository's Snakefile in ``workdir``; return the finished process
-    (stdout and stderr captured as text)."""
+    (stdout and stderr captured as text). ``path_first``: a folder put before everything on
+    PATH (e.g. :func:`slurm_not_answering`)."""
     cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
            "--cores", "2", *args]
-    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    path = [str(path_first)] if path_first else []
+    env = dict(os.environ, PATH=os.pathsep.join([*path, str(VENV_BIN),
+                                                 os.environ.get("PATH", "")]))
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
 

@@ -13,7 +13,8 @@ import subprocess
 import pytest
 import yaml
 
-from conftest import ROOT, SNAKEMAKE, VENV_BIN, snakemake, workdir_of_test_config
+from conftest import (ROOT, SNAKEMAKE, VENV_BIN, slurm_not_answering, snakemake,
+                      workdir_of_test_config)
 from fairppl.config.resources import (
     DEFAULTS,
     WHOLE_SPLIT_UNITS,
@@ -212,8 +213,11 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
     n-gram bettors for none, the others go to the CPU partition; with `gpu: 0` in the site's
     copy (the one switch) none asks for a GPU."""
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
+    # the template's partitions and account are placeholders: planned as where SLURM does not
+    # answer (a cluster of the SLURM tests may be running here)
+    silent = slurm_not_answering(tmp_path / "no-slurm")
     proc = snakemake(wd, "-n", "--workflow-profile", str(WORKFLOW_PROFILE.parent),
-                     "--profile", str(TEMPLATE.parent))
+                     "--profile", str(TEMPLATE.parent), path_first=silent)
     assert proc.returncode == 0, proc.stderr[-4000:]
     jobs = _jobs_of_dry_run(proc.stdout)
     gpu_rules = {"train_neural", "score_neural", "score_pretrained", "marginal_lm",
@@ -231,7 +235,7 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
     (site / "profile.yaml").write_text(re.sub(r"(?m)^(    gpu: )1(  # EDIT)$", r"\g<1>0\2", text),
                                        encoding="utf-8")
     proc = snakemake(wd, "-n", "--workflow-profile", str(WORKFLOW_PROFILE.parent),
-                     "--profile", str(site))
+                     "--profile", str(site), path_first=silent)
     assert proc.returncode == 0, proc.stderr[-4000:]
     jobs = _jobs_of_dry_run(proc.stdout)
     assert "    gpu: 0  # EDIT" in (site / "profile.yaml").read_text(encoding="utf-8")
