@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     from ..tokenizers.parity import add_parser as add_parity  # FLORES-200 tokenizer parity
 
     add_parity(sub)
+    from ..lm.goldfish import add_parser as add_goldfish  # FLORES second halves vs Goldfish
+
+    add_goldfish(sub)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
