@@ -1087,6 +1087,37 @@ def _(tmp):
     return message, SOURCE, "field 'corpora.bc.archive_name'"
 
 
+@case("mirror-missing-file")
+def _(tmp):
+    from fairppl.corpus.url import download_url
+
+    (tmp / "mirror").mkdir()
+    url = "https://example.org/data/flores200_dataset.tar.gz"
+    message = raised(download_url, url, "0" * 64, str(tmp / "out.tar.gz"),
+                     mirror=str(tmp / "mirror"))
+    return message, str(tmp / "mirror" / "flores200_dataset.tar.gz"), "FAIRPPL_MIRROR"
+
+
+@case("mirror-checksum")
+def _(tmp):
+    from fairppl.corpus.url import download_url
+
+    (tmp / "mirror").mkdir()
+    copy = tmp / "mirror" / "de-en.tgz"
+    copy.write_bytes(b"not the archive")
+    message = raised(download_url, "https://example.org/europarl/v7/de-en.tgz", "0" * 64,
+                     str(tmp / "out.tgz"), mirror=str(tmp / "mirror"))
+    assert not (tmp / "out.tgz").exists()
+    return message, str(copy), "sha256"
+
+
+@case("mirror-not-a-folder")
+def _(tmp):
+    from fairppl.corpus.mirror import mirror_root
+
+    return raised(mirror_root, str(tmp / "no-such-folder")), None, "FAIRPPL_MIRROR"
+
+
 # ------------------------------------------------------------------ the checks
 
 
