@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-LIB = Path(__file__).resolve().parents[1] / "workflow" / "lib" / "fairppl"
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "workflow" / "lib" / "fairppl"
 
 #: The stage packages from the bottom up: each may import itself and the packages before it.
 LAYERS = ["core", "config", "corpus", "tokenizers", "ngram", "neural", "stats", "lm", "marginal",
@@ -113,3 +114,16 @@ def test_imports_are_read_as_written(tmp_path, monkeypatch, source, expected):
     path = LIB / "marginal" / "_layout_probe.py"
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: source)
     assert imports(path) == expected
+
+
+def test_project_text_speaks_of_the_project_alone():
+    """The library, the rules, the configs and the docs name no folder outside the repository
+    (the tests' real-data folder is the tests' business: tests/shared_data.py)."""
+    places = [*(ROOT / "workflow").rglob("*.py"), *(ROOT / "workflow").rglob("*.smk"),
+              *(ROOT / "workflow").rglob("*.yaml"), *(ROOT / "config").rglob("*.yaml"),
+              *(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "Makefile"]
+    found = [f"{path.relative_to(ROOT)}:{number}"
+             for path in places for number, line in
+             enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+             if "../shared" in line]
+    assert not found, found

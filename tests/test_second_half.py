@@ -185,8 +185,8 @@ def test_command_refuses_bad_inputs_before_loading_a_model(tmp_path, capsys):
     assert main(["goldfish", "--flores", "f.tar.gz", "--model", str(tmp_path), "--anchors",
                  missing, "--out", out]) == 2
     assert f"error: {missing}: file not found: expected Goldfish's" in capsys.readouterr().err
-    assert main(["goldfish", "--flores", "f.tar.gz", "--model", str(tmp_path),
-                 "--sentences", "-1", "--out", out]) == 2
+    assert main(["goldfish", "--flores", "f.tar.gz", "--model", str(tmp_path), "--anchors",
+                 missing, "--sentences", "-1", "--out", out]) == 2
     assert "--sentences -1: expected 0 (all) or more" in capsys.readouterr().err
 
 

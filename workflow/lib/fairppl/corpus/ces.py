@@ -5,8 +5,8 @@ verse), read into the units of the default study's Bible
 ``unit_id = f"{book:02d}.{chapter:03d}.{verse:03d}"``, book 1 = Genesis ... 66 = Revelation, the
 KJV's numbering), so that both corpora align verse by verse.
 
-The files are numbered almost as the KJV is. What differs, found on the 46 files of the copy in
-``../shared/corpora`` (tests/test_bible_ces.py checks it on the real archive), and what this
+The files are numbered almost as the KJV is. What differs, found on the 46 files of the
+snapshot at commit 44e5fca (tests/test_bible_ces.py checks it on the real archive), and what this
 reader does about it:
 
 - **Chapter ids with the book's digit in front.** In 8 files (Achuar, Aguaruna, Akawaio,

@@ -20,8 +20,8 @@ import tarfile
 from ..core.errors import InputError
 from ..core.text import decode_utf8
 
-#: SHA-256 of the copy of ``flores200_dataset.tar.gz`` in ``../shared/corpora`` (from the
-#: snapshot of AleksandarPetrov/tokenization-fairness, commit 365c3f8). The authors' public
+#: SHA-256 of the ``flores200_dataset.tar.gz`` the study was checked on (the snapshot of
+#: AleksandarPetrov/tokenization-fairness, commit 365c3f8). The authors' public
 #: tarball holds the same files but is packed differently: give its own digest.
 FLORES200_SHA256 = "b0a089985018a1b767922ec1fd44a184791ea10c31a101cca1d0ec5275884ca4"
 #: The archive's file name, as the public download and the mirror name it.

@@ -15,7 +15,7 @@ URL's last path segment, percent-decoded, with the query and fragment left out::
 or the corpus's ``archive_name`` where it gives one (GitHub's
 ``.../archive/refs/heads/master.tar.gz`` of christos-c/bible-corpus is
 ``bible-corpus-master.tar.gz``), so a folder of the archives as their public downloads name
-them (``../shared/corpora``, for instance) is a mirror as it stands. The mirror's copy is
+them (as a cluster's shared data folder may hold them) is a mirror as it stands. The mirror's copy is
 checked against the same configured SHA-256 as a download and lands at the same path
 (``resources/downloads/<corpus>/<file>``); nothing else changes. A missing file or a digest
 that differs is refused: there is no fall-back to the network, so a run on an offline node

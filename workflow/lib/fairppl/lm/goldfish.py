@@ -5,7 +5,7 @@ Per FLORES code, :func:`second_half_by_code` scores an evenly spaced sample of N
 :func:`fairppl.lm.second_half.score_second_halves` (Goldfish's definition: the summed bits of
 the second half of each sentence given its first half) and takes the mean over the sample.
 :func:`rank_comparison` puts that mean beside the published per-code means of
-``goldfish_flores_chang2024.tsv`` (Chang et al. 2024; ``../shared/anchors``) and gives
+``goldfish_flores_chang2024.tsv`` (Chang et al. 2024, from tylerachang/goldfish) and gives
 Spearman's rho per reference column over the codes where both exist, with a percentile
 bootstrap interval over codes (the study's draws: :func:`fairppl.stats.bootstrap.resample_counts`).
 
@@ -36,7 +36,7 @@ import polars as pl
 from ..core.errors import InputError
 from ..stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
 
-#: The anchors' file name in ``../shared/anchors``.
+#: The file name of Goldfish's per-code table.
 ANCHORS_FILE = "goldfish_flores_chang2024.tsv"
 #: Reference columns of :func:`rank_comparison` and what each is.
 REFERENCES = {
@@ -63,7 +63,7 @@ def read_goldfish(path: str | Path) -> pl.DataFrame:
     path = str(path)
     if not Path(path).is_file():
         raise InputError(f"file not found: expected Goldfish's per-code table {ANCHORS_FILE} "
-                         f"(../shared/anchors)", path=path)
+                         f"(--anchors)", path=path)
     need = ["flores_lang", "goldfish_used", "goldfish_5mb", "goldfish_full", "goldfish_1000mb",
             "xglm4b5", "xglm7b5", "bloom7b1", "mala500"]
     rows = []
@@ -243,12 +243,13 @@ def add_parser(sub) -> None:
                    help="sentences per code, evenly spaced (default: %(default)s; 0: all)")
     p.add_argument("--out", required=True, help="the per-code CSV to write")
     p.add_argument("--rho", help="the CSV of rank correlations (default: OUT with .rho.csv)")
-    p.add_argument("--anchors", default=f"../shared/anchors/{ANCHORS_FILE}",
-                   help="Goldfish's per-code table (default: %(default)s)")
+    p.add_argument("--anchors", required=True,
+                   help=f"Goldfish's per-code table ({ANCHORS_FILE})")
     p.add_argument("--split", choices=SPLITS, default="both",
                    help="FLORES split sampled (default: %(default)s: dev, then devtest)")
     p.add_argument("--codes", nargs="+", metavar="CODE", help="FLORES codes (default: all)")
-    p.add_argument("--sha256", help="the archive's SHA-256 (default: the ../shared copy's)")
+    p.add_argument("--sha256", help="the archive's SHA-256 (default: that of the snapshot the "
+                                    "study was checked on)")
     p.add_argument("--start-token", help="start-of-text token (default: the model sheet's "
                                          "bos for resources/models/<id>/hf, else the BOS)")
     p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,

@@ -1,7 +1,7 @@
 """The byte premium on FLORES-200 beside Arnett, Chang & Bergen's (2024, "A Bit of a Problem:
 Measurement Disparities in Dataset Sizes Across Languages"; repository
-catherinearnett/byte-premium-tool, whose table ``../shared/anchors/byte_premium_arnett2024.tsv``
-copies).
+catherinearnett/byte-premium-tool, whose per-language table ``byte_premium_arnett2024.tsv``
+holds them).
 
 A language's byte premium is the UTF-8 bytes it needs for the content English says in one byte.
 
@@ -107,8 +107,8 @@ def read_arnett(path: str | os.PathLike) -> dict[str, dict[str, str]]:
                                  f"table (byte_premium_arnett2024.tsv)", path=str(path), line=1)
             return {row["lang"]: row for row in reader}
     except FileNotFoundError:
-        raise InputError("byte premium table not found: expected Arnett et al.'s table "
-                         "(../shared/anchors/byte_premium_arnett2024.tsv)",
+        raise InputError("byte premium table not found: expected Arnett et al.'s per-language "
+                         "table (byte_premium_arnett2024.tsv)",
                          path=str(path)) from None
 
 

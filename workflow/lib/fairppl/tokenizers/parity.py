@@ -433,8 +433,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--flores", required=True,
                    help="flores200_dataset.tar.gz (read without extracting it)")
     p.add_argument("--out", required=True, help="the CSV to write")
-    p.add_argument("--sha256", help="the archive's SHA-256 (default: the digest of the copy "
-                                    "in ../shared/corpora)")
+    p.add_argument("--sha256", help="the archive's SHA-256 (default: that of the snapshot "
+                                    "the study was checked on, FLORES200_SHA256)")
     p.add_argument("--codes", nargs="+", metavar="CODE",
                    help="FLORES-200 codes (default: all; eng_Latn is always added)")
     p.add_argument("--threads", type=_positive, default=2, help="texts tokenized at once")
