@@ -50,6 +50,7 @@ its member), the line and what was expected.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 import xml.parsers.expat
@@ -57,7 +58,7 @@ import xml.parsers.expat
 from .align import Texts
 from ..core.errors import InputError
 from ..core.text import decode_utf8
-from .url import _open_archive, archive_sources, require_member
+from .url import archive_sources, open_archive, require_member
 
 #: The corpus's book codes in the KJV's order: book number = index + 1 (1 = Genesis, 40 =
 #: Matthew, 66 = Revelation). The New Testament's and GEN, EXO, RUT, EST, PSA, JON are seen in
@@ -334,6 +335,18 @@ def _one_member(archive: str, members: list[str]) -> str:
     return members[0]
 
 
+@contextlib.contextmanager
+def _translations(archive: str, members: list[str], reference: list[tuple[str, str]]):
+    """What both readers set up: ``(names, read_verses(lang, source_id), order)`` for the
+    archive's one member template, ``order`` the reference's verses; closed on leaving."""
+    member = _one_member(archive, members)
+    order = reference_verses(reference)
+    known = set(order)
+    with open_archive(archive) as (names, read):
+        yield (names, lambda lang, sid: _read(archive, names, read, lang, sid, member, known),
+               order)
+
+
 def read_ces(archive: str, sources: dict[str, str], members: list[str],
              reference: list[tuple[str, str]], books: set[int] | None = None,
              notes: dict[str, list[str]] | None = None) -> Texts:
@@ -345,20 +358,14 @@ def read_ces(archive: str, sources: dict[str, str], members: list[str],
     has) in the reference's order, with an empty text where its file lacks the verse or the
     book (module docstring). ``notes``, when given, receives each source id's notes
     (:func:`kjv_verses`)."""
-    member = _one_member(archive, members)
-    order = reference_verses(reference)
-    known = set(order)
-    names, read, close = _open_archive(archive)
-    try:
+    with _translations(archive, members, reference) as (names, read_verses, order):
         out: Texts = {}
         for lang, sid in sources.items():
-            verses, said = _read(archive, names, read, lang, sid, member, known)
+            verses, said = read_verses(lang, sid)
             if notes is not None:
                 notes[sid] = said
             out[lang] = units_of(verses, order, books)
         return out
-    finally:
-        close()
 
 
 def read_ces_all(archive: str, members: list[str], reference: list[tuple[str, str]],
@@ -367,16 +374,12 @@ def read_ces_all(archive: str, members: list[str], reference: list[tuple[str, st
     units of the books its file has}, {source_id: why it is left out})``, as :func:`read_ces`
     with ``books=None``; a file that does not read (bad XML, an unknown id) is left out with
     its error."""
-    member = _one_member(archive, members)
-    order = reference_verses(reference)
-    known = set(order)
-    names, read, close = _open_archive(archive)
-    try:
+    with _translations(archive, members, reference) as (names, read_verses, order):
         out: Texts = {}
         left_out: dict[str, str] = {}
         for sid in archive_sources(names, members, archive):
             try:
-                verses, said = _read(archive, names, read, sid, sid, member, known)
+                verses, said = read_verses(sid, sid)
             except InputError as err:
                 left_out[sid] = str(err)
                 continue
@@ -388,5 +391,3 @@ def read_ces_all(archive: str, members: list[str], reference: list[tuple[str, st
             else:
                 left_out[sid] = "no verse of the reference's books"
         return out, left_out
-    finally:
-        close()

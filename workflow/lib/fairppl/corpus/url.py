@@ -12,6 +12,7 @@ was expected.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -112,7 +113,7 @@ def open_tar(path: str, name: str, expected: str) -> tarfile.TarFile:
 
 
 def _open_archive(archive: str):
-    """Return (names, read(name) -> bytes, close) for a .tar(.gz|.bz2|.xz)/.tgz or .zip."""
+    """(names, read(name) -> bytes, close) for a .tar(.gz|.bz2|.xz)/.tgz or .zip."""
     if not os.path.isfile(archive):
         raise InputError("archive not found: expected a .tar.gz, .tgz, .tar or .zip file",
                          path=archive)
@@ -131,6 +132,17 @@ def _open_archive(archive: str):
         if name.startswith("./"):
             members.setdefault(name[2:], members[name])
     return set(members), (lambda name: tf.extractfile(members[name]).read()), tf.close
+
+
+@contextlib.contextmanager
+def open_archive(archive: str):
+    """``with open_archive(path) as (names, read):`` the archive's member names and a function
+    reading one member's bytes (:func:`_open_archive`), closed on leaving the block."""
+    names, read, close = _open_archive(archive)
+    try:
+        yield names, read
+    finally:
+        close()
 
 
 def _lines(text: str) -> list[str]:
@@ -193,12 +205,9 @@ def read_tar_lines(archive: str, sources: dict[str, str], members: list[str]) ->
     if not members:
         raise InputError("no member templates given: expected at least one path template with "
                          "{source_id}", path=archive)
-    names, read, close = _open_archive(archive)
-    try:
+    with open_archive(archive) as (names, read):
         return {lang: _read_source(archive, names, read, lang, source_id, members)
                 for lang, source_id in sources.items()}
-    finally:
-        close()
 
 
 def archive_sources(names: set[str], members: list[str], archive: str = "") -> list[str]:
@@ -221,8 +230,7 @@ def read_tar_lines_all(archive: str, members: list[str]) -> tuple[Texts, dict[st
     if not members:
         raise InputError("no member templates given: expected at least one path template with "
                          "{source_id}", path=archive)
-    names, read, close = _open_archive(archive)
-    try:
+    with open_archive(archive) as (names, read):
         out: Texts = {}
         left_out: dict[str, str] = {}
         for sid in archive_sources(names, members, archive):
@@ -231,5 +239,3 @@ def read_tar_lines_all(archive: str, members: list[str]) -> tuple[Texts, dict[st
             except InputError as err:
                 left_out[sid] = str(err)
         return out, left_out
-    finally:
-        close()
