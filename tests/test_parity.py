@@ -433,3 +433,15 @@ def test_shared_data_skips_with_a_reason_and_fails_under_ci(tmp_path):
     with pytest.raises(pytest.skip.Exception):
         shared_data.require("corpora", {**missing, "CI": "false"})
     assert shared_data.shared_root({}) == shared_data.ROOT.parent / "shared"
+
+
+def test_an_empty_file_argument_is_refused_not_read_as_absent(capsys):
+    """`--byte-premium ''` wrote the parity table as if the option were not given."""
+    from fairppl.cli.app import main
+
+    for args in (["--byte-premium", ""], ["--out", " "]):
+        argv = ["parity", "--flores", "f.tar.gz", "--out", "x.csv", *args]
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        assert "expected a file path" in capsys.readouterr().err

@@ -35,6 +35,7 @@ import polars as pl
 
 from ..core.errors import InputError
 from ..stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
+from ..tokenizers.parity import path_argument
 
 #: The file name of Goldfish's per-code table.
 ANCHORS_FILE = "goldfish_flores_chang2024.tsv"
@@ -236,14 +237,16 @@ def add_parser(sub) -> None:
     """Register the ``goldfish`` subcommand on an argparse subparsers object."""
     p = sub.add_parser("goldfish", help="a pretrained LM's second-half bits on FLORES-200 "
                                         "beside Goldfish's, by rank (a CSV)")
-    p.add_argument("--flores", required=True, help="flores200_dataset.tar.gz")
+    p.add_argument("--flores", required=True, type=path_argument,
+                   help="flores200_dataset.tar.gz")
     p.add_argument("--model", required=True,
                    help="a transformers model folder, e.g. resources/models/smollm2-135m/hf")
     p.add_argument("--sentences", type=int, default=2, metavar="N",
                    help="sentences per code, evenly spaced (default: %(default)s; 0: all)")
-    p.add_argument("--out", required=True, help="the per-code CSV to write")
+    p.add_argument("--out", required=True, type=path_argument,
+                   help="the per-code CSV to write")
     p.add_argument("--rho", help="the CSV of rank correlations (default: OUT with .rho.csv)")
-    p.add_argument("--anchors", required=True,
+    p.add_argument("--anchors", required=True, type=path_argument,
                    help=f"Goldfish's per-code table ({ANCHORS_FILE})")
     p.add_argument("--split", choices=SPLITS, default="both",
                    help="FLORES split sampled (default: %(default)s: dev, then devtest)")

@@ -430,9 +430,9 @@ def add_parser(sub) -> None:
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--flores", required=True,
+    p.add_argument("--flores", required=True, type=path_argument,
                    help="flores200_dataset.tar.gz (read without extracting it)")
-    p.add_argument("--out", required=True, help="the CSV to write")
+    p.add_argument("--out", required=True, type=path_argument, help="the CSV to write")
     p.add_argument("--sha256", help="the archive's SHA-256 (default: that of the snapshot "
                                     "the study was checked on, FLORES200_SHA256)")
     p.add_argument("--codes", nargs="+", metavar="CODE",
@@ -450,10 +450,17 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s; absent: a note)")
     p.add_argument("--languages", default="config/languages.tsv",
                    help="--study: the language sheet mapping those languages to FLORES codes")
-    p.add_argument("--byte-premium", metavar="TSV",
+    p.add_argument("--byte-premium", metavar="TSV", type=path_argument,
                    help="write instead our byte premium beside Arnett et al.'s table TSV "
                         "(byte_premium_arnett2024.tsv; fairppl.tokenizers.byte_premium)")
     p.set_defaults(func=_run)
+
+
+def path_argument(value: str) -> str:
+    """A command's file argument: an empty one (``--out ''``) is refused, not read as absent."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a file path")
+    return value
 
 
 def _positive(value: str) -> int:
