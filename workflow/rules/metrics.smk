@@ -37,6 +37,7 @@ rule bpu_table:
         "../../envs/report.yaml"
     params:
         bootstrap=bootstrap_settings(),
+        common_min_share=common_min_shares(),  # corpus -> languages with few units left out
     script:
         "../scripts/bpu_table.py"
 

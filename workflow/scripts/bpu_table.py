@@ -1,8 +1,9 @@
 """Aggregate every per-unit score table into the bits-per-utterance table (each model on all the
 units it scored), the model comparison (every language and model of a corpus on the units all of
-them scored), both with paired bootstrap intervals, the paired differences between languages
-adjacent in each model's ranking, and the paired differences between every two models of each
-language."""
+them scored, less the languages a corpus's common_min_share leaves out: column
+common_set_languages), both with paired bootstrap intervals, the paired differences between
+languages adjacent in each model's ranking, and the paired differences between every two models
+of each language."""
 
 import logging
 
@@ -22,8 +23,10 @@ from fairppl.stats.metrics import (
     OPTIONAL_VALUES,
     SCORE_COLUMNS,
     bits_per_utterance,
+    common_unit_set,
+    describe_common_set,
     english_char_counts,
-    on_common_units,
+    with_common_set,
     with_unit_set,
 )
 
@@ -37,20 +40,45 @@ def read_scores(path):
         c for c in OPTIONAL_KEYS + OPTIONAL_VALUES if c in names])
 
 
+def common_min_shares(snakemake) -> dict[str, float]:
+    """corpus -> its common_min_share (the rule's params where given, else the config)."""
+    given = snakemake.params.get("common_min_share")
+    if given is not None:
+        return dict(given)
+    return {name: float(spec.get("common_min_share") or 0)
+            for name, spec in snakemake.config["corpora"].items()}
+
+
+def language_differences(scores, common_scores, english, settings):
+    """paired_language_differences on every unit each model scored; for the (corpus, split,
+    model, tokenizer) whose languages scored different units (skipped there), on the common
+    units instead (the n_units column says how many)."""
+    keys = ["corpus", "split", "model", "tokenizer"]
+    first = paired_language_differences(scores, english, settings)
+    rest = common_scores.join(first.select(keys).unique(), on=keys, how="anti")
+    if not rest.height:
+        return first
+    return pl.concat([first, paired_language_differences(rest, english, settings)])
+
+
 def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     settings = BootstrapSettings(**snakemake.params.bootstrap)
     scores = pl.concat([read_scores(p) for p in snakemake.input.scores], how="diagonal_relaxed")
     units = pl.concat([read_parquet(p) for p in snakemake.input.units], how="vertical_relaxed")
     english = english_char_counts(units)
-    common_scores = on_common_units(scores)
+    common_scores, languages = common_unit_set(scores, common_min_shares(snakemake))
+    for corpus, split, text in describe_common_set(languages).iter_rows():
+        logging.info("%s/%s: common unit set of %s", corpus, split, text)
     table = with_unit_set(bits_per_utterance(scores, units), common=False)
     table = with_intervals(table, interval_table(scores, english, settings))
     common = with_unit_set(bits_per_utterance(common_scores, units), common=True)
     common = with_intervals(common, interval_table(common_scores, english, settings))
+    common = with_common_set(common, languages)
     # Adjacent languages within each model, on all the units that model scored (the same units
-    # in every language of a model: the report's answer rests on these).
-    differences = paired_language_differences(scores, english, settings)
+    # in every language of a model: the report's answer rests on these); where a model's
+    # languages scored different units (a corpus with units: own), on the common unit set.
+    differences = language_differences(scores, common_scores, english, settings)
     model_differences = paired_model_differences(common_scores, english, settings)
     logging.info("%d rows from %d per-unit tables; %d rows on common units; %d model-vs-model "
                  "differences; %s", table.height, len(snakemake.input.scores), common.height,

@@ -19,6 +19,8 @@ def main(snakemake):
         dropped_out=snakemake.output.dropped,
         character_maps=snakemake.params.character_maps,
         reference_db=snakemake.input.get("reference") or None,
+        common_min_share=snakemake.config["corpora"][snakemake.wildcards.corpus].get(
+            "common_min_share"),
     )
 
 

@@ -309,6 +309,10 @@ TYPE_KEYS = {
     "europarl": ("url", "sha256", "pivot"),
 }
 
+#: The keys of a corpus block that every type reads.
+COMMON_KEYS = ("enabled", "type", "placeholder_patterns", "models_from", "eval_split", "units",
+               "common_min_share")
+
 
 def check_corpus_keys(config: dict, source: str) -> None:
     """Refuse a key of a corpus block that its ``type`` does not read (TYPE_KEYS)."""
@@ -322,8 +326,8 @@ def check_corpus_keys(config: dict, source: str) -> None:
             raise InputError(f"field 'corpora.{corpus}.{foreign[0]}': corpus {corpus!r} is of "
                              f"type {kind!r}, which does not read {foreign} (only type(s) "
                              f"{readers} do), so it would be ignored; expected only the keys of "
-                             f"type {kind!r} ({', '.join(mine)}) besides enabled, type, "
-                             f"placeholder_patterns, models_from and eval_split", path=source)
+                             f"type {kind!r} ({', '.join(mine)}) besides "
+                             f"{', '.join(COMMON_KEYS)}", path=source)
 
 
 def check_config(config: dict, schema_path: str, source: str) -> None:

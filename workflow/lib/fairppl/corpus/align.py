@@ -6,6 +6,8 @@ content.
 Which units are dropped is decided by :func:`find_dropped` from the translations it is given;
 :func:`fairppl.corpus.prepare.prepare_units` gives it every translation the corpus ships (not only the
 configured languages), so adding or removing a language changes no other language's units.
+A corpus with ``units: own`` drops a unit only in the language whose translation causes it (and
+in every language where the English reference does): :func:`align_units`.
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the corpus, the language (and
 its file or translation code) and what was expected.
@@ -30,10 +32,25 @@ Texts = dict[str, list[tuple[str, str]]]
 #: unit and translation that causes the drop. ``reason`` is "empty", "placeholder" or "host";
 #: ``how`` is, for a placeholder, what it says about its text (``previous``, ``missing`` or
 #: ``unknown``, :mod:`fairppl.corpus.merged`), for a host the rule that found it (``marker`` or
-#: ``length``), for an empty unit ``unknown``; ``detail`` is the placeholder's text (its first
+#: ``length``), for an empty unit ``unknown`` (or :data:`NO_BOOK`, set by
+#: :func:`fairppl.corpus.prepare.prepare_units`); ``detail`` is the placeholder's text (its first
 #: 40 characters) or the unit ids of the placeholder run(s) a host holds ("a..b" for a run).
 DROPPED_SCHEMA = {"corpus": pl.Utf8, "position": pl.Int64, "unit_id": pl.Utf8,
                   "translation": pl.Utf8, "reason": pl.Utf8, "how": pl.Utf8, "detail": pl.Utf8}
+
+#: How a corpus's units are kept (config ``corpora.<corpus>.units``): ``shared`` (the default)
+#: keeps in every language only the units no translation drops; ``own`` keeps in each language
+#: every unit its own translation and the English reference have (:func:`align_units`).
+UNIT_MODES = ("shared", "own")
+
+#: The column a dropped-units table of ``units: own`` adds: the configured languages the row's
+#: drop applies in (comma-separated ids, or :data:`EVERY_LANGUAGE` for the English reference's).
+DROPPED_IN = "dropped_in"
+EVERY_LANGUAGE = "every language"
+
+#: ``how`` of an empty unit of a book its translation has no verse of (a CES XML corpus with
+#: ``units: own`` reads the books of every configured file): the unit is absent, not merged.
+NO_BOOK = "no book"
 
 
 def _describe(lang: str, source_label: dict[str, str] | None) -> str:
@@ -91,8 +108,9 @@ def _check_ids(corpus: str, texts: Texts, english: str,
 
 
 def _check_splits(corpus: str, scheme: SplitScheme, n_units: int, kept: list[int],
-                  n_placeholder_units: int, n_host_units: int) -> list[str]:
-    """Split of each kept unit (by its original position); raise if a split gets none."""
+                  n_placeholder_units: int, n_host_units: int, who: str = "") -> list[str]:
+    """Split of each kept unit (by its original position); raise if a split gets none (``who``,
+    e.g. ", language gla (...)", names the language whose units these are)."""
     splits = [scheme.split_of(i) for i in kept]
     counts = {s: splits.count(s) for s in ("train", "dev", "test")}
     empty = [s for s, c in counts.items() if c == 0]
@@ -106,8 +124,8 @@ def _check_splits(corpus: str, scheme: SplitScheme, n_units: int, kept: list[int
                         f"assigns splits by position among all {n_units} units, before "
                         f"dropping)")
         raise InputError(
-            f"corpus {corpus!r}: split(s) {', '.join(empty)} empty: {n_units} aligned units, "
-            f"{n_units - len(kept)} dropped ({n_placeholder_units} placeholder units, "
+            f"corpus {corpus!r}{who}: split(s) {', '.join(empty)} empty: {n_units} aligned "
+            f"units, {n_units - len(kept)} dropped ({n_placeholder_units} placeholder units, "
             f"{n_host_units} merged-verse hosts), {len(kept)} kept -> train={counts['train']}, "
             f"dev={counts['dev']}, test={counts['test']}; expected {expected}")
     return splits
@@ -215,9 +233,12 @@ def _decide(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]],
 def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                 scheme: SplitScheme, *, english: str,
                 source_label: dict[str, str] | None = None, dropped: pl.DataFrame | None = None,
-                normalized: bool = False) -> tuple[pl.DataFrame, pl.DataFrame]:
+                normalized: bool = False, units: str = "shared",
+                translation_of: dict[str, str] | None = None
+                ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Align the units of a multi-text, drop placeholders and merged-verse hosts in every
-    language, assign splits.
+    language (``units="shared"``) or in the language they belong to (``units="own"``), assign
+    splits.
 
     ``texts`` is a reader's output ``{language: [(unit_id, raw_text), ...]}``; every language
     must have exactly the unit ids of ``english`` (the English reference language, which must be
@@ -236,13 +257,25 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
     another unit between splits. ``source_label`` (language -> file or translation code) is only
     used in error messages; ``normalized=True`` takes the texts as already normalised.
 
+    ``units="own"`` (:data:`UNIT_MODES`): each language keeps every unit that neither its own
+    translation nor the English reference's drops (BPEC divides a language's bits by the
+    English characters of the same units, so an English drop applies in every language); the
+    rows of ``dropped`` whose translation is not one of ``texts`` are left out, and the table
+    gets the column :data:`DROPPED_IN` (the languages each row's drop applies in).
+    ``translation_of`` maps each language to its ``translation`` in ``dropped`` (its source id;
+    default: the language id itself). Every language must still have a unit in every split.
+
     Returns ``(units, dropped)``:
 
     - ``units``: columns corpus, unit_id, position (Int64, 0-based position in the corpus's own
       order, before dropping: gaps where units were dropped), language, split
       ("train"/"dev"/"test"), text (normalised); sorted by language, then position.
-    - ``dropped``: the dropped-units table (:data:`DROPPED_SCHEMA`).
+    - ``dropped``: the dropped-units table (:data:`DROPPED_SCHEMA`, plus :data:`DROPPED_IN`
+      under ``units="own"``).
     """
+    if units not in UNIT_MODES:
+        raise InputError(f"corpus {corpus!r}: units {units!r}: expected one of "
+                         f"{', '.join(UNIT_MODES)}")
     _check_texts(corpus, texts, english, "language")
     compiled = _compile(corpus, placeholder_patterns)
     ref_ids = _check_ids(corpus, texts, english, source_label)
@@ -260,6 +293,9 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
         raise InputError(f"corpus {corpus!r}: the dropped-units table names unit {u!r} at "
                          f"position {p}, which this corpus does not have there "
                          f"({len(wrong)} such rows): expected a table decided from this corpus")
+    if units == "own":
+        return _align_own(corpus, ref_ids, normalized, compiled, scheme, english, source_label,
+                          dropped, translation_of or {lang: lang for lang in languages})
     drop = set(positions)
     for lang in languages:
         leak = [i for i, t in enumerate(normalized[lang]) if i not in drop
@@ -289,3 +325,79 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                 "language": pl.Utf8, "split": pl.Utf8, "text": pl.Utf8},
     )
     return units, dropped
+
+
+def _align_own(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]],
+               compiled: list[re.Pattern], scheme: SplitScheme, english: str,
+               source_label: dict[str, str] | None, dropped: pl.DataFrame,
+               translation_of: dict[str, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`align_units` with ``units="own"`` on checked, normalised texts."""
+    languages = sorted(normalized)
+    unknown = [lang for lang in languages if lang not in translation_of]
+    if unknown:
+        raise InputError(f"corpus {corpus!r}: language(s) {unknown} have no translation in "
+                         f"translation_of: expected every language of the texts")
+    reference = translation_of[english]
+    by_translation: dict[str, set[int]] = {}
+    for pos, sid in zip(dropped["position"].to_list(), dropped["translation"].to_list()):
+        by_translation.setdefault(sid, set()).add(pos)
+    english_drop = by_translation.get(reference, set())
+    n_units = len(ref_ids)
+    parts = []
+    for lang in languages:
+        mine = by_translation.get(translation_of[lang], set())
+        drop = mine | english_drop
+        leak = [i for i, t in enumerate(normalized[lang]) if i not in drop
+                and (t == "" or any(rx.fullmatch(t) for rx in compiled))]
+        if leak:
+            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
+                             f"{len(leak)} empty or placeholder unit(s) not in the dropped-units "
+                             f"table ({_first([ref_ids[i] for i in leak])}): expected a table "
+                             f"decided with the same placeholder patterns from its translation "
+                             f"({translation_of[lang]!r})")
+        kept = [i for i in range(n_units) if i not in drop]
+        mine_rows = dropped.filter(pl.col("translation").is_in(
+            [translation_of[lang], reference]))
+        placeholder_units = set(mine_rows.filter(pl.col("reason") != "host")["position"])
+        splits = _check_splits(corpus, scheme, n_units, kept, len(placeholder_units),
+                               len(drop - placeholder_units),
+                               who=f", {_describe(lang, source_label)} (units: own)")
+        parts.append(pl.DataFrame(
+            {"corpus": [corpus] * len(kept), "unit_id": [ref_ids[i] for i in kept],
+             "position": kept, "language": [lang] * len(kept), "split": splits,
+             "text": [normalized[lang][i] for i in kept]},
+            schema={"corpus": pl.Utf8, "unit_id": pl.Utf8, "position": pl.Int64,
+                    "language": pl.Utf8, "split": pl.Utf8, "text": pl.Utf8}))
+    languages_of: dict[str, list[str]] = {}
+    for lang in languages:
+        languages_of.setdefault(translation_of[lang], []).append(lang)
+    where = {sid: ", ".join(langs) for sid, langs in languages_of.items()}
+    where[reference] = EVERY_LANGUAGE
+    dropped = (dropped.filter(pl.col("translation").is_in(list(where)))
+               .with_columns(pl.col("translation").replace_strict(where, return_dtype=pl.Utf8)
+                             .alias(DROPPED_IN)))
+    return pl.concat(parts), dropped
+
+
+def majority_counts(unit_sets: dict[str, set[str]]) -> dict[str, int]:
+    """Per language of ``unit_sets`` (language -> its units in one corpus and split), how many
+    of its units at least half of the languages have (the majority units): a partial
+    translation's books that few others hold do not count."""
+    have: dict[str, int] = {}
+    for units in unit_sets.values():
+        for uid in units:
+            have[uid] = have.get(uid, 0) + 1
+    need = len(unit_sets) / 2
+    return {lang: sum(1 for uid in units if have[uid] >= need)
+            for lang, units in unit_sets.items()}
+
+
+def common_set_languages(unit_sets: dict[str, set[str]], min_share: float
+                         ) -> tuple[list[str], dict[str, int], float]:
+    """The languages of ``unit_sets`` (language -> its units in one corpus and split) whose units
+    enter the common unit set: those with at least ``min_share`` times the largest count of
+    majority units (:func:`majority_counts`); 0 keeps every language. Returns (those languages,
+    sorted; every language's majority count; the threshold in units)."""
+    counts = majority_counts(unit_sets)
+    threshold = min_share * max(counts.values(), default=0)
+    return sorted(lang for lang, n in counts.items() if n >= threshold), counts, threshold

@@ -41,8 +41,10 @@ reader does about it:
 - **Books a file does not have** (the Old Testament of every ``-NT`` file; the ``-PART`` files
   hold some books only; Swahili lacks Philippians): :func:`read_ces` gives every unit of the
   books of ``books`` and an empty unit where the file lacks the book, so a configured partial
-  translation keeps only the units of its books in every language (the intersection);
-  :func:`read_ces_all` gives each file the units of its own books only.
+  translation keeps only the units of its books in every language (the intersection), or,
+  with the corpus's ``units: own``, each language the units of its own books (the union:
+  :func:`fairppl.corpus.prepare.read_ces_shipped`); :func:`read_ces_all` gives each file the
+  units of its own books only.
 
 Every bad input raises :class:`fairppl.core.errors.InputError` naming the file (the archive and
 its member), the line and what was expected.

@@ -8,7 +8,9 @@ The units table (Parquet) has one row per kept unit and language, with the colum
 reference language). The dropped-units table (TSV) has one row per dropped unit and translation
 that causes the drop (:data:`fairppl.corpus.align.DROPPED_SCHEMA`: placeholder, empty unit or host of
 a merged placeholder's text, and how it was found); it is the same whichever languages are
-configured.
+configured. A corpus with ``units: own`` keeps in each language the units it has
+(:func:`prepare_units`); its dropped-units table holds the rows of the configured translations
+only, with the languages each drop applies in (column ``dropped_in``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import polars as pl
 from . import ces
 from . import readers as corpora
 from .europarl import read_multitext
-from .align import DROPPED_SCHEMA, Texts, align_units, find_dropped, normalize_texts
+from .align import (DROPPED_IN, DROPPED_SCHEMA, EVERY_LANGUAGE, NO_BOOK, UNIT_MODES, Texts,
+                    align_units, common_set_languages, find_dropped, normalize_texts)
 from ..core.errors import InputError
 from ..core.io import write_table
 from ..core.text import map_characters
@@ -91,7 +94,8 @@ def is_ces(spec: dict) -> bool:
 
 
 def read_ces_shipped(corpus: str, source: str, spec: dict, sources: dict[str, str],
-                     english: str, reference: str | None) -> tuple[Texts, dict[str, str]]:
+                     english: str, reference: str | None,
+                     units: str = "shared") -> tuple[Texts, dict[str, str]]:
     """:func:`read_shipped` for a CES XML corpus (:mod:`fairppl.corpus.ces`): every file of the
     archive in the KJV's numbering, and the English reference, the translation ``sources[english]``
     of the Bible database ``reference`` (the ``english_from`` corpus's bible.db). The units are
@@ -99,7 +103,9 @@ def read_ces_shipped(corpus: str, source: str, spec: dict, sources: dict[str, st
     out, with a log line); a configured file gets an empty unit for each of those verses it
     lacks, so that unit is dropped in every language; a file that is not configured and lacks
     some of them is left out of the dropped units (it cannot be aligned), with a log line.
-    InputError when the configured files share no book."""
+    InputError when the configured files share no book. With ``units="own"`` the books are
+    those ANY configured file has (the union): a file gets an empty unit for each verse of them
+    it lacks, dropped in its language only (:func:`fairppl.corpus.align.align_units`)."""
     if reference is None:
         raise InputError(f"corpus {corpus!r} (format ces_xml) has no English reference: "
                          f"expected the Bible database of the corpus named by "
@@ -117,6 +123,10 @@ def read_ces_shipped(corpus: str, source: str, spec: dict, sources: dict[str, st
                          path=source)
     held = [{int(uid[:2]) for uid, _ in shipped[sid]} for sid in files.values()]
     books = set.intersection(*held) if held else set()
+    if units == "own" and held:
+        books = set.union(*held)
+        _log.info("%s: units own: the books of any configured file, %d: %s", corpus,
+                  len(books), ", ".join(ces.BOOKS[b - 1] for b in sorted(books)))
     if not books:
         raise InputError(f"corpus {corpus!r}: the files of {sorted(set(files.values()))} have no "
                          f"book in common: expected translations that share at least one book",
@@ -168,6 +178,7 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
                   scheme: dict, english: str,
                   character_maps: dict[str, dict[str, str]] | None = None,
                   reference_db: str | os.PathLike | None = None,
+                  common_min_share: float | None = None,
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Read, align and split corpus ``corpus`` from ``source``; return ``(units, dropped)``.
 
@@ -182,6 +193,21 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     (:func:`map_unit_texts`), so the dropped units never depend on it; ``reference_db`` the Bible
     database holding the English reference of a CES XML corpus (:func:`read_ces_shipped`).
 
+    ``spec["units"]`` (absent: ``shared``) says which units a language keeps. ``shared``: only
+    the units no shipped translation drops, the same in every language, as described below.
+    ``own``: every unit that neither its own translation nor the English reference's drops
+    (the English reference's drops apply in every language: BPEC divides by the English
+    characters of the same units); drops of other translations, configured or not, do not
+    matter, and a CES XML corpus reads the books of any configured file
+    (:func:`read_ces_shipped`). The drops are still decided from every translation shipped, so
+    which units a language keeps does not depend on which others are configured (in a CES XML
+    corpus their positions, and so their splits, do: the positions count the verses of the
+    books of every configured file). Under ``own`` the languages must have units in common in
+    each split, once those with fewer than ``common_min_share`` (None:
+    ``spec["common_min_share"]``; absent: 0) times the largest count of majority units are set
+    aside (:func:`check_common_units`; :func:`fairppl.stats.metrics.common_unit_set` compares
+    the languages on that common set): InputError otherwise, naming the key.
+
     The units to drop are decided from every translation the corpus ships
     (:func:`read_shipped`, :func:`fairppl.corpus.align.find_dropped`), with the English reference's
     translation as the length rule's reference, so they do not depend on which languages are
@@ -191,6 +217,10 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     ``dropped`` is that decision (:data:`fairppl.corpus.align.DROPPED_SCHEMA`). What was left out,
     the drops per translation and the aligned units per split are logged (module logger,
     INFO)."""
+    mode = spec.get("units") or "shared"
+    if mode not in UNIT_MODES:
+        raise InputError(f"field 'corpora.{corpus}.units': {mode!r}: expected one of "
+                         f"{', '.join(UNIT_MODES)}", path=str(source))
     if english not in sources:
         raise InputError(f"corpus {corpus!r}: English reference language {english!r} is not "
                          f"among its languages: expected one of {', '.join(sources)}",
@@ -198,7 +228,7 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     if is_ces(spec):
         shipped, left_out = read_ces_shipped(
             corpus, str(source), spec, sources, english,
-            None if reference_db is None else str(reference_db))
+            None if reference_db is None else str(reference_db), units=mode)
     else:
         shipped, left_out = read_shipped(source, spec)
     absent = {lang: sid for lang, sid in sources.items() if sid not in shipped}
@@ -231,9 +261,19 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
         source_label={lang: f"{source} [{sid}]" for lang, sid in sources.items()},
         dropped=dropped,
         normalized=True,
+        units=mode,
+        translation_of=sources,
     )
     units = units.with_columns(english_reference=pl.col("language") == english)
     units = map_unit_texts(corpus, units, character_maps or {})
+    if mode == "own":
+        if is_ces(spec):
+            dropped = _mark_missing_books(dropped, shipped)
+        _log_own(corpus, units, dropped, len(reference), english)
+        if common_min_share is None:
+            common_min_share = spec.get("common_min_share")
+        check_common_units(corpus, units, float(common_min_share or 0))
+        return units, dropped
     n_units = len(reference)
     n_kept = units.filter(pl.col("language") == english).height
     _log.info("%s: %d of %d units dropped in every language, decided from the %d translations "
@@ -248,22 +288,94 @@ def prepare_units(corpus: str, source: str | os.PathLike, spec: dict, sources: d
     return units, dropped
 
 
+def _mark_missing_books(dropped: pl.DataFrame, shipped: Texts) -> pl.DataFrame:
+    """``dropped`` with ``how`` = :data:`fairppl.corpus.align.NO_BOOK` on the empty units of a
+    book (unit id ``"43.003.016"``: book 43) that the row's translation has no verse of."""
+    books = {sid: {uid[:2] for uid, text in units if text} for sid, units in shipped.items()}
+    absent = [reason == "empty" and uid[:2] not in books.get(sid, set())
+              for uid, sid, reason in dropped.select("unit_id", "translation", "reason").rows()]
+    return dropped.with_columns(how=pl.when(pl.Series(absent, dtype=pl.Boolean))
+                                .then(pl.lit(NO_BOOK)).otherwise(pl.col("how")))
+
+
+def _log_own(corpus: str, units: pl.DataFrame, dropped: pl.DataFrame, n_units: int,
+             english: str) -> None:
+    """The log lines of :func:`prepare_units` under ``units: own``."""
+    english_rows = dropped.filter(pl.col(DROPPED_IN) == EVERY_LANGUAGE)
+    _log.info("%s: units own: each language keeps the units its own translation and the English "
+              "reference have; the English reference's %d dropped units are dropped in every "
+              "language", corpus, english_rows["position"].n_unique())
+    counts = dropped.group_by(DROPPED_IN, "translation", "reason", "how").len().sort(
+        DROPPED_IN, "translation", "reason", "how")
+    for where, sid, reason, how, n in counts.iter_rows():
+        _log.info("%s/%s: %d %s units (%s), dropped in %s", corpus, sid, n, reason, how, where)
+    per = (units.group_by("language", "split").len()
+           .pivot(on="split", index="language", values="len").fill_null(0).sort("language"))
+    for row in per.iter_rows(named=True):
+        total = sum(row.get(s, 0) for s in ("train", "dev", "test"))
+        _log.info("%s/%s: %d of %d units kept (train %d, dev %d, test %d)%s", corpus,
+                  row["language"], total, n_units, row.get("train", 0), row.get("dev", 0),
+                  row.get("test", 0), " (English reference)" if row["language"] == english
+                  else "")
+
+
+def check_common_units(corpus: str, units: pl.DataFrame, min_share: float) -> dict[str, int]:
+    """Per split, how many units the languages of ``units`` (one corpus) that enter the common
+    set all have (:func:`fairppl.corpus.align.common_set_languages`, with ``min_share`` =
+    ``common_min_share``), as the per-language comparisons will find it when every language is
+    scored; logged, with the languages left out. InputError naming the corpus and
+    ``common_min_share`` when a split has none."""
+    out = {}
+    for split in ("train", "dev", "test"):
+        part = units.filter(pl.col("split") == split)
+        ids = {lang: set(g["unit_id"].to_list()) for (lang,), g in part.group_by("language")}
+        chosen, counts, threshold = common_set_languages(ids, min_share)
+        common = set.intersection(*(ids[lang] for lang in chosen)) if chosen else set()
+        left = sorted(set(ids) - set(chosen))
+        _log.info("%s: %s units common to %d of %d languages: %d%s", corpus, split, len(chosen),
+                  len(ids), len(common),
+                  f" (left out by common_min_share {min_share:g}, fewer than {threshold:g} "
+                  f"majority units: " + ", ".join(f"{lang} {counts[lang]}" for lang in left)
+                  + ")" if left else "")
+        if not common:
+            fewest = sorted(ids, key=lambda lang: (len(ids[lang]), lang))[:5]
+            raise InputError(
+                f"corpus {corpus!r} (units: own): the {split} units of the {len(chosen)} "
+                f"languages of its common unit set have none in common (fewest units: "
+                f"{', '.join(f'{lang} {len(ids[lang])}' for lang in fewest)}; most: "
+                f"{max(len(u) for u in ids.values())}): the per-language comparisons would be "
+                f"empty; expected languages that share units, or "
+                f"`corpora.{corpus}.common_min_share` (now {min_share:g}) high enough to leave "
+                f"the languages with few units out of the common set")
+        out[split] = len(common)
+    return out
+
+
 def read_dropped(path: str | os.PathLike) -> pl.DataFrame:
     """A ``dropped.tsv`` written by :func:`prepare_corpus`, with the column types of
-    :data:`fairppl.corpus.align.DROPPED_SCHEMA` (also when it has no rows)."""
-    return pl.read_csv(path, separator="\t", schema=DROPPED_SCHEMA)
+    :data:`fairppl.corpus.align.DROPPED_SCHEMA` (also when it has no rows) and the column
+    :data:`fairppl.corpus.align.DROPPED_IN` (the languages each drop applies in; a table of
+    ``units: shared``, which lacks it, drops every unit in every language)."""
+    with open(path, encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split("\t")
+    if DROPPED_IN in header:
+        return pl.read_csv(path, separator="\t", schema={**DROPPED_SCHEMA, DROPPED_IN: pl.Utf8})
+    return pl.read_csv(path, separator="\t", schema=DROPPED_SCHEMA).with_columns(
+        pl.lit(EVERY_LANGUAGE, dtype=pl.Utf8).alias(DROPPED_IN))
 
 
 def prepare_corpus(corpus: str, source: str | os.PathLike, spec: dict, sources: dict[str, str],
                    scheme: dict, english: str, *, units_out: str | os.PathLike,
                    dropped_out: str | os.PathLike,
                    character_maps: dict[str, dict[str, str]] | None = None,
-                   reference_db: str | os.PathLike | None = None) -> pl.DataFrame:
-    """:func:`prepare_units` (with ``character_maps`` and ``reference_db``), then write the
+                   reference_db: str | os.PathLike | None = None,
+                   common_min_share: float | None = None) -> pl.DataFrame:
+    """:func:`prepare_units` (with ``character_maps``, ``reference_db`` and
+    ``common_min_share``), then write the
     units as Parquet to ``units_out`` and the dropped units as TSV to ``dropped_out`` (each
     atomically); return the units."""
     units, dropped = prepare_units(corpus, source, spec, sources, scheme, english,
-                                   character_maps, reference_db)
+                                   character_maps, reference_db, common_min_share)
     write_table(units, parquet=units_out)
     write_table(dropped, tsv=dropped_out)
     return units

@@ -4,6 +4,6 @@ correlates of difficulty with rank correlations, exact p-values and the Benjamin
 correction (:mod:`.correlates`), and fairness across languages (hardest/easiest ratio, Gini
 coefficient) with the tokenizer premium (:mod:`.fairness`).
 
-May import: :mod:`fairppl.core`, :mod:`fairppl.ngram` (word tokens and vocabularies of the
-correlates).
+May import: :mod:`fairppl.core`, :mod:`fairppl.corpus` (which languages enter a common unit
+set), :mod:`fairppl.ngram` (word tokens and vocabularies of the correlates).
 """

@@ -11,6 +11,8 @@ import math
 
 import polars as pl
 
+from ..corpus.align import common_set_languages, majority_counts  # noqa: F401 (re-exported)
+
 LN2 = math.log(2.0)
 LOG2_10 = math.log2(10.0)
 
@@ -70,6 +72,21 @@ BPU_COLUMNS = {
 EXTRA_COLUMNS = {
     "train_corpus": "corpus whose train split trained the model (empty: pretrained LM)",
     "unit_set": "the units this row is computed on",
+    "common_set_languages": "languages of the corpus and split in the common unit set (count), "
+                            "and those left out by common_min_share with their majority units "
+                            "(count)",
+}
+
+#: Columns of the common-set languages table (:func:`common_unit_set`), with their units.
+COMMON_SET_COLUMNS = {
+    "corpus": "corpus id",
+    "split": "scored split",
+    "language": "language id",
+    "n_units": "units the language scored, any model (count)",
+    "n_majority_units": "of those, units that at least half the languages scored (count)",
+    "min_units": "common_min_share x the largest n_majority_units of the corpus and split "
+                 "(count)",
+    "in_common_set": "the language's units enter the common unit set (true/false)",
 }
 
 
@@ -220,10 +237,78 @@ def english_char_counts(units: pl.DataFrame) -> pl.DataFrame:
         "corpus", "unit_id", pl.col("text").str.len_chars().cast(pl.Int64).alias("n_english_chars"))
 
 
-def on_common_units(scores: pl.DataFrame) -> pl.DataFrame:
+def common_unit_set(scores: pl.DataFrame, min_share: dict[str, float] | None = None
+                    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`on_common_units` and which languages entered each common set: ``(scores on the
+    common units, one row per (corpus, split, language) with the columns of
+    COMMON_SET_COLUMNS)``. ``min_share`` maps a corpus to its ``common_min_share`` (absent: 0):
+    a language with fewer majority units than that share of the largest count of its corpus
+    and split (:func:`common_set_languages`) is left out of the common set, so its units and
+    rows are not in the returned scores. ValueError naming the corpus and the key when a
+    (corpus, split) keeps no common unit."""
+    min_share = min_share or {}
+    keys = ["corpus", "split"]
+    rows, kept = [], []
+    for (corpus, split), part in scores.group_by(keys, maintain_order=True):
+        unit_sets = {lang: set(g["unit_id"].to_list())
+                     for (lang,), g in part.group_by("language", maintain_order=True)}
+        share = float(min_share.get(corpus) or 0)
+        chosen, counts, threshold = common_set_languages(unit_sets, share)
+        for lang in sorted(unit_sets):
+            rows.append((corpus, split, lang, len(unit_sets[lang]), counts[lang],
+                         threshold, lang in chosen))
+        kept.extend((corpus, split, lang) for lang in chosen)
+    languages = pl.DataFrame(rows, schema={
+        "corpus": pl.String, "split": pl.String, "language": pl.String, "n_units": pl.Int64,
+        "n_majority_units": pl.Int64, "min_units": pl.Float64, "in_common_set": pl.Boolean},
+        orient="row")
+    chosen_rows = pl.DataFrame(kept, schema={"corpus": pl.String, "split": pl.String,
+                                             "language": pl.String}, orient="row")
+    common = _common(scores.join(chosen_rows, on=["corpus", "split", "language"], how="semi"))
+    have = set(common.select(keys).unique().rows())
+    for (corpus, split), part in languages.group_by(keys, maintain_order=True):
+        if (corpus, split) in have:
+            continue
+        fewest = part.sort("n_units", "language").head(5)
+        raise ValueError(
+            f"corpus {corpus!r}, split {split}: the {int(part['in_common_set'].sum())} "
+            f"languages of its common unit set have no unit in common (fewest units: "
+            f"{', '.join(f'{r[0]} {r[1]}' for r in fewest.select('language', 'n_units').rows())}"
+            f"; most: {part['n_units'].max()}): the per-language comparisons would be empty; "
+            f"expected languages that share units (units: shared), or "
+            f"`corpora.{corpus}.common_min_share` (now {float(min_share.get(corpus) or 0):g}) "
+            f"high enough to leave the languages with few units out of the common set")
+    return common, languages
+
+
+def on_common_units(scores: pl.DataFrame, min_share: dict[str, float] | None = None
+                    ) -> pl.DataFrame:
     """Restrict per-unit ``scores`` to the units that every (language, model, tokenizer) of the
     same (corpus, split) scored, so that languages and models are compared on identical text:
-    one common unit set per corpus and split."""
+    one common unit set per corpus and split. ``min_share`` (corpus -> ``common_min_share``)
+    leaves the languages with few units out of that set first (:func:`common_unit_set`)."""
+    return common_unit_set(scores, min_share)[0]
+
+
+def describe_common_set(languages: pl.DataFrame) -> pl.DataFrame:
+    """Per (corpus, split) of a common-set languages table (:func:`common_unit_set`), the column
+    ``common_set_languages``: '46 languages', or '40 of 46 languages; left out by
+    common_min_share (fewer than 993.8 majority units): cha 801, gla 110'."""
+    out = []
+    for (corpus, split), part in languages.group_by("corpus", "split", maintain_order=True):
+        n_in, n = int(part["in_common_set"].sum()), part.height
+        left = part.filter(~pl.col("in_common_set")).sort("language")
+        text = f"{n} languages" if n_in == n else (
+            f"{n_in} of {n} languages; left out by common_min_share (fewer than "
+            f"{left['min_units'][0]:g} majority units): " + ", ".join(
+                f"{lang} {k}" for lang, k in left.select("language", "n_majority_units").rows()))
+        out.append((corpus, split, text))
+    return pl.DataFrame(out, schema={"corpus": pl.String, "split": pl.String,
+                                     "common_set_languages": pl.String}, orient="row")
+
+
+def _common(scores: pl.DataFrame) -> pl.DataFrame:
+    """The units of ``scores`` that every run of the same (corpus, split) scored."""
     keys = ["corpus", "split"]
     runs = pl.struct("language", "model", "tokenizer",
                      *[c for c in OPTIONAL_KEYS if c in scores.columns])
@@ -254,3 +339,20 @@ def with_unit_set(table: pl.DataFrame, common: bool) -> pl.DataFrame:
     else:
         label = pl.format("every unit this model scored ({})", units)
     return table.with_columns(unit_set=label)
+
+
+def with_common_set(table: pl.DataFrame, languages: pl.DataFrame) -> pl.DataFrame:
+    """A common-units table (:func:`with_unit_set` with ``common=True``) with the column
+    ``common_set_languages`` (:func:`describe_common_set`) and, where common_min_share left
+    languages out, a ``unit_set`` that says so ('common to every language and model of c but
+    the 2 left out by common_min_share (10 test units)')."""
+    left = (languages.group_by("corpus", "split")
+            .agg((~pl.col("in_common_set")).sum().cast(pl.Int64).alias("_left")))
+    out = (table.join(describe_common_set(languages), on=["corpus", "split"], how="left")
+           .join(left, on=["corpus", "split"], how="left"))
+    if "unit_set" in out.columns:
+        out = out.with_columns(unit_set=pl.when(pl.col("_left") > 0).then(
+            pl.col("unit_set").str.replace(
+                " (", pl.format(" but the {} left out by common_min_share (", pl.col("_left")),
+                literal=True)).otherwise(pl.col("unit_set")))
+    return out.drop("_left")
