@@ -74,6 +74,8 @@ from fairppl.config.sheet import (
 )
 
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+#: Published figures the tables put beside the study's (resources/README.md).
+PUBLISHED = Path(workflow.basedir) / "resources" / "published"
 CONFIG_SOURCE = config_source(workflow.configfiles)
 
 try:

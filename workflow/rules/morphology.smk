@@ -164,6 +164,9 @@ rule difficulty_table:
             / "published"
             / "difficulty_mielke2019.tsv"
         ),
+        # Mielke et al.'s 106 Bible translations and which of them are the study's text
+        mielke_bible=str(PUBLISHED / "mielke2019_bible_translations.tsv"),
+        mielke_matches=str(PUBLISHED / "mielke2019_bible_matches.tsv"),
     output:
         csv=report(
             "results/tables/difficulty.csv",
@@ -174,6 +177,8 @@ rule difficulty_table:
         tex="results/tables/difficulty.tex",
         agreement="results/tables/difficulty_agreement.csv",
         predictors="results/tables/difficulty_predictors.csv",
+        mielke="results/tables/difficulty_mielke_bible.csv",
+        mielke_rows="results/tables/difficulty_mielke_bible_rows.csv",
     log:
         "logs/difficulty_table.log",
     localrule: True

@@ -6,7 +6,10 @@ beside are on the same scale), the agreement of the difficulties with the common
 ranking, Benjamini-Hochberg adjusted over the corpus's models (difficulty_agreement.csv), and
 what predicts
 difficulty and BPEC across languages (difficulty_predictors.csv): every morphology measure and
-every property of the correlates table, with Benjamini-Hochberg adjusted p-values."""
+every property of the correlates table, with Benjamini-Hochberg adjusted p-values; and the
+difficulties beside Mielke et al.'s on the Bibles that are their text
+(difficulty_mielke_bible.csv, its rows in difficulty_mielke_bible_rows.csv;
+fairppl.morphology.mielke_bible)."""
 
 import logging
 
@@ -14,6 +17,7 @@ import polars as pl
 
 from fairppl.core.io import write_table
 from fairppl.core.latex import write_latex
+from fairppl.morphology import mielke_bible
 from fairppl.morphology.difficulty import difficulty_table, difficulty_vs_bpec
 from fairppl.morphology.predictors import family, predictor_table
 from fairppl.morphology.regression import predictor_correlations
@@ -64,6 +68,14 @@ def main(snakemake):
     logging.info("%d difficulty rows over %d models (%s model, %s intervals); %d predictor "
                  "correlations", difficulty.height, agreement.height, chosen["model"],
                  chosen["interval"], correlations.height)
+    theirs = mielke_bible.read_published(snakemake.input.mielke_bible)
+    rows, summary = mielke_bible.compare(
+        difficulty.drop("published_difficulty"),
+        mielke_bible.read_matches(snakemake.input.mielke_matches, theirs), theirs, settings)
+    for line in summary["summary"]:
+        logging.info("Mielke et al.'s Bibles: %s", line)
+    write_table(summary, csv=snakemake.output.mielke)
+    write_table(rows, csv=snakemake.output.mielke_rows)
     write_table(difficulty, csv=snakemake.output.csv)
     write_table(agreement, csv=snakemake.output.agreement)
     write_table(correlations, csv=snakemake.output.predictors)

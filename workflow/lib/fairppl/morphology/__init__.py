@@ -21,4 +21,6 @@ TABLES = {
     "predictors": "difficulty_predictors.csv",
     "fairness": "fairness.csv",
     "premium": "tokenizer_premium.csv",
+    "mielke_bible": "difficulty_mielke_bible.csv",
+    "mielke_bible_rows": "difficulty_mielke_bible_rows.csv",
 }

@@ -442,6 +442,41 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
     return "\n".join(p for p in parts if p)
 
 
+def mielke_bible_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -> list[str]:
+    """Our difficulties beside Mielke et al.'s on the Bibles that are their text
+    (fairppl.morphology.mielke_bible): which translations match, the rank correlations, and how
+    weak a check it is."""
+    summary = _have(tables, "mielke_bible")
+    if summary is None:
+        return []
+    rows = _have(tables, "mielke_bible_rows")
+    matched = sorted(set(rows["translation"])) if rows is not None else []
+    first = summary.row(0, named=True)
+    spread = (f"their difficulties on these languages spread by a standard deviation of "
+              f"{first['their_sd_bpe']:.3f} (BPE) and {first['their_sd_char']:.3f} (character)"
+              f", and their own two models differ by {first['their_models_mean_abs_diff']:.3f}"
+              f" on average" if first["their_sd_bpe"] is not None else "")
+    parts = [_p(
+        "Mielke et al. (2019) published a difficulty per Bible translation (106 translations, "
+        "62 languages). Only a translation that is the very text of one of ours can be "
+        "compared, and the names do not say which: resources/published/"
+        "mielke2019_bible_matches.tsv decides it from their published counts (tokens, "
+        "characters, types and unigram entropy, each relative to the King James Version on "
+        f"both sides). {len(matched)} of their translations are ours here"
+        + (f" ({', '.join(matched)})" if matched else "")
+        + "; both sides are renormalised to a mean of 1 over those languages. "
+        + (f"This is a weak check: {spread}, so the order of a few languages is all it can "
+           f"test." if spread else "")),
+        ]
+    parts.extend(_p(s, "answer") for s in summary["summary"])
+    if rows is not None and rows.height:
+        parts.append(_table(rows, "Our difficulty and theirs on the matched Bibles, each "
+                            "renormalised over them (mean 1)", names,
+                            headers={"ours": "difficulty (ratio)", "theirs": "difficulty "
+                                     "(ratio)"}))
+    return parts
+
+
 def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -> list[str]:
     parts = []
     difficulty = _have(tables, "difficulty")
@@ -458,6 +493,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "different corpus (parliament proceedings, 21 European languages) and a character "
             "LSTM: only the direction of a shared language can be compared."))
         parts.append(difficulty_grid(difficulty, names))
+    parts.extend(mielke_bible_parts(tables, names))
     agreement = _have(tables, "agreement")
     if agreement is not None:
         parts.append(_table(agreement, "Do the difficulties (every unit) rank the languages as "
