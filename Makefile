@@ -35,10 +35,11 @@ TEST_APT_PACKAGES := chromium
 # first for every recipe and every job Snakemake runs from it.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: study test test-heavy bench setup system-packages resources lint clean help
+.PHONY: study study-wide test test-heavy bench setup system-packages resources lint clean help
 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
+	@echo "make study-wide  the default study plus the Bible corpora and FLORES-200 (docs/wide.md)"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
 	@echo "make test-heavy  the SLURM tests with the whole test config from scratch, and a killed estimator"
 	@echo "make bench   benchmark the scoring path and the LM-guided marginal (vs a bare forward)"
@@ -48,6 +49,14 @@ study: setup
 	# Snakemake's own report is the provenance page (rule graph, runtimes) linked from ours.
 	$(SNAKEMAKE) --cores $(CORES) --report results/provenance.html
 	@echo "Report written to results/report.html (provenance: results/provenance.html)"
+
+# The wide study (docs/wide.md): the default study with config/wide/config.yaml merged over it:
+# the Bible corpus of Christodouloupoulos & Steedman (46 files) and FLORES-200 at full breadth.
+# FAIRPPL_MIRROR=<folder> reads the two archives from a folder instead of their URLs.
+study-wide: setup
+	$(SNAKEMAKE) --cores $(CORES) --printshellcmds --rerun-incomplete \
+		--configfile config/config.yaml config/wide/config.yaml
+	@echo "Report written to results/report.html"
 
 # (target-specific: the test targets' `system-packages` prerequisite installs Chromium as well)
 test test-heavy: APT_PACKAGES += $(TEST_APT_PACKAGES)

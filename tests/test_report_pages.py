@@ -411,3 +411,47 @@ def test_page_style_has_no_control_characters():
     from fairppl.report.pages import _STYLE
     assert "\\21C6" in _STYLE
     assert all(c in "\n" or c.isprintable() for c in _STYLE)
+
+
+def test_corpus_section_under_units_own_says_where_each_drop_applies():
+    from fairppl.corpus.align import DROPPED_SCHEMA
+    from fairppl.report.pages import corpus_section, second_domain_section
+
+    rows = [(3, "k", "placeholder", "missing", "every language"),
+            (5, "g", "empty", "no book", "gla"), (6, "g", "empty", "no book", "gla"),
+            (7, "p", "placeholder", "previous", "pot,gla"), (7, "g", "host", "marker", "gla")]
+    dropped = pl.DataFrame({"corpus": ["nt"] * 5, "position": [r[0] for r in rows],
+                            "unit_id": [f"u{r[0]}" for r in rows],
+                            "translation": [r[1] for r in rows], "reason": [r[2] for r in rows],
+                            "how": [r[3] for r in rows], "detail": [""] * 5,
+                            "dropped_in": [r[4] for r in rows]},
+                           schema={**DROPPED_SCHEMA, "dropped_in": pl.Utf8})
+    counts = pl.DataFrame({"corpus": ["nt", "nt"], "split": ["test", "train"],
+                           "n_units": [10, 40], "fewest (count)": [2, 9],
+                           "most (count)": [10, 40]})
+    inp = ReportInputs(bpu=_models(), models=_models(), sheet=SHEET, settings={},
+                       bootstrap=BootstrapSettings(1000, 0, 0.95), unit_counts=counts,
+                       dropped=dropped)
+    html = corpus_section(inp)
+    assert "nt keeps each language&#x27;s own units (units: own): 1 units are dropped in every " \
+           "language" in html
+    # gla: units 5, 6 (no book) and 7 (its host and p's placeholder: one unit); pot: 7
+    assert "Units dropped per language: gla 3 (2 in books its file lacks); pot 1." in html
+    assert "the fewest and most a language keeps" in html and "<td>2</td>" in html
+    same = counts.with_columns(pl.col("most (count)").alias("fewest (count)"))
+    html = corpus_section(ReportInputs(bpu=_models(), models=_models(), sheet=SHEET,
+                                       settings={}, bootstrap=BootstrapSettings(1000, 0, 0.95),
+                                       unit_counts=same))
+    assert "(the same in every language)" in html and "fewest" not in html
+    # a second corpus of thousands of units is not called small; one of 31 is
+    for n, small in ((3927, False), (31, True)):
+        models = pl.concat([_models("bible"), _models("nt", n_units=n)]).with_columns(
+            common_set_languages=pl.when(pl.col("corpus") == "nt").then(pl.lit(
+                "3 of 4 languages; left out by common_min_share: tur 12")).otherwise(
+                pl.lit("4 languages")))
+        html = second_domain_section(ReportInputs(
+            bpu=models, models=models, sheet=SHEET, settings={"corpora": {"bible": {}, "nt": {}}},
+            bootstrap=BootstrapSettings(1000, 0, 0.95)))
+        assert ("A small second-domain check: nt" in html) is small
+        assert ("With so few units the intervals are wide" in html) is small
+        assert "Common unit set: 3 of 4 languages; left out by common_min_share: tur 12." in html

@@ -89,7 +89,7 @@ MEMORY_RULES = ("prepare_corpus", "extract_europarl", "lemmatize_corpus", "forms
                 "marginal_ngram", "marginal_lengths", "marginal_caching",
                 "marginal_samples_needed", "marginal_lm", "mcc_apertium", "train_neural",
                 "score_neural", "train_ngram", "cache_pretrained", "score_pretrained",
-                "shannon_bets")
+                "shannon_bets", "flores_parity", "flores_bits")
 MEMORY = {rule: 1001 + i for i, rule in enumerate(MEMORY_RULES)}
 CHANGES.update({f"resources.memory_mb.{rule}": mb for rule, mb in MEMORY.items()})
 
@@ -325,9 +325,12 @@ def test_resources_memory_gpu_and_runtime_cap(plans):
     for rule in planned:
         assert {j["resources"]["mem_mb"] for j in changed[rule]} == {MEMORY[rule]}, rule
         assert MEMORY[rule] not in {j["resources"].get("mem_mb") for j in base[rule]}, rule
-    # every rule but Europarl's and the GGUF conversion's (the test config has neither a
-    # Europarl corpus nor a GGUF model) is planned here; test_every_memory_key_is_its_rules
-    assert set(MEMORY_RULES) - set(planned) == {"extract_europarl", "cache_pretrained"}
+    # every rule but Europarl's, the GGUF conversion's and FLORES-200's (the test config has
+    # no Europarl corpus, no GGUF model and flores.enabled false) is planned here;
+    # test_every_memory_key_is_its_rules, and for FLORES-200
+    # tests/test_flores_wide.py::test_the_wide_profile_plans_the_flores_jobs
+    assert set(MEMORY_RULES) - set(planned) == {"extract_europarl", "cache_pretrained",
+                                                "flores_parity", "flores_bits"}
     for rule in ("train_neural", "score_neural", "score_pretrained", "marginal_lm"):
         assert {j["resources"]["gpu"] for j in changed[rule]} == {0}, rule
         assert {j["resources"]["gpu"] for j in base[rule]} == {1}, rule

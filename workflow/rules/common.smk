@@ -47,7 +47,7 @@ from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
 from fairppl.lm.precision import check_dtype, marginal_runs_pretrained
 from fairppl.lm.pretrained import resolve_model
-from fairppl.config.settings import check_config, check_references, config_source
+from fairppl.config.settings import check_config, check_flores, check_references, config_source
 from fairppl.shannon.players import check_players
 from fairppl.config.stages import (
     check_language_lists,
@@ -107,6 +107,13 @@ try:
         config, LANGUAGES, MODELS, config["languages"], config["models"]
     )
     check_shannon(config, CONFIG_SOURCE, LANGUAGES, MODELS)
+    # the FLORES-200 analyses: their archive's entry, LMs and SentencePiece corpus (enabled)
+    check_flores(
+        config,
+        [row.model for row in MODELS],
+        [r for r in LANGUAGES if config["corpora"][r.corpus].get("enabled", True)],
+        CONFIG_SOURCE,
+    )
     # each player's files of shannon.players, as the play server checks them (a cut last
     # line is refused, naming the command that repairs it)
     check_players(config.get("shannon", {}).get("players"), CONFIG_SOURCE)

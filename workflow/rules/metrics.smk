@@ -124,6 +124,7 @@ rule report:
     input:
         unpack(morphology_report_inputs),
         unpack(shannon_report_inputs),
+        unpack(flores_report_inputs),
         bpu="results/tables/bpu.parquet",
         models="results/tables/models.parquet",
         differences="results/tables/differences.csv",

@@ -9,6 +9,7 @@ from fairppl.stats.bootstrap import BootstrapSettings
 from fairppl.core.io import read_csv, write_text
 from fairppl.corpus.prepare import read_dropped
 from fairppl.report.html import conventions_table
+from fairppl.report.flores import TABLES as FLORES_TABLES
 from fairppl.report.marginal import TABLES as MARGINAL_TABLES
 from fairppl.morphology import TABLES as MORPHOLOGY_TABLES
 from fairppl.report.pages import ReportInputs, build_report
@@ -16,11 +17,18 @@ from fairppl.report.shannon import read_published as read_published_shannon
 
 
 def unit_counts(paths):
-    """Aligned units per (corpus, split), counted on the English reference rows."""
-    units = pl.concat([pl.read_parquet(p, columns=["corpus", "split", "english_reference"])
+    """Aligned units per (corpus, split), counted on the English reference rows, and the fewest
+    and most units a language of the corpus keeps there (equal unless units: own)."""
+    units = pl.concat([pl.read_parquet(p, columns=["corpus", "split", "language",
+                                                   "english_reference"])
                        for p in paths], how="vertical_relaxed")
-    return (units.filter(pl.col("english_reference")).group_by("corpus", "split")
-            .agg(pl.len().alias("n_units")).sort("corpus", "split"))
+    english = (units.filter(pl.col("english_reference")).group_by("corpus", "split")
+               .agg(pl.len().alias("n_units")))
+    spread = (units.group_by("corpus", "split", "language").len()
+              .group_by("corpus", "split")
+              .agg(pl.col("len").min().alias("fewest (count)"),
+                   pl.col("len").max().alias("most (count)")))
+    return english.join(spread, on=["corpus", "split"]).sort("corpus", "split")
 
 
 def shannon_tables(inputs):
@@ -31,6 +39,13 @@ def shannon_tables(inputs):
             "published": read_published_shannon(inputs.shannon_published),
             **({"players": read_csv(inputs.shannon_players)}
                if "shannon_players" in inputs.keys() else {})}
+
+
+def flores_tables(inputs):
+    """The FLORES-200 tables, when those analyses ran (config flores.enabled)."""
+    if "flores_table" not in inputs.keys():
+        return {}
+    return {name: read_csv(getattr(inputs, f"flores_{name}")) for name in FLORES_TABLES}
 
 
 def main(snakemake):
@@ -59,11 +74,14 @@ def main(snakemake):
         morphology={name: read_csv(getattr(snakemake.input, f"morphology_{name}"))
                     for name in MORPHOLOGY_TABLES},
         shannon=shannon_tables(snakemake.input),
+        flores=flores_tables(snakemake.input),
         figures={**{name.replace("morphology_figure_", "morphology_"): path
                     for name, path in snakemake.input.items()
                     if name.startswith("morphology_figure_")},
                  **({"shannon": snakemake.input.shannon_figure}
                     if "shannon_figure" in snakemake.input.keys() else {}),
+                 **({"flores": snakemake.input.flores_figure}
+                    if "flores_figure" in snakemake.input.keys() else {}),
                  "marginal_entropy": snakemake.input.marginal_entropy_figure,
                  "marginal_intervals": snakemake.input.marginal_intervals_figure,
                  "marginal_samples_needed": snakemake.input.marginal_needed_figure,

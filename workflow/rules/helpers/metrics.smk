@@ -103,6 +103,7 @@ def study_outputs():
         "results/tables/morphology.csv",
         "results/tables/difficulty.csv",
         *shannon_outputs().values(),
+        *flores_outputs().values(),
         "results/report.html",
     ]
 

@@ -471,6 +471,42 @@ def check_references(config: dict, languages: list, source: str) -> None:
                              f"them in tokenizers.corpora too", path=source)
 
 
+def check_flores(config: dict, models: list[str], languages: list, source: str) -> None:
+    """The ``flores`` block, where it is enabled: ``corpus`` names a corpora entry of type url
+    with format tar_lines and a sha256 (the archive read, enabled or not); every ``models``
+    entry is a pretrained LM of the model sheet (``models``: its ids); ``spm_corpus`` is a corpus
+    the ``tokenizers`` block trains, with rows of an enabled corpus in the sheet (``languages``:
+    those rows). Off, it is not read,
+    and nothing is checked."""
+    block = config.get("flores") or {}
+    if not block.get("enabled"):
+        return
+    corpora = config.get("corpora", {})
+    name = block.get("corpus", "flores200")
+    spec = corpora.get(name)
+    urls = sorted(c for c, s in corpora.items() if s.get("type") == "url"
+                  and s.get("format", "tar_lines") == "tar_lines")
+    if spec is None or spec.get("type") != "url" or spec.get("format", "tar_lines") != "tar_lines":
+        raise InputError(f"field 'flores.corpus': {name!r} is not a corpora entry of type url "
+                         f"with format tar_lines; expected one of {urls} (the FLORES-200 "
+                         f"archive's entry: its url, sha256 and archive_name)", path=source)
+    if not spec.get("sha256"):
+        raise InputError(f"field 'flores.corpus': corpora.{name}.sha256 is not set, so the "
+                         f"archive could not be checked; expected the archive's SHA-256 there",
+                         path=source)
+    unknown = [m for m in block.get("models", []) if m not in models]
+    if unknown:
+        raise InputError(f"field 'flores.models': {unknown} are not in the model sheet; "
+                         f"expected ids among {sorted(models)}", path=source)
+    spm = block.get("spm_corpus")
+    if spm is not None:
+        trained = config.get("tokenizers", {}).get("corpora", [])
+        if spm not in trained or not any(row.corpus == spm for row in languages):
+            raise InputError(f"field 'flores.spm_corpus': {spm!r} has no trained SentencePiece "
+                             f"models; expected a corpus of tokenizers.corpora ({trained}) with "
+                             f"rows in the language sheet, or null", path=source)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m fairppl.config.settings FILE...``: the YAML check of each config file, one
     line per error on stderr (exit status 2), nothing when all pass. For a ``--configfile``

@@ -81,7 +81,8 @@ class SecondHalf:
     midpoint falls inside a token or the half tokenizes differently alone: see the module
     docstring); ``truncated``: whether tokens past :data:`GOLDFISH_MAX_TOKENS` were left out;
     ``unknown``: tokens charged ``log2(vocab_size)`` as unknown; ``lossless``: the scorer's
-    round-trip check of the line."""
+    round-trip check of the line; ``line_bits``: the summed bits of all the line's tokens (the
+    same costs, no cut, no end token): the whole sentence given the start token."""
 
     bits: float
     tokens: int
@@ -90,6 +91,7 @@ class SecondHalf:
     truncated: bool
     unknown: int
     lossless: bool
+    line_bits: float = float("nan")
 
 
 def score_second_halves(model, tokenizer, lines: Sequence[str], *,
@@ -115,10 +117,11 @@ def score_second_halves(model, tokenizer, lines: Sequence[str], *,
     for unit, half in zip(units, halves):
         k = len(half)
         n = len(unit.token_ids) if max_tokens is None else min(len(unit.token_ids), max_tokens)
-        costs = [unk_bits if unk is not None and tid == unk else nats / math.log(2.0)
-                 for tid, nats in zip(unit.token_ids[k:n], unit.token_nats[k:n])]
+        every = [unk_bits if unk is not None and tid == unk else nats / math.log(2.0)
+                 for tid, nats in zip(unit.token_ids, unit.token_nats)]
+        costs = every[k:n]
         out.append(SecondHalf(
-            bits=math.fsum(costs), tokens=len(unit.token_ids), k=k,
+            bits=math.fsum(costs), tokens=len(unit.token_ids), k=k, line_bits=math.fsum(every),
             aligned=list(unit.token_ids[:k]) == list(half),
             truncated=n < len(unit.token_ids),
             unknown=sum(1 for tid in unit.token_ids[k:n] if unk is not None and tid == unk),

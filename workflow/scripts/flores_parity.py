@@ -1,0 +1,57 @@
+"""FLORES-200 parity (fairppl.tokenizers.parity): every code's characters, UTF-8 bytes and tokens
+under every tokenizer of the study, per sentence and (r50k_base, cl100k_base) as Petrov et al.'s
+whole text, relative to English (results/flores/parity.csv); their published counts beside ours
+(results/tables/flores_petrov.csv, every integer compared); and the byte premium beside Arnett et
+al.'s (results/tables/flores_byte_premium.csv, fairppl.tokenizers.byte_premium)."""
+
+import logging
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import polars as pl  # noqa: E402
+
+from fairppl.core.io import write_table  # noqa: E402
+from fairppl.corpus.flores import ENGLISH, petrov_text, read_flores  # noqa: E402
+from fairppl.tokenizers import byte_premium  # noqa: E402
+from fairppl.tokenizers.parity import (  # noqa: E402
+    cl100k_base, hf_counter, load_hf_tokenizer, parity_table, petrov_comparison, r50k_base,
+    read_petrov, spm_counters, study_table, tiktoken_counter)
+
+
+def main(snakemake):
+    logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
+    settings = snakemake.params.settings
+    codes = settings["codes"]
+    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    files = read_flores(snakemake.input.archive, settings["sha256"], wanted)
+    logging.info("%d FLORES-200 codes read from %s", len(files), snakemake.input.archive)
+    threads = snakemake.threads
+    counters = {"r50k_base": tiktoken_counter(r50k_base(), threads),
+                "cl100k_base": tiktoken_counter(cl100k_base(), threads)}
+    for model, folder in snakemake.params.folders.items():
+        counters[model] = hf_counter(load_hf_tokenizer(folder, model))
+    if snakemake.params.spm_dir and settings["spm_ids"]:
+        spm, notes = spm_counters(snakemake.params.spm_dir, snakemake.params.languages,
+                                  list(files), settings["spm_ids"], settings["spm_corpus"])
+        counters.update(spm)
+        for note in notes:
+            logging.info("note: %s", note)
+    table = study_table(files, counters)
+    logging.info("parity: %d rows over %d tokenizers", table.height, len(counters))
+    whole = parity_table({code: petrov_text(*pair) for code, pair in files.items()},
+                         threads=threads)
+    petrov = petrov_comparison(whole, read_petrov(snakemake.input.petrov_counts,
+                                                  snakemake.input.petrov_map))
+    logging.info("Petrov et al.: %d of %d published counts equal ours",
+                 petrov["equal"].sum(), petrov.height)
+    premium = byte_premium.comparison_table(files, byte_premium.read_arnett(snakemake.input.arnett))
+    for line in byte_premium.summary(premium):
+        logging.info("Arnett et al.: %s", line)
+    write_table(table, csv=snakemake.output.parity)
+    write_table(petrov, csv=snakemake.output.petrov)
+    write_table(premium, csv=snakemake.output.byte_premium)
+
+
+if "snakemake" in globals():
+    main(snakemake)
