@@ -455,3 +455,19 @@ def test_corpus_section_under_units_own_says_where_each_drop_applies():
         assert ("A small second-domain check: nt" in html) is small
         assert ("With so few units the intervals are wide" in html) is small
         assert "Common unit set: 3 of 4 languages; left out by common_min_share: tur 12." in html
+
+
+def test_answer_says_what_the_wider_corpus_changes():
+    wide = {"eng": (1.0, 1.2), "deu": (2.0, 2.5), "kor": (3.0, 2.0), "tur": (4.0, 3.0),
+            "quc": (5.0, 1.0), "cop": (0.5, 1.0)}
+    models = pl.concat([_models("bible"), _models("nt", bpec=wide, n_units=3927)])
+    names = {"eng": "English", "tur": "Turkish", "quc": "K'iche'", "cop": "Coptic"}
+    sentences = answer_sentences(models, names, "bible", other_corpora=("nt",))
+    said = [s for s in sentences if s.startswith("At 6 languages")]
+    assert said == [
+        "At 6 languages (nt, 3927 test units; 4 of them also in bible), kenlm-char-o5 / char "
+        "finds K'iche' hardest (BPEC 5.000) and Coptic easiest (0.500); bible's hardest under "
+        "it, Turkish, ranks 2 of 6 there, and its easiest, English, ranks 5 of 6 there."]
+    # a corpus with no more languages than the answer's adds no such sentence
+    assert not [s for s in answer_sentences(models, names, "nt", other_corpora=("bible",))
+                if s.startswith("At ")]

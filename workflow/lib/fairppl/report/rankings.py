@@ -296,7 +296,48 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
             f"adjusted p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
     sentences.extend(_caveats(full, corpus, correlations,
                               bpu if own is not None else models, other_corpora, alpha))
+    sentences.extend(breadth_sentences(bpu if own is not None else models, corpus, ref,
+                                       other_corpora, name))
     return sentences
+
+
+def breadth_sentences(table: pl.DataFrame, corpus: str, ref: str, other_corpora, name
+                      ) -> list[str]:
+    """What the answer's reference model ``ref`` says on each of ``other_corpora`` that has more
+    languages than ``corpus`` (the wide study's Bible corpora): its hardest and easiest language
+    there, and where ``corpus``'s hardest and easiest under ``ref`` rank among them. ``name``
+    maps a language id to its name."""
+    main = open_rows(table, corpus).filter(label=ref).sort("bpec", descending=True)
+    out = []
+    for other in other_corpora:
+        rows = open_rows(table, other).filter(label=ref).sort("bpec", descending=True)
+        if rows.height <= main.height or main.height < 2:
+            continue
+        order = rows["language"].to_list()
+        shared = set(order) & set(main["language"])
+        top, bottom = rows.row(0, named=True), rows.row(-1, named=True)
+
+        def where(lang: str) -> str:
+            return (f"ranks {order.index(lang) + 1} of {len(order)} there" if lang in order
+                    else f"is not among its languages")
+        hardest, easiest = main["language"][0], main["language"][-1]
+        units = describe_units_of(rows)
+        out.append(
+            f"At {len(order)} languages ({other}, {units}; {len(shared)} of them also in "
+            f"{corpus}), {ref} finds {name(top['language'])} hardest (BPEC {top['bpec']:.3f}) "
+            f"and {name(bottom['language'])} easiest ({bottom['bpec']:.3f}); {corpus}'s "
+            f"hardest under it, {name(hardest)}, {where(hardest)}, and its easiest, "
+            f"{name(easiest)}, {where(easiest)}.")
+    return out
+
+
+def describe_units_of(rows: pl.DataFrame) -> str:
+    """'3,927 test units' where every row has the same count, else 'from A to B test units'."""
+    sizes = sorted(set(rows["n_units"]))
+    split = ", ".join(sorted(set(rows["split"])))
+    if len(sizes) == 1:
+        return describe_units(sizes[0], split)
+    return f"{min(sizes):,} to {max(sizes):,} {split} units per language"
 
 
 def _caveats(full, corpus, correlations, table, other_corpora, alpha) -> list[str]:
