@@ -298,13 +298,8 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
                           dropped, translation_of or {lang: lang for lang in languages})
     drop = set(positions)
     for lang in languages:
-        leak = [i for i, t in enumerate(normalized[lang]) if i not in drop
-                and (t == "" or any(rx.fullmatch(t) for rx in compiled))]
-        if leak:
-            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
-                             f"{len(leak)} empty or placeholder unit(s) not in the dropped-units "
-                             f"table ({_first([ref_ids[i] for i in leak])}): expected a table "
-                             f"decided with the same placeholder patterns from every language")
+        _check_no_leak(corpus, lang, normalized[lang], drop, compiled, ref_ids, source_label,
+                       "every language")
     kept = [i for i in range(n_units) if i not in drop]
     placeholder_units = set(dropped.filter(pl.col("reason") != "host")["position"])
     n_placeholder, n_hosts = len(placeholder_units), len(drop - placeholder_units)
@@ -327,6 +322,21 @@ def align_units(corpus: str, texts: Texts, placeholder_patterns: list[str],
     return units, dropped
 
 
+def _check_no_leak(corpus: str, lang: str, texts: list[str], drop: set[int],
+                   compiled: list[re.Pattern], ref_ids: list[str],
+                   source_label: dict[str, str] | None, decided_from: str) -> None:
+    """Raise unless every empty or placeholder unit of ``lang``'s ``texts`` is in ``drop``: a
+    dropped-units table decided otherwise (``decided_from``: what it should have been decided
+    from) would leave a placeholder among the kept units."""
+    leak = [i for i, t in enumerate(texts) if i not in drop
+            and (t == "" or any(rx.fullmatch(t) for rx in compiled))]
+    if leak:
+        raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
+                         f"{len(leak)} empty or placeholder unit(s) not in the dropped-units "
+                         f"table ({_first([ref_ids[i] for i in leak])}): expected a table "
+                         f"decided with the same placeholder patterns from {decided_from}")
+
+
 def _align_own(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]],
                compiled: list[re.Pattern], scheme: SplitScheme, english: str,
                source_label: dict[str, str] | None, dropped: pl.DataFrame,
@@ -347,14 +357,8 @@ def _align_own(corpus: str, ref_ids: list[str], normalized: dict[str, list[str]]
     for lang in languages:
         mine = by_translation.get(translation_of[lang], set())
         drop = mine | english_drop
-        leak = [i for i, t in enumerate(normalized[lang]) if i not in drop
-                and (t == "" or any(rx.fullmatch(t) for rx in compiled))]
-        if leak:
-            raise InputError(f"corpus {corpus!r}, {_describe(lang, source_label)}: "
-                             f"{len(leak)} empty or placeholder unit(s) not in the dropped-units "
-                             f"table ({_first([ref_ids[i] for i in leak])}): expected a table "
-                             f"decided with the same placeholder patterns from its translation "
-                             f"({translation_of[lang]!r})")
+        _check_no_leak(corpus, lang, normalized[lang], drop, compiled, ref_ids, source_label,
+                       f"its translation ({translation_of[lang]!r})")
         kept = [i for i in range(n_units) if i not in drop]
         mine_rows = dropped.filter(pl.col("translation").is_in(
             [translation_of[lang], reference]))

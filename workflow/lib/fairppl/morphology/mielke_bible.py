@@ -54,6 +54,7 @@ import polars as pl
 
 from ..core.errors import InputError
 from ..stats.bootstrap import BootstrapSettings
+from .published import table_rows
 
 #: Columns of the published table, in order.
 PUBLISHED_COLUMNS = ("translation", "iso639_3", "difficulty_bpe_rnnlm", "difficulty_char_rnnlm",
@@ -192,35 +193,6 @@ def verdict(row: dict, scope: str) -> str:
 # Tables
 # --------------------------------------------------------------------------------------------
 
-def _rows(path: str, what: str, columns: tuple[str, ...]):
-    """(line number, fields) of each data row of a TSV whose ``#`` lines are comments and whose
-    header must be ``columns``."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except FileNotFoundError:
-        raise InputError(f"{what} file not found", path=path) from None
-    header = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.split("\t")
-        if not header:
-            if tuple(fields) != columns:
-                missing = [c for c in columns if c not in fields]
-                extra = f" (missing: {', '.join(missing)})" if missing else ""
-                raise InputError(f"expected the header {' '.join(columns)} (tab-separated), got "
-                                 f"{line!r}{extra}", path=path, line=number)
-            header = True
-            continue
-        if len(fields) != len(columns):
-            raise InputError(f"expected {len(columns)} tab-separated fields, got "
-                             f"{len(fields)}: {line!r}", path=path, line=number)
-        yield number, fields
-    if not header:
-        raise InputError(f"no header line {' '.join(columns)}", path=path)
-
-
 def _number(text: str, kind, what: str, path: str, line: int):
     try:
         value = kind(text)
@@ -237,7 +209,7 @@ def read_published(path: str | os.PathLike) -> pl.DataFrame:
     number raises an InputError naming the file and line."""
     path = str(path)
     rows, seen = [], set()
-    for number, fields in _rows(path, "published Bible difficulty", PUBLISHED_COLUMNS):
+    for number, fields in table_rows(path, "published Bible difficulty", PUBLISHED_COLUMNS):
         row = dict(zip(PUBLISHED_COLUMNS, fields))
         name = row["translation"]
         if not re.fullmatch(r"[a-z]{3}-\S+", name) or name[:3] != row["iso639_3"]:
@@ -268,7 +240,7 @@ def read_matches(path: str | os.PathLike, published: pl.DataFrame) -> pl.DataFra
     path = str(path)
     codes = dict(zip(published["translation"], published["iso639_3"]))
     rows, seen = [], set()
-    for number, fields in _rows(path, "Bible matches", MATCH_COLUMNS):
+    for number, fields in table_rows(path, "Bible matches", MATCH_COLUMNS):
         row = dict(zip(MATCH_COLUMNS, fields))
         name = row["translation"]
         if name not in codes:

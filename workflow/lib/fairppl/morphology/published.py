@@ -23,7 +23,7 @@ CITATION = ("Cotterell, Mielke, Eisner & Roark (2018), Are All Languages Equally
             "Language-Model?, NAACL, Table 1")
 
 
-def _table_rows(path: str, what: str, columns: tuple[str, ...]):
+def table_rows(path: str, what: str, columns: tuple[str, ...]):
     """(line number, fields) of each data row of a tracked TSV (``#`` lines are comments, then a
     header that must be ``columns``), every row checked to have as many fields. InputErrors name
     ``path`` and the line; ``what`` names the file when it is missing or has no header."""
@@ -39,8 +39,10 @@ def _table_rows(path: str, what: str, columns: tuple[str, ...]):
         fields = line.split("\t")
         if not header_seen:
             if tuple(fields) != columns:
+                missing = [c for c in columns if c not in fields]
+                extra = f" (missing: {', '.join(missing)})" if missing else ""
                 raise InputError(f"expected the header {' '.join(columns)} (tab-separated), got "
-                                 f"{line!r}", path=path, line=number)
+                                 f"{line!r}{extra}", path=path, line=number)
             header_seen = True
             continue
         if len(fields) != len(columns):
@@ -57,7 +59,7 @@ def read_published_mcc(path: str | os.PathLike) -> dict[str, int]:
     InputError naming the file and line."""
     path = str(path)
     values: dict[str, int] = {}
-    for number, fields in _table_rows(path, "published MCC", COLUMNS):
+    for number, fields in table_rows(path, "published MCC", COLUMNS):
         two, three, mcc = fields
         if not re.fullmatch(r"[a-z]{2}", two) or not re.fullmatch(r"[a-z]{3}", three):
             raise InputError(f"expected a two-letter and a three-letter language code, got "
@@ -81,7 +83,7 @@ def read_rule_check(path: str | os.PathLike) -> dict[str, dict]:
     naming the file and line."""
     path = str(path)
     rows: dict[str, dict] = {}
-    for number, fields in _table_rows(path, "MCC rule check", CHECK_COLUMNS):
+    for number, fields in table_rows(path, "MCC rule check", CHECK_COLUMNS):
         row = dict(zip(CHECK_COLUMNS, fields))
         for key in ("chars_read", "chars_total", "rule_mcc", "published"):
             if not re.fullmatch(r"[0-9]+", row[key]):
