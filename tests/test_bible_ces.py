@@ -256,12 +256,21 @@ def test_without_the_english_reference_database_it_is_refused(tmp_path):
 # Config: english_from, archive_name, the wide profile
 # --------------------------------------------------------------------------------------------
 
+def _merge(base: dict, over: dict) -> dict:
+    """``over`` merged into ``base`` as Snakemake merges config files: maps key by key, other
+    values (lists included) replaced whole."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
 def wide_config() -> dict:
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     wide = yaml.safe_load((ROOT / "config" / "wide" / "config.yaml").read_text(encoding="utf-8"))
-    for name, block in wide["corpora"].items():
-        config["corpora"].setdefault(name, {}).update(block)
-    return config
+    return _merge(config, wide)
 
 
 def test_english_from_is_checked_at_start_up():
@@ -381,3 +390,79 @@ def test_real_files_against_the_kjv_verse_counts(real):
     zulu_units = dict(units["Zulu-NT"])
     assert any("64.001.015 joined" in n for n in notes["Zulu-NT"])
     assert len(zulu_units["64.001.014"]) > len(dict(units["Cherokee-NT"])["64.001.014"]) / 4
+
+
+def test_difficulty_corpora_and_vocab_reduction_lists_are_checked():
+    config = wide_config()
+    check_config(config, SCHEMA, "config/wide/config.yaml")
+    assert config["morphology"]["difficulty_corpora"] == ["bible-ces"]
+    assert config["tokenizers"]["allow_vocab_reduction"] == ["bible-ces"]
+    bad = wide_config()
+    bad["morphology"]["difficulty_corpora"] = ["bible-ces", "udhr-x"]
+    with pytest.raises(InputError, match=r"config/wide/config.yaml: field "
+                                         r"'morphology.difficulty_corpora\[1\]': 'udhr-x' is not "
+                                         r"an enabled corpus"):
+        check_config(bad, SCHEMA, "config/wide/config.yaml")
+    bad = wide_config()
+    bad["tokenizers"]["allow_vocab_reduction"] = ["bible-ces", "udhr"]
+    with pytest.raises(InputError, match=r"field 'tokenizers.allow_vocab_reduction\[1\]': "
+                                         r"'udhr' gets no tokenizers, so it would be ignored"):
+        check_config(bad, SCHEMA, "config/wide/config.yaml")
+    bad["tokenizers"]["allow_vocab_reduction"] = "yes"
+    with pytest.raises(InputError, match=r"allow_vocab_reduction"):
+        check_config(bad, SCHEMA, "config/wide/config.yaml")
+
+
+def test_wide_profile_fits_the_difficulty_model_on_both_bibles(tmp_path):
+    """config/wide models the 47 languages of bible-ces as the default study models the Bible
+    (tokenizers, character, subword and word n-grams) and fits the difficulty model and the
+    fairness summary on both Bibles; the default study's tokenizers keep their settings."""
+    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
+                     "config/wide/config.yaml", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
+    # 22 + 47 languages, two tokenizer types each
+    assert jobs["train_tokenizer"] == str(2 * (22 + 47))
+    difficulty = proc.stdout.split("rule difficulty_table:")[1].split("\n\n")[0]
+    inputs = difficulty.split("input: ")[1].split("\n")[0].split(", ")
+    ces = [p for p in inputs if p.startswith("results/scores/bible-ces/")]
+    # per language: the character n-gram and the two subword n-grams (open vocabulary)
+    assert len(ces) == 47 * 3
+    assert "results/scores/bible-ces/gla/kenlm-char-o5.char.parquet" in ces
+    assert any(p.startswith("results/scores/bible/") for p in inputs)
+    fairness = proc.stdout.split("rule fairness_table:")[1].split("\n\n")[0]
+    assert ("results/corpus/bible/units.parquet, results/corpus/bible-ces/units.parquet"
+            in fairness)
+
+
+def test_fairness_leaves_out_the_languages_common_min_share_leaves_out():
+    from fairppl.stats.bootstrap import BootstrapSettings
+    from fairppl.stats.fairness import fairness_tables
+
+    # nt: eng, a and b have units 0-9; c (a partial translation) has units 0-1 only
+    rows = []
+    for lang, units, scale in (("eng", range(10), 1.0), ("a", range(10), 2.0),
+                               ("b", range(10), 3.0), ("c", range(2), 9.0)):
+        for u in units:
+            rows.append({"corpus": "nt", "split": "test", "language": lang, "model": "m",
+                         "tokenizer": "char", "unit_id": f"u{u}", "bits": scale * (10 + u),
+                         "n_tokens": 5, "open_vocabulary": True})
+    scores = pl.DataFrame(rows)
+    english = pl.DataFrame({"corpus": ["nt"] * 10, "unit_id": [f"u{u}" for u in range(10)],
+                            "n_english_chars": [10 + u for u in range(10)]})
+    settings = BootstrapSettings(200, 0, 0.95)
+    fairness, premium, left = fairness_tables(scores, english, {"nt": "eng"}, {"nt": 0.5},
+                                              settings)
+    assert left.rows() == [("nt", "test", "c")]
+    row = fairness.row(0, named=True)
+    # on the 10 units of eng, a and b: hardest b (BPEC 3), easiest eng (1)
+    assert (row["n_languages"], row["n_units"], row["hardest"], row["easiest"]) == \
+        (3, 10, "b", "eng")
+    assert row["ratio"] == pytest.approx(3.0)
+    # without the share, c stays in and only its 2 units are common: it is the hardest
+    fairness, _, left = fairness_tables(scores, english, {"nt": "eng"}, {}, settings)
+    assert left.height == 0
+    assert fairness.row(0, named=True)["n_units"] == 2
+    assert fairness.row(0, named=True)["hardest"] == "c"
+    assert premium.height == 0  # character models only: no tokenizer premium

@@ -131,3 +131,25 @@ def test_section_builds_from_a_europarl_like_study():
     assert "not detected with 21 languages" in body
     for anchor in ("id='mcc'", "id='lemmas'", "id='mcc-regressions'"):
         assert anchor in body
+
+
+def test_difficulty_grid_is_one_table_per_corpus_with_its_units():
+    from fairppl.report.morphology import difficulty_grid
+
+    rows = []
+    for corpus, units in (("bible", {"eng": 600, "deu": 600}),
+                          ("nt", {"eng": 2245, "deu": 2100, "gla": 110})):
+        for i, (lang, n) in enumerate(units.items()):
+            rows.append({"corpus": corpus, "model": "kenlm-char-o5", "tokenizer": "char",
+                         "language": lang, "difficulty": 1.0 + 0.1 * i,
+                         "difficulty_low": 0.9 + 0.1 * i, "difficulty_high": 1.1 + 0.1 * i,
+                         "n_units": n, "difficulty_model": "heteroscedastic",
+                         "normalisation": "arithmetic"})
+    html = difficulty_grid(pl.DataFrame(rows), {"gla": "Scottish Gaelic"})
+    assert html.count("<table>") == 2
+    assert "bible: Difficulty per language" in html
+    assert "units per language: kenlm-char-o5 / char: 600<" \
+        in html.replace("</p>", "<")
+    assert "nt: Difficulty per language" in html
+    assert "units per language: kenlm-char-o5 / char: 110 to 2245" in html
+    assert "Scottish Gaelic" in html

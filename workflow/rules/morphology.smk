@@ -151,10 +151,11 @@ rule morphology_regressions:
         "../scripts/morphology_regressions.py"
 
 
-# The difficulty model of Mielke et al. 2019 on every unit each model scored, and its predictors.
+# The difficulty model of Mielke et al. 2019 on every unit each model scored, and its predictors,
+# per corpus of morphology.corpus and morphology.difficulty_corpora.
 rule difficulty_table:
     input:
-        scores=open_score_files(morphology_corpus()),
+        scores=difficulty_score_files(),
         models="results/tables/models.parquet",
         correlates="results/tables/correlates.csv",
         languages="results/tables/morphology_languages.csv",
@@ -194,8 +195,8 @@ rule difficulty_table:
 # How unequal each model is across languages, and each tokenizer's premium over English.
 rule fairness_table:
     input:
-        scores=open_score_files(morphology_corpus()),
-        units=f"results/corpus/{morphology_corpus()}/units.parquet",
+        scores=difficulty_score_files(),
+        units=expand("results/corpus/{corpus}/units.parquet", corpus=difficulty_corpora()),
     output:
         csv=report(
             "results/tables/fairness.csv",
@@ -212,7 +213,10 @@ rule fairness_table:
         "../../envs/morphology.yaml"
     params:
         bootstrap=bootstrap_settings(),
-        reference=english_reference(morphology_corpus()),
+        reference={c: english_reference(c) for c in difficulty_corpora()},
+        # a corpus keeping each language's own units: its languages with few units leave the
+        # summary's common units, as they leave models.csv's (corpora.<id>.common_min_share)
+        common_min_share=common_min_shares(),
     script:
         "../scripts/fairness_table.py"
 

@@ -25,6 +25,6 @@ rule train_tokenizer:
     resources:
         runtime=attempt_runtime(30),
     params:
-        allow_reduction=config["tokenizers"]["allow_vocab_reduction"],
+        allow_reduction=vocab_reduction_allowed,
     script:
         "../scripts/train_tokenizer.py"

@@ -1,4 +1,5 @@
-"""Per model, how unequal it is across languages (results/tables/fairness.csv and its LaTeX copy:
+"""Per corpus of the difficulty model (morphology.corpus and morphology.difficulty_corpora) and
+model, how unequal it is across languages (results/tables/fairness.csv and its LaTeX copy:
 the hardest/easiest BPEC ratio and the Gini coefficient of BPEC, with paired bootstrap intervals
 over the common units), and each tokenizer's premium over English (tokenizer_premium.csv)."""
 
@@ -9,7 +10,7 @@ import polars as pl
 from fairppl.core.io import write_table
 from fairppl.core.latex import write_latex
 from fairppl.stats.bootstrap import BootstrapSettings
-from fairppl.stats.fairness import fairness_summary, tokenizer_premium
+from fairppl.stats.fairness import fairness_tables
 from fairppl.stats.metrics import english_char_counts
 
 
@@ -19,14 +20,13 @@ def main(snakemake):
     keep = ["corpus", "split", "language", "model", "tokenizer", "unit_id", "bits", "n_tokens",
             "open_vocabulary"]
     scores = pl.concat([pl.read_parquet(p, columns=keep) for p in snakemake.input.scores])
-    units = pl.read_parquet(snakemake.input.units)
+    units = pl.concat([pl.read_parquet(p) for p in snakemake.input.units], how="diagonal_relaxed")
     english = english_char_counts(units)
-    fairness = fairness_summary(scores, english, settings)
-    pieces = scores.filter(pl.col("open_vocabulary") & (pl.col("tokenizer") != "char"))
-    premium = tokenizer_premium(pieces.select("corpus", "model", "tokenizer", "language",
-                                              "unit_id", "n_tokens"),
-                                english, reference=snakemake.params.reference,
-                                settings=settings, end_tokens=1)
+    fairness, premium, left = fairness_tables(scores, english, snakemake.params.reference,
+                                              snakemake.params.common_min_share, settings)
+    if left.height:
+        logging.info("left out of the common units by common_min_share: %s", ", ".join(
+            f"{c}/{lang}" for c, lang in left.select("corpus", "language").unique().rows()))
     logging.info("%d fairness rows, %d premium rows; %s", fairness.height, premium.height,
                  settings.describe())
     write_table(fairness, csv=snakemake.output.csv)

@@ -53,6 +53,20 @@ def morphology_corpus():
     return config["morphology"]["corpus"]
 
 
+def difficulty_corpora():
+    """The corpora of the difficulty model and the fairness summary: morphology.corpus, then
+    morphology.difficulty_corpora."""
+    block = config["morphology"]
+    return [block["corpus"]] + [
+        c for c in block.get("difficulty_corpora", []) if c != block["corpus"]
+    ]
+
+
+def difficulty_score_files():
+    """The open-vocabulary score tables of the difficulty corpora."""
+    return [path for corpus in difficulty_corpora() for path in open_score_files(corpus)]
+
+
 def permutation_settings():
     """fairppl.stats.permutation.PermutationSettings fields: morphology.permutations, seeded
     and levelled as the report's bootstrap."""

@@ -15,3 +15,13 @@ def tokenizer_records():
         if row.corpus in config["tokenizers"]["corpora"]
         for tok in spm_tokenizers()
     ]
+
+
+def vocab_reduction_allowed(wildcards):
+    """Params function: whether the tokenizers of the corpus in ``wildcards`` may train at a
+    smaller size than asked (tokenizers.allow_vocab_reduction: a boolean for every corpus, or
+    the list of corpora where it is allowed)."""
+    allowed = config["tokenizers"]["allow_vocab_reduction"]
+    if isinstance(allowed, list):
+        return wildcards.corpus in allowed
+    return bool(allowed)

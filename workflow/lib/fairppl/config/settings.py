@@ -353,6 +353,35 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     check_member_templates(config, source)
     check_english_from(config, source)
     check_neural_shape(config, source)
+    check_difficulty_corpora(config, source)
+    check_vocab_reduction(config, source)
+
+
+def check_vocab_reduction(config: dict, source: str) -> None:
+    """A list of ``tokenizers.allow_vocab_reduction`` names corpora the tokenizers are trained
+    on (another entry would be ignored)."""
+    tok = config.get("tokenizers") or {}
+    allowed = tok.get("allow_vocab_reduction")
+    if not isinstance(allowed, list):
+        return
+    trained = tok.get("corpora", [])
+    for i, name in enumerate(allowed):
+        if name not in trained:
+            raise InputError(f"field 'tokenizers.allow_vocab_reduction[{i}]': {name!r} gets no "
+                             f"tokenizers, so it would be ignored; expected corpora of "
+                             f"tokenizers.corpora ({trained})", path=source)
+
+
+def check_difficulty_corpora(config: dict, source: str) -> None:
+    """Every ``morphology.difficulty_corpora`` entry is an enabled corpus (the difficulty model
+    and the fairness summary need its scores)."""
+    corpora = config.get("corpora", {})
+    enabled = sorted(c for c, s in corpora.items() if s.get("enabled", True))
+    for i, name in enumerate((config.get("morphology") or {}).get("difficulty_corpora", [])):
+        if name not in enabled:
+            raise InputError(f"field 'morphology.difficulty_corpora[{i}]': {name!r} is not an "
+                             f"enabled corpus, so it would have no scores to fit; expected one "
+                             f"of {enabled}", path=source)
 
 
 def check_placeholder_patterns(config: dict, source: str) -> None:

@@ -106,8 +106,19 @@ def _have(tables: dict[str, pl.DataFrame], name: str) -> pl.DataFrame | None:
 
 
 def difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str]) -> str:
+    """One grid per corpus of ``difficulty`` (:func:`corpus_difficulty_grid`)."""
+    if "corpus" not in difficulty.columns:
+        return corpus_difficulty_grid(difficulty, names)
+    return "".join(corpus_difficulty_grid(part, names, corpus) for (corpus,), part in
+                   difficulty.group_by(["corpus"], maintain_order=True))
+
+
+def corpus_difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str],
+                           corpus: str | None = None) -> str:
     """One row per language, one column per model: difficulty [interval]; languages ordered by
-    the first model's difficulty, hardest first; the published Europarl value beside."""
+    the first model's difficulty, hardest first; the published Europarl value beside; the units
+    each language's fit rests on (one count, or the fewest to the most where languages keep
+    their own units)."""
     data = _labelled(difficulty).with_columns(cell=pl.struct(
         "difficulty", "difficulty_low", "difficulty_high").map_elements(
         lambda r: f"{r['difficulty']:.3f} [{r['difficulty_low']:.3f}, "
@@ -122,14 +133,18 @@ def difficulty_grid(difficulty: pl.DataFrame, names: dict[str, str]) -> str:
     if "published_difficulty" in difficulty.columns:
         published = difficulty.select("language", "published_difficulty").unique("language")
         wide = wide.join(published, on="language", how="left")
-    units = ", ".join(f"{m}: {n}" for m, n in _labelled(difficulty).group_by("model")
-                      .agg(pl.col("n_units").max()).sort("model").rows())
+    counts = (_labelled(difficulty).group_by("model")
+              .agg(pl.col("n_units").min().alias("low"), pl.col("n_units").max().alias("high"))
+              .sort("model").rows())
+    units = ", ".join(f"{m}: {high}" if low == high else f"{m}: {low} to {high}"
+                      for m, low, high in counts)
     fitted = _fit_description(difficulty)
+    where = f"{corpus}: " if corpus else ""
     return html_table(_named(wide, names), {
         "language": "name", **{m: "d_j [95% interval]" for m in models},
         "published_difficulty": "Mielke et al. 2019, Europarl (difficulty)"},
-        caption=f"Difficulty per language ({fitted}), hardest first by {models[0]}; units per "
-                f"language: {units}")
+        caption=f"{where}Difficulty per language ({fitted}), hardest first by {models[0]}; "
+                f"units per language: {units}")
 
 
 def _fit_description(difficulty: pl.DataFrame) -> str:

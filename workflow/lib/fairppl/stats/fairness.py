@@ -196,3 +196,32 @@ def tokenizer_premium(tokens: pl.DataFrame, english: pl.DataFrame, reference: st
                                               "tokens": pl.Int64, "reference_tokens": pl.Int64}
               | {c: pl.Float64 for c in list(PREMIUM_COLUMNS)[4:]})
     return pl.DataFrame(rows, schema=schema, orient="row").sort(keys + ["language"])
+
+
+def fairness_tables(scores: pl.DataFrame, english: pl.DataFrame, references: dict[str, str],
+                    min_share: dict[str, float] | None = None,
+                    settings: BootstrapSettings = BootstrapSettings()
+                    ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The fairness summary and the tokenizer premium of per-unit ``scores`` of one or more
+    corpora (``references``: corpus -> its English reference language): ``(fairness, premium,
+    left out)``. The summary takes the languages of each corpus's common unit set
+    (:func:`fairppl.stats.metrics.common_unit_set` with ``min_share``, corpus ->
+    ``common_min_share``): a corpus keeping each language's own units leaves out the languages
+    with few units, as models.csv does; ``left out`` lists them (corpus, split, language). The
+    premium is per corpus, against its own English."""
+    from .metrics import common_unit_set
+
+    _, languages = common_unit_set(scores.filter(pl.col("open_vocabulary")), min_share)
+    chosen = languages.filter(pl.col("in_common_set")).select("corpus", "split", "language")
+    left = languages.filter(~pl.col("in_common_set")).select("corpus", "split", "language")
+    fairness = fairness_summary(scores.join(chosen, on=["corpus", "split", "language"],
+                                            how="semi"), english, settings)
+    pieces = scores.filter(pl.col("open_vocabulary") & (pl.col("tokenizer") != "char"))
+    columns = ["corpus", "model", "tokenizer", "language", "unit_id", "n_tokens"]
+    premium = pl.concat([
+        tokenizer_premium(part.select(columns), english, reference=references[corpus],
+                          settings=settings, end_tokens=1)
+        for (corpus,), part in pieces.group_by(["corpus"], maintain_order=True)]
+        or [tokenizer_premium(pieces.select(columns), english, settings=settings,
+                              end_tokens=1)])
+    return fairness, premium, left
