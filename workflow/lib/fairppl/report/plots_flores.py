@@ -17,14 +17,18 @@ from .plots import _empty, _save, plt
 
 #: Families with fewer codes than this share one column of panel (a).
 MIN_FAMILY = 5
+#: Family labels that go with the small families: none in Arnett et al.'s table, or theirs for
+#: languages of no family they name ("other").
+LUMPED = ("unknown", "other")
 #: Marker per writing type in panel (b).
 MARKERS = dict(zip(WRITING_TYPES + ("unknown",), "osD^vx"))
 
 
 def family_order(table: pl.DataFrame) -> list[str]:
-    """Families with at least :data:`MIN_FAMILY` codes, largest first, then 'other families'."""
+    """Families with at least :data:`MIN_FAMILY` codes, largest first, then 'other families'
+    (the small ones and :data:`LUMPED`)."""
     counts = table.group_by("family").len().sort(["len", "family"], descending=[True, False])
-    big = [f for f, n in counts.iter_rows() if n >= MIN_FAMILY and f != "unknown"]
+    big = [f for f, n in counts.iter_rows() if n >= MIN_FAMILY and f not in LUMPED]
     return big + ["other families"]
 
 
