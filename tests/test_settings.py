@@ -854,6 +854,9 @@ def test_language_lists_are_held_against_the_sheet(tmp_path):
         "config/config.yaml: field 'word_ngram.languages_without_spaces': ['zh'] are no language "
         "of the language sheet, so the list would change nothing (misspelt?); expected ids among "
         "['deu', 'eng', 'kor', 'tur']")
+    assert refused(lambda c: c["word_ngram"].update(long_word_languages=["cnii"])).startswith(
+        "config/config.yaml: field 'word_ngram.long_word_languages': ['cnii'] are no language "
+        "of the language sheet")
     assert refused(lambda c: c["morphology"]["unimorph"].update(
         enabled=True, languages=["eng", "xyz", "deu", "spa"])) == (
         "config/config.yaml: field 'morphology.unimorph.languages': ['xyz', 'deu', 'spa'] are "

@@ -161,3 +161,23 @@ def test_a_list_the_data_contradict_fails_the_run(tmp_path, resources_ready):
     assert table.columns == list(DECISION_COLUMNS)
     assert table.select("corpus", "language", "swept").rows() == [
         ("bible", "eng", True), ("bible", "kor", True), ("bible", "tur", True)]
+
+
+def test_long_word_languages_are_swept_above_the_threshold_and_refused_below_it():
+    # Asháninka-like: written with spaces, 10 characters per token
+    units = pl.concat([UNITS, _units([("nt", "cni", "train", "abcdefghij klmnopqrst")])])
+    table = word_sweep_decisions(units, ["zho"], 8.0, long_words=["cni"])
+    row = table.filter(pl.col("language") == "cni").row(0, named=True)
+    assert row["swept"] is True and row["chars_per_whitespace_token"] == 10.0
+    assert row["reason"] == ("word sweep: written with spaces, long words (10.00 > 8.0 "
+                             "characters per whitespace token; word_ngram.long_word_languages)")
+    with pytest.raises(InputError, match=r"language 'cni': its train split has 10\.00 .*or, for "
+                                         r"a language written with spaces whose words are long, "
+                                         r"to word_ngram\.long_word_languages"):
+        word_sweep_decisions(units, ["zho"], 8.0)
+    with pytest.raises(InputError, match=r"language 'eng': listed in word_ngram\.long_word_"
+                                         r"languages, but its train split has 4\.80 characters"):
+        word_sweep_decisions(units, ["zho"], 8.0, long_words=["cni", "eng"])
+    with pytest.raises(InputError, match=r"language 'zho': listed both in word_ngram\.languages_"
+                                         r"without_spaces and in word_ngram\.long_word_languages"):
+        word_sweep_decisions(units, ["zho"], 8.0, long_words=["zho", "cni"])

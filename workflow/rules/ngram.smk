@@ -109,6 +109,7 @@ rule word_sweep_decisions:
         "../../envs/kenlm.yaml"
     params:
         without_spaces=config["word_ngram"]["languages_without_spaces"],
+        long_words=config["word_ngram"]["long_word_languages"],
         max_chars_per_token=config["word_ngram"]["max_chars_per_token"],
         source=CONFIG_SOURCE,
     script:

@@ -17,7 +17,8 @@ def main(snakemake):
         units = pl.concat([pl.read_parquet(f, columns=["corpus", "language", "split", "text"])
                            for f in snakemake.input.units])
         try:
-            table = word_sweep_decisions(units, p.without_spaces, p.max_chars_per_token, p.source)
+            table = word_sweep_decisions(units, p.without_spaces, p.max_chars_per_token, p.source,
+                                         long_words=p.long_words)
         except InputError as err:
             logging.error("%s", err)
             raise

@@ -328,11 +328,12 @@ def check_language_lists(config: dict, source: str, languages: list,
         return
     every = {row.language for row in languages}
     word = config.get("word_ngram") or {}
-    unknown = [lang for lang in word.get("languages_without_spaces") or [] if lang not in every]
-    if unknown:
-        raise InputError(f"field 'word_ngram.languages_without_spaces': {unknown} are no language "
-                         f"of the language sheet, so the list would change nothing (misspelt?); "
-                         f"expected ids among {sorted(every)}", path=source)
+    for key in ("languages_without_spaces", "long_word_languages"):
+        unknown = [lang for lang in word.get(key) or [] if lang not in every]
+        if unknown:
+            raise InputError(f"field 'word_ngram.{key}': {unknown} are no language of the "
+                             f"language sheet, so the list would change nothing (misspelt?); "
+                             f"expected ids among {sorted(every)}", path=source)
     block = config.get("morphology") or {}
     unimorph = block.get("unimorph") or {}
     if not unimorph.get("enabled"):

@@ -48,37 +48,57 @@ def chars_per_whitespace_token(texts: Iterable[str]) -> float:
 
 
 def word_sweep_decisions(units: pl.DataFrame, without_spaces: Iterable[str],
-                         max_chars_per_token: float, source: str = "config") -> pl.DataFrame:
+                         max_chars_per_token: float, source: str = "config",
+                         long_words: Iterable[str] = ()) -> pl.DataFrame:
     """One row per (corpus, language) of ``units`` (the prepared units tables: corpus, language,
     split, text): its train split's ``chars_per_whitespace_token``, whether it gets the word sweep
     (``swept``: not listed in ``without_spaces``) and why.
 
+    ``long_words`` (``word_ngram.long_word_languages``) are written with spaces but have long
+    words (polysynthetic languages such as Asháninka, 10.5 characters per token): swept although
+    above ``max_chars_per_token``.
+
     Raises InputError, naming ``source`` (the config file), the key, each language and its
-    measured figure, if the list and the data disagree: a listed language at or below
-    ``max_chars_per_token``, an unlisted one above it, or a language without train tokens.
+    measured figure, if the lists and the data disagree: a language listed without spaces, or
+    with long words, at or below ``max_chars_per_token``, an unlisted one above it, one in both
+    lists, or a language without train tokens.
     """
-    without_spaces = set(without_spaces)
+    without_spaces, long_words = set(without_spaces), set(long_words)
     train = units.filter(pl.col("split") == "train")
     rows, errors = [], []
     for (corpus, language), part in train.group_by(["corpus", "language"], maintain_order=True):
         value = chars_per_whitespace_token(part["text"])
         listed = language in without_spaces
+        long = language in long_words
         where = f"corpus {corpus!r}, language {language!r}"
         if value != value:
             errors.append(f"{where}: no train tokens to measure")
+        elif listed and long:
+            errors.append(f"{where}: listed both in word_ngram.languages_without_spaces and in "
+                          f"word_ngram.long_word_languages; expected one of them at most")
+        elif long and value <= max_chars_per_token:
+            errors.append(
+                f"{where}: listed in word_ngram.long_word_languages, but its train split has "
+                f"{value:.2f} characters per whitespace token (<= max_chars_per_token "
+                f"{max_chars_per_token}): no exception is needed; remove it from the list")
         elif listed and value <= max_chars_per_token:
             errors.append(
                 f"{where}: listed in word_ngram.languages_without_spaces, but its train split has "
                 f"{value:.2f} characters per whitespace token (<= max_chars_per_token "
                 f"{max_chars_per_token}): written with spaces; remove it from the list")
-        elif not listed and value > max_chars_per_token:
+        elif not listed and not long and value > max_chars_per_token:
             errors.append(
                 f"{where}: its train split has {value:.2f} characters per whitespace token "
                 f"(> max_chars_per_token {max_chars_per_token}): written without spaces between "
-                f"words; add it to word_ngram.languages_without_spaces")
+                f"words; add it to word_ngram.languages_without_spaces (or, for a language "
+                f"written with spaces whose words are long, to word_ngram.long_word_languages)")
         if listed:
             reason = (f"no word sweep: written without spaces ({value:.2f} > "
                       f"{max_chars_per_token} characters per whitespace token)")
+        elif long:
+            reason = (f"word sweep: written with spaces, long words ({value:.2f} > "
+                      f"{max_chars_per_token} characters per whitespace token; "
+                      f"word_ngram.long_word_languages)")
         else:
             reason = (f"word sweep: written with spaces ({value:.2f} <= {max_chars_per_token} "
                       f"characters per whitespace token)")
