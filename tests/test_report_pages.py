@@ -361,6 +361,12 @@ def test_corpus_section_counts_dropped_units_per_translation():
                                                  "n_units": [10, 40]}),
                        dropped=dropped)
     html = corpus_section(inp)
+    # as read_dropped gives a table of units: shared (every drop in every language)
+    shared = corpus_section(ReportInputs(
+        bpu=_models(), models=_models(), sheet=sheet, settings={},
+        bootstrap=BootstrapSettings(1000, 0, 0.95), unit_counts=inp.unit_counts,
+        dropped=dropped.with_columns(dropped_in=pl.lit("every language"))))
+    assert shared == html
     # 5 distinct units (14 is dropped by two translations); 50 kept; most placeholders first,
     # then by code; the language shown where the sheet has the translation.
     assert "bible: 5 units dropped in every language together; 50 aligned units kept." in html
@@ -471,3 +477,15 @@ def test_answer_says_what_the_wider_corpus_changes():
     # a corpus with no more languages than the answer's adds no such sentence
     assert not [s for s in answer_sentences(models, names, "nt", other_corpora=("bible",))
                 if s.startswith("At ")]
+
+
+def test_answer_says_when_neither_extreme_is_in_the_wider_corpus():
+    wide = {"eng": (1.0, 1.2), "deu": (2.0, 2.5), "quc": (5.0, 1.0), "cop": (0.5, 1.0)}
+    narrow = {"fra": (1.0, 1.2), "kor": (3.0, 2.0), "tur": (4.0, 3.0)}
+    models = pl.concat([_models("bible", bpec=narrow), _models("nt", bpec=wide, n_units=50)])
+    said = [s for s in answer_sentences(models, {}, "bible", other_corpora=("nt",))
+            if s.startswith("At 4 languages")]
+    assert said == [
+        "At 4 languages (nt, 50 test units; 0 of them also in bible), kenlm-char-o5 / char finds "
+        "quc hardest (BPEC 5.000) and cop easiest (0.500); neither bible's hardest under it (tur) "
+        "nor its easiest (fra) is among nt's languages."]

@@ -485,7 +485,9 @@ def compare(difficulty: pl.DataFrame, matches: pl.DataFrame, published: pl.DataF
             rho = low = high = None
             if len(names) >= 3:
                 rho, low, high = spearman_interval(ours, theirs, settings)
-            where = " ".join(str(v) for v in key.values())
+            where = (f"{key['corpus']}, {key['model']} / {key['tokenizer']}"
+                     if {"corpus", "model", "tokenizer"} <= set(key)
+                     else " ".join(str(v) for v in key.values()))
             if rho is None:
                 text = (f"{where}: {len(names)} language(s) whose Bible is theirs "
                         f"({', '.join(names) or 'none'}): too few for a rank correlation "

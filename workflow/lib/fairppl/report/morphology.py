@@ -180,9 +180,10 @@ def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
     return out
 
 
-def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
+def predictor_grid(predictors: pl.DataFrame, response: str, corpus: str | None = None) -> str:
     """One row per predictor, one column per model: Spearman's rho with ``response`` (adjusted
-    p, languages), grouped by segmentation family."""
+    p, languages), grouped by segmentation family; ``predictors`` of one corpus (named in the
+    caption when given)."""
     data = _labelled(predictors.filter(pl.col("response") == response))
     if not data.height:
         return ""
@@ -195,7 +196,8 @@ def predictor_grid(predictors: pl.DataFrame, response: str) -> str:
     wide = data.sort("family", "model").pivot(on="column", index="predictor", values="cell")
     return html_table(wide, {"predictor": "property of the language", **{
         c: "Spearman's rho (BH-adjusted p, languages)" for c in wide.columns[1:]}},
-        caption=f"What predicts {response} across languages, per model")
+        caption=f"What predicts {response} across {corpus + ' ' if corpus else ''}languages, "
+                f"per model")
 
 
 #: The significance level the report's words use for adjusted p-values.
@@ -466,8 +468,10 @@ def mielke_bible_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -
         return []
     rows = _have(tables, "mielke_bible_rows")
     matched = sorted(set(rows["translation"])) if rows is not None else []
-    first = summary.row(0, named=True)
-    spread = (f"their difficulties on these languages spread by a standard deviation of "
+    # the spread of their difficulties over the most languages any model matched
+    first = summary.sort("n_matched", descending=True, maintain_order=True).row(0, named=True)
+    spread = (f"their difficulties on the {first['n_matched']} languages matched in "
+              f"{first.get('corpus', 'the corpus')} spread by a standard deviation of "
               f"{first['their_sd_bpe']:.3f} (BPE) and {first['their_sd_char']:.3f} (character)"
               f", and their own two models differ by {first['their_models_mean_abs_diff']:.3f}"
               f" on average" if first["their_sd_bpe"] is not None else "")
@@ -522,8 +526,14 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "(Benjamini-Hochberg). Cells: Spearman's rho (adjusted p, languages); the full "
             "table with Pearson's r and BPEC as the response is "
             "results/tables/difficulty_predictors.csv.", "note"))
-        parts.extend(_p(s, "answer") for s in predictor_sentences(predictors, "difficulty"))
-        parts.append(predictor_grid(predictors, "difficulty"))
+        corpora = (predictors["corpus"].unique(maintain_order=True).to_list()
+                   if "corpus" in predictors.columns else [None])
+        for corpus in corpora:
+            part = predictors if corpus is None else predictors.filter(corpus=corpus)
+            where = f"{corpus}: " if len(corpora) > 1 else ""
+            parts.extend(_p(where + s, "answer")
+                         for s in predictor_sentences(part, "difficulty"))
+            parts.append(predictor_grid(part, "difficulty", corpus if where else None))
     fairness = _have(tables, "fairness")
     if fairness is not None:
         parts.append(subsection("fairness", "Fairness"))
@@ -535,8 +545,14 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "A tokenizer's premium (Petrov et al. 2023) is how many more tokens a language "
             "needs than English for the same content; with a tokenizer trained per language "
             "it mixes the tokenizer and the writing system.", "note"))
-        wide = (_labelled(premium).pivot(on="model", index="language", values="premium"))
-        parts.append(_table(wide, "Tokens relative to English on the same units (premium)",
-                            names, headers={c: "premium (ratio; English = 1)"
-                                            for c in wide.columns[1:]}))
+        corpora = (premium["corpus"].unique(maintain_order=True).to_list()
+                   if "corpus" in premium.columns else [None])
+        for corpus in corpora:
+            part = premium if corpus is None else premium.filter(corpus=corpus)
+            wide = _labelled(part).pivot(on="model", index="language", values="premium")
+            where = f"{corpus}: t" if len(corpora) > 1 else "T"
+            parts.append(_table(wide, f"{where}okens relative to English on the same units "
+                                f"(premium)", names,
+                                headers={c: "premium (ratio; English = 1)"
+                                         for c in wide.columns[1:]}))
     return parts

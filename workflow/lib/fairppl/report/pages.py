@@ -389,11 +389,17 @@ def _own_dropped_sentence(corpus: str, part: pl.DataFrame) -> str:
 
 
 def _dropped_sentence(corpus: str, part: pl.DataFrame, n_kept: int | None,
-                      sheet: pl.DataFrame) -> str:
-    """One paragraph on a corpus's dropped units (the table of fairppl.corpus.align.find_dropped)."""
-    from ..corpus.align import DROPPED_IN
+                      sheet: pl.DataFrame, units: str | None = None) -> str:
+    """One paragraph on a corpus's dropped units (the table of fairppl.corpus.align.find_dropped);
+    ``units``: the corpus's ``units`` setting (None: read from the table, where a drop that
+    applies in some languages only marks ``units: own``)."""
+    from ..corpus.align import DROPPED_IN, EVERY_LANGUAGE
 
-    if DROPPED_IN in part.columns and part[DROPPED_IN].drop_nulls().len():
+    if units is None:
+        units = "own" if DROPPED_IN in part.columns and part.filter(
+            pl.col(DROPPED_IN).is_not_null() & (pl.col(DROPPED_IN) != EVERY_LANGUAGE)).height \
+            else "shared"
+    if units == "own":
         return _own_dropped_sentence(corpus, part)
     language = {}
     if {"corpus", "source_id", "language"} <= set(sheet.columns):
@@ -443,7 +449,9 @@ def corpus_section(inp: ReportInputs) -> str | None:
         kept = dict(inp.unit_counts.group_by("corpus").agg(pl.col("n_units").sum()).rows())
     if inp.dropped is not None and inp.dropped.height:
         for (corpus,), part in inp.dropped.group_by("corpus", maintain_order=True):
-            parts.append(_p(_dropped_sentence(corpus, part, kept.get(corpus), inp.sheet)))
+            units = (inp.settings.get("corpora", {}).get(corpus) or {}).get("units")
+            parts.append(_p(_dropped_sentence(corpus, part, kept.get(corpus), inp.sheet,
+                                              units or None)))
     return _section("corpus", "Corpus", "\n".join(parts)) if parts else None
 
 

@@ -322,12 +322,16 @@ def breadth_sentences(table: pl.DataFrame, corpus: str, ref: str, other_corpora,
                     else f"is not among its languages")
         hardest, easiest = main["language"][0], main["language"][-1]
         units = describe_units_of(rows)
+        if hardest in order or easiest in order:
+            placed = (f"{corpus}'s hardest under it, {name(hardest)}, {where(hardest)}, and its "
+                      f"easiest, {name(easiest)}, {where(easiest)}")
+        else:
+            placed = (f"neither {corpus}'s hardest under it ({name(hardest)}) nor its easiest "
+                      f"({name(easiest)}) is among {other}'s languages")
         out.append(
             f"At {len(order)} languages ({other}, {units}; {len(shared)} of them also in "
             f"{corpus}), {ref} finds {name(top['language'])} hardest (BPEC {top['bpec']:.3f}) "
-            f"and {name(bottom['language'])} easiest ({bottom['bpec']:.3f}); {corpus}'s "
-            f"hardest under it, {name(hardest)}, {where(hardest)}, and its easiest, "
-            f"{name(easiest)}, {where(easiest)}.")
+            f"and {name(bottom['language'])} easiest ({bottom['bpec']:.3f}); {placed}.")
     return out
 
 
