@@ -55,7 +55,7 @@ def flores_body(tables: dict[str, pl.DataFrame], figures: dict[str, str], figure
               if c.endswith(f" bits relative to {ENGLISH} (ratio)")]
     scored = [int(table[f"{m} sentences scored (count)"].max()) for m in models]
     parts = [_p(
-        f"The {table.height} FLORES-200 codes analysed say the same {table['sentences (count)'][0]}"
+        f"The {table.height} FLORES-200 codes analysed say the same {table['sentences (count)'][0]:,}"
         f" sentences (dev then devtest), so counts of any unit compare languages on identical "
         f"content. A code's premium is its count over English's ({ENGLISH}): the token premium "
         f"of Petrov et al. (2023), each sentence encoded alone, as the study's models score "
