@@ -91,6 +91,17 @@ def make_workdir(path: Path, config_dir: Path) -> Path:
     return path
 
 
+def merge_config(base: dict, over: dict) -> dict:
+    """``over`` merged into ``base`` as Snakemake merges a --configfile: maps key by key, other
+    values (lists included) replaced whole."""
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge_config(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
 @pytest.fixture(scope="session")
 def wide_plan(tmp_path_factory) -> subprocess.CompletedProcess:
     """One dry run of the wide profile (config/wide merged over config/config.yaml) in a copy of

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import ROOT, make_workdir, snakemake
+from conftest import ROOT, merge_config
 from fairppl.config.settings import check_config
 from fairppl.config.sheet import read_language_sheet
 from fairppl.core.errors import InputError
@@ -256,21 +256,10 @@ def test_without_the_english_reference_database_it_is_refused(tmp_path):
 # Config: english_from, archive_name, the wide profile
 # --------------------------------------------------------------------------------------------
 
-def _merge(base: dict, over: dict) -> dict:
-    """``over`` merged into ``base`` as Snakemake merges config files: maps key by key, other
-    values (lists included) replaced whole."""
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict):
-            _merge(base[key], value)
-        else:
-            base[key] = value
-    return base
-
-
 def wide_config() -> dict:
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     wide = yaml.safe_load((ROOT / "config" / "wide" / "config.yaml").read_text(encoding="utf-8"))
-    return _merge(config, wide)
+    return merge_config(config, wide)
 
 
 def test_english_from_is_checked_at_start_up():

@@ -355,18 +355,11 @@ def test_yaml_block(path, line, text):
         unknown = sorted(set(data.get("set-resources") or {}) - _rule_names())
         assert not unknown, f"{where}: set-resources names no rule of the workflow: {unknown}"
     elif set(data) <= set(default):
+        from conftest import merge_config
         from fairppl.config.settings import check_config
 
-        def merge(base: dict, over: dict) -> dict:  # as Snakemake merges a --configfile
-            for key, value in over.items():
-                if isinstance(value, dict) and isinstance(base.get(key), dict):
-                    merge(base[key], value)
-                else:
-                    base[key] = value
-            return base
-
         schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-        check_config(merge(copy.deepcopy(default), data), str(schema), where)
+        check_config(merge_config(copy.deepcopy(default), data), str(schema), where)
     else:
         pytest.fail(f"{where}: neither a profile nor a config fragment: keys {sorted(data)}")
 

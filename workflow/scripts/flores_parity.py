@@ -9,7 +9,6 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import polars as pl  # noqa: E402
 
 from fairppl.core.io import write_table  # noqa: E402
 from fairppl.corpus.flores import ENGLISH, petrov_text, read_flores  # noqa: E402
