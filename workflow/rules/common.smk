@@ -47,7 +47,12 @@ from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
 from fairppl.lm.precision import check_dtype, marginal_runs_pretrained
 from fairppl.lm.pretrained import resolve_model
-from fairppl.config.settings import check_config, check_flores, check_references, config_source
+from fairppl.config.settings import (
+    check_config,
+    check_flores,
+    check_references,
+    config_source,
+)
 from fairppl.shannon.players import check_players
 from fairppl.config.stages import (
     check_language_lists,

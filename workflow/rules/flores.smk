@@ -79,7 +79,9 @@ rule flores_bits:
 rule flores_tables:
     input:
         parity="results/flores/parity.csv",
-        bits=lambda wc: expand("results/flores/bits/{model}.parquet", model=flores_models()),
+        bits=lambda wc: expand(
+            "results/flores/bits/{model}.parquet", model=flores_models()
+        ),
         petrov_counts=str(PUBLISHED / "petrov2023_token_counts.csv"),
         petrov_map=str(PUBLISHED / "petrov2023_flores_language_map.csv"),
         arnett=str(PUBLISHED / "byte_premium_arnett2024_flores.tsv"),

@@ -196,7 +196,9 @@ rule difficulty_table:
 rule fairness_table:
     input:
         scores=difficulty_score_files(),
-        units=expand("results/corpus/{corpus}/units.parquet", corpus=difficulty_corpora()),
+        units=expand(
+            "results/corpus/{corpus}/units.parquet", corpus=difficulty_corpora()
+        ),
     output:
         csv=report(
             "results/tables/fairness.csv",

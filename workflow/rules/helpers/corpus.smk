@@ -20,13 +20,16 @@ def corpus_character_maps(wildcards):
 def prepare_spec(wildcards):
     """The (resolved) config block of the corpus in ``wildcards`` less `common_min_share`, which
     the preparation reads from the config (it only checks that the common unit set is not
-    empty): changing it re-runs the tables (bpu_table), not the corpus and its models."""
+    empty): changing it re-runs the tables (bpu_table), not the corpus and its models.
+    """
     return {k: v for k, v in corpus_spec(wildcards).items() if k != "common_min_share"}
 
 
 def common_min_shares():
     """corpus -> its `common_min_share` (absent: 0), for every enabled corpus."""
-    return {c: float(config["corpora"][c].get("common_min_share") or 0) for c in ENABLED}
+    return {
+        c: float(config["corpora"][c].get("common_min_share") or 0) for c in ENABLED
+    }
 
 
 def english_language(wildcards):

@@ -37,7 +37,8 @@ def flores_model_folder(wildcards):
 
 def flores_spm_models():
     """The study's SentencePiece models of `flores.spm_corpus`, one per language and tokenizer
-    (each counts its language's FLORES code; a language FLORES lacks is skipped with a note)."""
+    (each counts its language's FLORES code; a language FLORES lacks is skipped with a note).
+    """
     corpus = config["flores"].get("spm_corpus")
     if not corpus:
         return []

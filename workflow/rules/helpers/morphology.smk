@@ -64,7 +64,9 @@ def difficulty_corpora():
 
 def difficulty_score_files():
     """The open-vocabulary score tables of the difficulty corpora."""
-    return [path for corpus in difficulty_corpora() for path in open_score_files(corpus)]
+    return [
+        path for corpus in difficulty_corpora() for path in open_score_files(corpus)
+    ]
 
 
 def permutation_settings():
