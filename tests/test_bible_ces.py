@@ -394,6 +394,16 @@ def test_difficulty_corpora_and_vocab_reduction_lists_are_checked():
     with pytest.raises(InputError, match=r"field 'tokenizers.allow_vocab_reduction\[1\]': "
                                          r"'udhr' gets no tokenizers, so it would be ignored"):
         check_config(bad, SCHEMA, "config/wide/config.yaml")
+    bad = wide_config()
+    bad["morphology"]["difficulty_corpora"] = ["bible"]
+    with pytest.raises(InputError, match=r"'morphology.difficulty_corpora\[0\]': 'bible' is "
+                                         r"morphology.corpus, whose difficulty model"):
+        check_config(bad, SCHEMA, "config/wide/config.yaml")
+    bad = wide_config()
+    bad["corpora"]["bible"]["common_min_share"] = 0.5
+    with pytest.raises(InputError, match=r"field 'corpora.bible.common_min_share': 0.5 on a "
+                                         r"corpus with units: shared, .* so it would be ignored"):
+        check_config(bad, SCHEMA, "config/wide/config.yaml")
     bad["tokenizers"]["allow_vocab_reduction"] = "yes"
     with pytest.raises(InputError, match=r"allow_vocab_reduction"):
         check_config(bad, SCHEMA, "config/wide/config.yaml")

@@ -25,8 +25,8 @@ from fairppl.report.flores import family_summary, flores_body
 from fairppl.report.pages import figure
 from fairppl.stats.bootstrap import BootstrapSettings, resample_counts
 from fairppl.lm.flores_table import code_info, code_table, rank_table, token_premium
-from fairppl.tokenizers.parity import (MEASURES, column, parity_table, petrov_comparison,
-                                       read_petrov)
+from fairppl.tokenizers.parity import (MEASURES, column, flores_codes, parity_table,
+                                       petrov_comparison, read_petrov)
 from test_parity import FILES, _archive
 
 ENG = "eng_Latn"
@@ -296,6 +296,12 @@ def test_the_flores_block_is_checked_at_start_up(change, message):
     assert str(err.value).startswith("c.yaml: ") and message in str(err.value)
     config = yaml.safe_load(yaml.safe_dump(BASE))
     check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml")  # the base passes
+    config["flores"]["codes"] = ["deu_Latn", "deu_Latm"]
+    with pytest.raises(InputError, match=r"c.yaml: field 'flores.codes\[1\]': 'deu_Latm' is "
+                                         r"not one of the 204 FLORES-200 codes.*deu_Latn"):
+        check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml",
+                     flores_codes(ROOT / "resources" / "published"))
+    assert len(flores_codes(ROOT / "resources" / "published")) == 204
     config["flores"]["enabled"] = False
     config["flores"]["models"] = ["gpt9"]
     check_flores(config, ["lm"], [], "c.yaml")  # off: not read

@@ -47,6 +47,7 @@ from fairppl.core.text import check_character_maps, language_character_map
 from fairppl.core.integrity import forget, repair
 from fairppl.lm.precision import check_dtype, marginal_runs_pretrained
 from fairppl.lm.pretrained import resolve_model
+from fairppl.tokenizers.parity import flores_codes
 from fairppl.config.settings import (
     check_config,
     check_flores,
@@ -118,6 +119,7 @@ try:
         [row.model for row in MODELS],
         [r for r in LANGUAGES if config["corpora"][r.corpus].get("enabled", True)],
         CONFIG_SOURCE,
+        flores_codes(PUBLISHED) if config.get("flores", {}).get("enabled") else None,
     )
     # each player's files of shannon.players, as the play server checks them (a cut last
     # line is refused, naming the command that repairs it)

@@ -355,6 +355,19 @@ def check_config(config: dict, schema_path: str, source: str) -> None:
     check_neural_shape(config, source)
     check_difficulty_corpora(config, source)
     check_vocab_reduction(config, source)
+    check_common_min_share(config, source)
+
+
+def check_common_min_share(config: dict, source: str) -> None:
+    """``common_min_share`` above 0 only on a corpus with ``units: own``: under ``shared`` every
+    language keeps the same units, so the share could leave none out and would be ignored."""
+    for corpus, spec in config.get("corpora", {}).items():
+        share = spec.get("common_min_share") or 0
+        if share and spec.get("units", "shared") != "own":
+            raise InputError(f"field 'corpora.{corpus}.common_min_share': {share:g} on a corpus "
+                             f"with units: {spec.get('units', 'shared')}, where every language "
+                             f"keeps the same units, so it would be ignored; expected it only "
+                             f"with units: own", path=source)
 
 
 def check_vocab_reduction(config: dict, source: str) -> None:
@@ -377,7 +390,12 @@ def check_difficulty_corpora(config: dict, source: str) -> None:
     and the fairness summary need its scores)."""
     corpora = config.get("corpora", {})
     enabled = sorted(c for c, s in corpora.items() if s.get("enabled", True))
-    for i, name in enumerate((config.get("morphology") or {}).get("difficulty_corpora", [])):
+    block = config.get("morphology") or {}
+    for i, name in enumerate(block.get("difficulty_corpora", [])):
+        if name == block.get("corpus", "bible"):
+            raise InputError(f"field 'morphology.difficulty_corpora[{i}]': {name!r} is "
+                             f"morphology.corpus, whose difficulty model and fairness summary "
+                             f"run anyway; expected other corpora only", path=source)
         if name not in enabled:
             raise InputError(f"field 'morphology.difficulty_corpora[{i}]': {name!r} is not an "
                              f"enabled corpus, so it would have no scores to fit; expected one "
@@ -500,10 +518,12 @@ def check_references(config: dict, languages: list, source: str) -> None:
                              f"them in tokenizers.corpora too", path=source)
 
 
-def check_flores(config: dict, models: list[str], languages: list, source: str) -> None:
+def check_flores(config: dict, models: list[str], languages: list, source: str,
+                 codes: list[str] | None = None) -> None:
     """The ``flores`` block, where it is enabled: ``corpus`` names a corpora entry of type url
     with format tar_lines and a sha256 (the archive read, enabled or not); every ``models``
-    entry is a pretrained LM of the model sheet (``models``: its ids); ``spm_corpus`` is a corpus
+    entry is a pretrained LM of the model sheet (``models``: its ids); every ``codes`` entry is
+    one of ``codes`` (the FLORES-200 codes, where given); ``spm_corpus`` is a corpus
     the ``tokenizers`` block trains, with rows of an enabled corpus in the sheet (``languages``:
     those rows). Off, it is not read,
     and nothing is checked."""
@@ -527,6 +547,15 @@ def check_flores(config: dict, models: list[str], languages: list, source: str) 
     if unknown:
         raise InputError(f"field 'flores.models': {unknown} are not in the model sheet; "
                          f"expected ids among {sorted(models)}", path=source)
+    if codes is not None:
+        import difflib
+
+        for i, code in enumerate(block.get("codes") or []):
+            if code not in codes:
+                close = difflib.get_close_matches(code, codes, n=3)
+                raise InputError(f"field 'flores.codes[{i}]': {code!r} is not one of the 204 "
+                                 f"FLORES-200 codes, so its job would fail; expected a code such "
+                                 f"as {', '.join(close or sorted(codes)[:3])}", path=source)
     spm = block.get("spm_corpus")
     if spm is not None:
         trained = config.get("tokenizers", {}).get("corpora", [])

@@ -267,6 +267,15 @@ def read_petrov(counts_csv: str | os.PathLike, map_csv: str | os.PathLike
         return out
 
 
+def flores_codes(published: str | os.PathLike) -> list[str]:
+    """The 204 FLORES-200 codes, from Petrov et al.'s language map in the folder ``published``
+    (resources/published: ``petrov2023_flores_language_map.csv``)."""
+    with open(Path(published) / "petrov2023_flores_language_map.csv", encoding="utf-8",
+              newline="") as handle:
+        rows = list(csv.reader(handle, skipinitialspace=True))
+    return sorted(cells[1].strip() for cells in rows[1:] if len(cells) == 2)
+
+
 def petrov_comparison(table: pl.DataFrame, petrov: dict[str, dict[str, str]]) -> pl.DataFrame:
     """Our counts of Petrov's text (:func:`parity_table`) beside their published ones
     (:func:`read_petrov`): one row per code both have and measure of :data:`PETROV_COLUMNS`
