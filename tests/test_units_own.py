@@ -391,18 +391,12 @@ def test_bad_values_are_refused_at_start_up():
 
 
 def test_language_differences_fall_back_to_the_common_units():
-    """bpu_table.py: a model whose languages scored different units (units: own) gets its
-    adjacent-language differences on the common units; the others keep all their units."""
-    import importlib.util
-
-    from conftest import ROOT
-    from fairppl.stats.bootstrap import BootstrapSettings
+    """fairppl.stats.bootstrap.language_differences (bpu_table.py's): a model whose languages
+    scored different units (units: own) gets its adjacent-language differences on the common
+    units; the others keep all their units."""
+    from fairppl.stats.bootstrap import BootstrapSettings, language_differences
     from fairppl.stats.metrics import english_char_counts
 
-    spec = importlib.util.spec_from_file_location(
-        "bpu_table", ROOT / "workflow" / "scripts" / "bpu_table.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
     ids = [f"u{i}" for i in range(1, 7)]
     scores = pl.concat([_score("eng", ids, bits=2.0), _score("a", ids[:5], bits=3.0),
                         _score("b", ids[1:], bits=5.0)])
@@ -410,7 +404,7 @@ def test_language_differences_fall_back_to_the_common_units():
                                text="abcd", english_reference=True) for u in ids])
     common = on_common_units(scores)
     settings = BootstrapSettings(replicates=20, seed=0, level=0.9)
-    table = script.language_differences(scores, common, english_char_counts(units), settings)
+    table = language_differences(scores, common, english_char_counts(units), settings)
     # On u2-u5 (4 units of 4 English characters): b 5/4, a 3/4, eng 2/4 bits per character.
     assert table.select("language", "next_language", "n_units", "bpec_difference").rows() == [
         ("b", "a", 4, pytest.approx(0.5)), ("a", "eng", 4, pytest.approx(0.25))]

@@ -12,7 +12,7 @@ import polars as pl
 from fairppl.stats.bootstrap import (
     BootstrapSettings,
     interval_table,
-    paired_language_differences,
+    language_differences,
     paired_model_differences,
     with_intervals,
 )
@@ -47,18 +47,6 @@ def common_min_shares(snakemake) -> dict[str, float]:
         return dict(given)
     return {name: float(spec.get("common_min_share") or 0)
             for name, spec in snakemake.config["corpora"].items()}
-
-
-def language_differences(scores, common_scores, english, settings):
-    """paired_language_differences on every unit each model scored; for the (corpus, split,
-    model, tokenizer) whose languages scored different units (skipped there), on the common
-    units instead (the n_units column says how many)."""
-    keys = ["corpus", "split", "model", "tokenizer"]
-    first = paired_language_differences(scores, english, settings)
-    rest = common_scores.join(first.select(keys).unique(), on=keys, how="anti")
-    if not rest.height:
-        return first
-    return pl.concat([first, paired_language_differences(rest, english, settings)])
 
 
 def main(snakemake):

@@ -10,11 +10,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from fairppl.core.io import write_table  # noqa: E402
-from fairppl.corpus.flores import ENGLISH, read_flores  # noqa: E402
-from fairppl.corpus.readers import evenly_spaced  # noqa: E402
+from fairppl.corpus.flores import read_flores, with_english  # noqa: E402
 from fairppl.lm.cache import load_lm  # noqa: E402
-from fairppl.lm.flores_bits import sentence_table  # noqa: E402
-from fairppl.lm.goldfish import sample_sentences  # noqa: E402
+from fairppl.lm.flores_bits import sample, sentence_table  # noqa: E402
 
 
 def main(snakemake):
@@ -23,17 +21,13 @@ def main(snakemake):
     settings = snakemake.params.settings
     model_id = snakemake.wildcards.model
     codes = settings["codes"]
-    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    wanted = with_english(codes)
     files = read_flores(snakemake.input.archive, settings["sha256"], wanted)
-    sentences = sample_sentences(files, settings["sentences"])
-    total = len(next(iter(sentences.values())))
-    n_lines = sum(len(text.rstrip("\n").split("\n")) for text in files[ENGLISH])
-    indices = evenly_spaced(n_lines, settings["sentences"])
-    assert len(indices) == total
+    sentences, indices = sample(files, settings["sentences"])
     model, tokenizer = load_lm(snakemake.input.model, dtype=snakemake.params.dtype)
     start = settings["start_tokens"].get(model_id)
     logging.info("%s: %d codes x %d sentences (start token %r)", model_id, len(sentences),
-                 total, start)
+                 len(indices), start)
     table = sentence_table(model_id, model, tokenizer, sentences, indices, start_token=start,
                            batch_size=snakemake.params.batch_size, progress=True)
     logging.info("%d sentences scored; %d not lossless, %d cut at Goldfish's 511 tokens",

@@ -11,7 +11,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 from fairppl.core.io import write_table  # noqa: E402
-from fairppl.corpus.flores import ENGLISH, petrov_text, read_flores  # noqa: E402
+from fairppl.corpus.flores import petrov_text, read_flores, with_english  # noqa: E402
 from fairppl.tokenizers import byte_premium  # noqa: E402
 from fairppl.tokenizers.parity import (  # noqa: E402
     cl100k_base, hf_counter, load_hf_tokenizer, parity_table, petrov_comparison, r50k_base,
@@ -22,7 +22,7 @@ def main(snakemake):
     logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, format="%(message)s")
     settings = snakemake.params.settings
     codes = settings["codes"]
-    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    wanted = with_english(codes)
     files = read_flores(snakemake.input.archive, settings["sha256"], wanted)
     logging.info("%d FLORES-200 codes read from %s", len(files), snakemake.input.archive)
     threads = snakemake.threads

@@ -41,6 +41,12 @@ def sha256_of(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def with_english(codes: list[str] | None) -> list[str] | None:
+    """``codes`` with English (:data:`ENGLISH`) added, the reference of every premium, sorted;
+    None (every code) stays None."""
+    return None if codes is None else sorted(set(codes) | {ENGLISH})
+
+
 def read_flores(archive: str | os.PathLike, sha256: str = FLORES200_SHA256,
                 codes: list[str] | None = None) -> dict[str, tuple[str, str]]:
     """``{code: (dev, devtest)}``: the whole text of each code's two files (UTF-8, as stored,

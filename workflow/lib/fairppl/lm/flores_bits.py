@@ -41,6 +41,22 @@ CODE_COLUMNS = ("code", "model", "sentences (count)", "bits per sentence (bits)"
                 f"bits relative to {ENGLISH} high (ratio)")
 
 
+def sample(files: dict[str, tuple[str, str]], n: int | None
+           ) -> tuple[dict[str, list[str]], list[int]]:
+    """``({code: its sampled lines, stripped}, their positions in dev + devtest)``: ``n``
+    evenly spaced sentences of every code of ``files`` (:func:`fairppl.corpus.flores.read_flores`),
+    the same positions in every code (:func:`fairppl.lm.goldfish.sample_sentences`); None: all."""
+    from ..corpus.readers import evenly_spaced
+    from .goldfish import sample_sentences
+
+    sentences = sample_sentences(files, n)
+    n_lines = {len("".join(pair).rstrip("\n").split("\n")) for pair in files.values()}
+    if len(n_lines) != 1:
+        raise InputError(f"FLORES-200 codes with {sorted(n_lines)} lines: expected the same "
+                         f"sentences in every code")
+    return sentences, evenly_spaced(n_lines.pop(), n)
+
+
 def sentence_table(model_id: str, model, tokenizer, sentences: dict[str, list[str]],
                    indices: list[int], *, start_token: str | None = None,
                    batch_size: int = 16, progress: bool = False) -> pl.DataFrame:

@@ -190,6 +190,20 @@ MODEL_DIFFERENCE_COLUMNS = {
 }
 
 
+def language_differences(scores: pl.DataFrame, common_scores: pl.DataFrame,
+                         english: pl.DataFrame, settings: BootstrapSettings) -> pl.DataFrame:
+    """:func:`paired_language_differences` on every unit each model scored; for a (corpus,
+    split, model, tokenizer) whose languages scored different units (skipped there: a corpus
+    with units: own), on ``common_scores``, the common unit set, instead (its n_units says how
+    many)."""
+    keys = ["corpus", "split", "model", "tokenizer"]
+    first = paired_language_differences(scores, english, settings)
+    rest = common_scores.join(first.select(keys).unique(), on=keys, how="anti")
+    if not rest.height:
+        return first
+    return pl.concat([first, paired_language_differences(rest, english, settings)])
+
+
 def paired_model_differences(scores: pl.DataFrame, english: pl.DataFrame,
                              settings: BootstrapSettings) -> pl.DataFrame:
     """For every (corpus, split, language) of open-vocabulary per-unit ``scores`` that are

@@ -58,7 +58,7 @@ import polars as pl
 
 from ..core.errors import InputError
 from ..core.io import atomic_path
-from ..corpus.flores import ENGLISH, FLORES200_SHA256, petrov_text, read_flores
+from ..corpus.flores import ENGLISH, FLORES200_SHA256, petrov_text, read_flores, with_english
 
 #: GPT-2's pre-tokenization: English contractions, a letter run, a digit run or a run of other
 #: non-space characters (each with one optional leading space), then whitespace (a run that
@@ -218,7 +218,7 @@ def write_parity(archive: str | os.PathLike, out: str | os.PathLike, sha256: str
     """Read FLORES-200 from ``archive`` (checked against ``sha256``; None: the digest of the
     copy the study knows), build Petrov's text of each code (``codes``: None for all, English
     always added), write the parity table to ``out`` as CSV (atomically) and return it."""
-    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    wanted = with_english(codes)
     files = read_flores(archive, sha256 or FLORES200_SHA256, wanted)
     table = parity_table({code: petrov_text(*pair) for code, pair in files.items()},
                          ENGLISH, threads=threads)
@@ -480,7 +480,7 @@ def write_study_table(archive: str | os.PathLike, out: str | os.PathLike,
     """Read FLORES-200 (as :func:`write_parity`), build :func:`study_table` with
     :func:`study_counters` (``where``: its folders and names), write it to ``out`` as CSV
     (atomically); return it and the notes."""
-    wanted = None if codes is None else sorted(set(codes) | {ENGLISH})
+    wanted = with_english(codes)
     files = read_flores(archive, sha256 or FLORES200_SHA256, wanted)
     counters, notes = study_counters(codes=list(files), threads=threads, **where)
     table = study_table(files, counters)
