@@ -14,8 +14,7 @@ from fairppl.core.io import write_table  # noqa: E402
 from fairppl.corpus.flores import petrov_text, read_flores, with_english  # noqa: E402
 from fairppl.tokenizers import byte_premium  # noqa: E402
 from fairppl.tokenizers.parity import (  # noqa: E402
-    cl100k_base, hf_counter, load_hf_tokenizer, parity_table, petrov_comparison, r50k_base,
-    read_petrov, spm_counters, study_table, tiktoken_counter)
+    parity_table, petrov_comparison, read_petrov, study_counters, study_table)
 
 
 def main(snakemake):
@@ -26,16 +25,13 @@ def main(snakemake):
     files = read_flores(snakemake.input.archive, settings["sha256"], wanted)
     logging.info("%d FLORES-200 codes read from %s", len(files), snakemake.input.archive)
     threads = snakemake.threads
-    counters = {"r50k_base": tiktoken_counter(r50k_base(), threads),
-                "cl100k_base": tiktoken_counter(cl100k_base(), threads)}
-    for model, folder in snakemake.params.folders.items():
-        counters[model] = hf_counter(load_hf_tokenizer(folder, model))
-    if snakemake.params.spm_dir and settings["spm_ids"]:
-        spm, notes = spm_counters(snakemake.params.spm_dir, snakemake.params.languages,
-                                  list(files), settings["spm_ids"], settings["spm_corpus"])
-        counters.update(spm)
-        for note in notes:
-            logging.info("note: %s", note)
+    folders = snakemake.params.folders
+    counters, notes = study_counters(
+        list(folders), folders=folders, tokenizers_dir=snakemake.params.spm_dir,
+        languages_tsv=snakemake.params.languages, codes=list(files),
+        spm_ids=settings["spm_ids"], corpus=settings["spm_corpus"] or "bible", threads=threads)
+    for note in notes:
+        logging.info("note: %s", note)
     table = study_table(files, counters)
     logging.info("parity: %d rows over %d tokenizers", table.height, len(counters))
     whole = parity_table({code: petrov_text(*pair) for code, pair in files.items()},

@@ -454,19 +454,22 @@ def study_table(files: dict[str, tuple[str, str]], counters: dict, reference: st
 def study_counters(models=STUDY_MODELS, models_dir: str | os.PathLike = "resources/models",
                    tokenizers_dir: str | os.PathLike | None = "results/tokenizers/bible",
                    languages_tsv: str | os.PathLike = "config/languages.tsv", codes=(),
-                   spm_ids=STUDY_SPM, threads: int = 2):
+                   spm_ids=STUDY_SPM, threads: int = 2, folders: dict | None = None,
+                   corpus: str = "bible"):
     """``(counters, notes)`` for :func:`study_table`: r50k_base, cl100k_base, the pretrained
-    ``models``' tokenizers (``<models_dir>/<model>/hf``; InputError naming a missing folder) and
-    the study's SentencePiece models found under ``tokenizers_dir`` (None: none; a missing folder
-    is a note, not an error: they exist once the default study has run)."""
+    ``models``' tokenizers (``folders``: model -> its folder, else ``<models_dir>/<model>/hf``;
+    InputError naming a missing folder) and the study's SentencePiece models of ``corpus``
+    found under ``tokenizers_dir`` (None: none; a missing folder is a note, not an error: they
+    exist once the default study has run)."""
+    folders = folders or {m: Path(models_dir) / m / "hf" for m in models}
     counters = {"r50k_base": tiktoken_counter(r50k_base(), threads),
                 "cl100k_base": tiktoken_counter(cl100k_base(), threads)}
     for model in models:
-        counters[model] = hf_counter(load_hf_tokenizer(Path(models_dir) / model / "hf", model))
+        counters[model] = hf_counter(load_hf_tokenizer(folders[model], model))
     notes = []
     if tokenizers_dir is not None:
         if Path(tokenizers_dir).is_dir():
-            spm, notes = spm_counters(tokenizers_dir, languages_tsv, codes, spm_ids)
+            spm, notes = spm_counters(tokenizers_dir, languages_tsv, codes, spm_ids, corpus)
             counters.update(spm)
         else:
             notes.append(f"no SentencePiece models: {tokenizers_dir} not found (the default "
