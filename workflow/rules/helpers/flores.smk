@@ -52,8 +52,8 @@ def flores_spm_models():
 
 def flores_settings():
     """What the FLORES-200 scripts read of the config: the archive's digest, the codes, the
-    models' start tokens (the model sheet's `bos`), the sample size and the SentencePiece
-    corpus's sheet rows."""
+    models' start tokens (the model sheet's `bos`), the sample size, the SentencePiece corpus
+    and its tokenizer ids (its languages' rows are read from the sheet by the script)."""
     block = config["flores"]
     spec = config["corpora"][block["corpus"]]
     corpus = block.get("spm_corpus")
@@ -64,11 +64,6 @@ def flores_settings():
         "sentences": block["sentences"],
         "spm_corpus": corpus,
         "spm_ids": spm_tokenizers() if corpus else [],
-        "spm_languages": [
-            {"language": r.language, "iso639_3": r.iso639_3, "script": r.script}
-            for r in STUDY_LANGUAGES
-            if r.corpus == corpus
-        ],
     }
 
 
