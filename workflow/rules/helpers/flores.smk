@@ -53,7 +53,8 @@ def flores_spm_models():
 def flores_settings():
     """What the FLORES-200 scripts read of the config: the archive's digest, the codes, the
     models' start tokens (the model sheet's `bos`), the sample size, the SentencePiece corpus
-    and its tokenizer ids (its languages' rows are read from the sheet by the script)."""
+    and its tokenizer ids (its languages' rows are read from the sheet by the script).
+    """
     block = config["flores"]
     spec = config["corpora"][block["corpus"]]
     corpus = block.get("spm_corpus")
