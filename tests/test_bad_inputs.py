@@ -1135,7 +1135,7 @@ def _(tmp):
     config = {"corpora": {"flores200": {"type": "url", "format": "tar_lines",
                                         "sha256": "0" * 64}},
               "flores": {"enabled": True, "corpus": "flores200", "models": ["gpt9"],
-                         "spm_corpus": None}}
+                         "spm_corpora": []}}
     return raised(check_flores, config, ["smollm2-135m"], [], str(tmp / "config.yaml")), \
         str(tmp / "config.yaml"), "flores.models"
 

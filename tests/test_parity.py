@@ -27,7 +27,8 @@ from fairppl.tokenizers.parity import (ENGLISH, GPT2_ENCODER_PATTERN, MEASURES, 
                                        STUDY_COLUMNS, STUDY_MODELS, WHOLE, _gpt2_data_dir,
                                        cl100k_base, column, flores_code, flores_sentences,
                                        hf_counter, load_hf_tokenizer, parity_table, r50k_base,
-                                       r50k_ranks, spm_counters, study_table, tiktoken_counter)
+                                       r50k_ranks, spm_counters, study_counters, study_table,
+                                       tiktoken_counter)
 
 #: A few codes of other scripts and tokenizer behaviour: spaceless scripts, right-to-left,
 #: Latin with diacritics, CJK.
@@ -329,8 +330,8 @@ def test_the_study_command_writes_the_tidy_table_and_notes_what_is_missing(tmp_p
                            "--tokenizers-dir", str(tmp_path / "none")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.strip() == (f"note: no SentencePiece models: {tmp_path / 'none'} not found"
-                                   f" (the default study trains them; run it first to add their "
+    assert proc.stderr.strip() == (f"note: no SentencePiece models of bible: {tmp_path / 'none'} "
+                                   f"not found (the study trains them; run it first to add their "
                                    f"rows)")
     assert proc.stdout.startswith(f"12 rows (3 codes; r50k_base, cl100k_base) written to {out} ")
     got = pl.read_csv(out)
@@ -383,9 +384,10 @@ def test_the_studys_own_sentencepiece_models_count_where_a_language_has_one(tmp_
     counters, notes = spm_counters(tmp_path / "tok", tmp_path / "languages.tsv", list(FILES),
                                    ["spm-u", "spm-x"])
     assert notes == ["bible language(s) qqq have no FLORES-200 code: no SentencePiece row for "
-                     "them", f"spm-x: no English model under {tmp_path / 'tok'} (the default "
+                     "them", f"bible/spm-x: no English model under {tmp_path / 'tok'} (the "
                      f"study has not trained its tokenizers here): its rows are left out"]
-    assert sorted(counters) == ["spm-u"] and sorted(counters["spm-u"]) == ["deu_Latn", "eng_Latn"]
+    assert sorted(counters) == ["bible/spm-u"]
+    assert sorted(counters["bible/spm-u"]) == ["deu_Latn", "eng_Latn"]
     table = study_table(FILES, counters)
     assert table["code"].to_list() == ["deu_Latn", "eng_Latn"]
     rows = {r["code"]: r for r in table.iter_rows(named=True)}
@@ -398,6 +400,54 @@ def test_the_studys_own_sentencepiece_models_count_where_a_language_has_one(tmp_
         rows["deu_Latn"]["tokens (count)"] / rows["eng_Latn"]["tokens (count)"]
 
 
+def test_two_corpora_each_count_under_their_own_models(tmp_path):
+    """study_counters with two corpora: tokenizers ``<corpus>/<id>``, each code under its
+    corpus's model of its language and English under that corpus's English; two languages of
+    one corpus on one FLORES code: the sheet's first counts, and a note says so."""
+    import sentencepiece
+
+    from fairppl.tokenizers.training import train_sentencepiece
+
+    (tmp_path / "languages.tsv").write_text(
+        "corpus\tlanguage\tiso639_3\tname\tscript\tsource_id\tenglish_reference\n"
+        "bible\teng\teng\tEnglish\tLatn\tk\ttrue\n"
+        "bible\tdeu\tdeu\tGerman\tLatn\ts\tfalse\n"
+        "ces\teng\teng\tEnglish\tLatn\tk\ttrue\n"
+        "ces\tdeu\tdeu\tGerman\tLatn\td1\tfalse\n"
+        "ces\tdeu-2\tdeu\tGerman (2)\tLatn\td2\tfalse\n", encoding="utf-8")
+    words = {"eng": "one two three four five six seven", "deu": "eins zwei drei vier fünf",
+             "deu-2": "einer zweie dreie viere"}
+    for corpus, size in (("bible", 300), ("ces", 290)):
+        for language, text in words.items():
+            if corpus == "bible" and language == "deu-2":
+                continue
+            (tmp_path / corpus / language).mkdir(parents=True)
+            text = text if corpus == "bible" else text.upper()  # models that differ
+            units = [" ".join(text.split()[i:] + text.split()[:i]) for i in range(7)] * 20
+            train_sentencepiece(units, "unigram", size,
+                                str(tmp_path / corpus / language / "spm-u"), allow_reduction=True)
+    counters, notes = study_counters(
+        [], spm_dirs={"bible": tmp_path / "bible", "ces": tmp_path / "ces",
+                      "udhr": tmp_path / "none"},
+        languages_tsv=tmp_path / "languages.tsv", codes=list(FILES), spm_ids=["spm-u"])
+    assert notes == ["ces languages deu and deu-2 both map to deu_Latn: it is counted under "
+                     "deu's models",
+                     f"no SentencePiece models of udhr: {tmp_path / 'none'} not found (the study "
+                     f"trains them; run it first to add their rows)"]
+    assert sorted(counters) == ["bible/spm-u", "ces/spm-u", "cl100k_base", "r50k_base"]
+    table, counts = study_table(FILES, counters), {}
+    for corpus in ("bible", "ces"):
+        got = {r["code"]: r["tokens (count)"]
+               for r in table.filter(pl.col("tokenizer") == f"{corpus}/spm-u").iter_rows(named=True)}
+        assert sorted(got) == ["deu_Latn", "eng_Latn"]
+        for code, language in (("eng_Latn", "eng"), ("deu_Latn", "deu")):
+            own = sentencepiece.SentencePieceProcessor(
+                model_file=str(tmp_path / corpus / language / "spm-u.model"))
+            assert got[code] == sum(len(own.encode(x)) for x in flores_sentences(*FILES[code]))
+        counts[corpus] = got
+    assert counts["bible"] != counts["ces"]
+
+
 def test_flores_codes_of_the_studys_languages():
     codes = ["eng_Latn", "arb_Arab", "pes_Arab", "zho_Hans", "zho_Hant", "kor_Hang", "swh_Latn",
              "jpn_Jpan"]
@@ -408,6 +458,7 @@ def test_flores_codes_of_the_studys_languages():
     assert flores_code("pes", "Latn", codes) == "pes_Arab"  # the only one of that language
     assert flores_code("zho", "Latn", codes) is None  # two to choose from
     assert flores_code("quc", "Latn", codes) is None
+    assert flores_code("lav", "Latn", codes + ["lvs_Latn"]) == "lvs_Latn"  # Standard Latvian
 
 
 def test_parity_needs_english():

@@ -36,11 +36,7 @@ rule flores_parity:
         settings=lambda wc: flores_settings(),
         folders=lambda wc: flores_model_folders(),
         languages=config["languages"],  # the sheet: each SentencePiece language's FLORES code
-        spm_dir=lambda wc: (
-            f"results/tokenizers/{config['flores']['spm_corpus']}"
-            if config["flores"].get("spm_corpus")
-            else None
-        ),
+        spm_dirs=lambda wc: flores_spm_dirs(),
     script:
         "../scripts/flores_parity.py"
 

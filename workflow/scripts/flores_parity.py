@@ -27,9 +27,9 @@ def main(snakemake):
     threads = snakemake.threads
     folders = snakemake.params.folders
     counters, notes = study_counters(
-        list(folders), folders=folders, tokenizers_dir=snakemake.params.spm_dir,
+        list(folders), folders=folders, spm_dirs=snakemake.params.spm_dirs,
         languages_tsv=snakemake.params.languages, codes=list(files),
-        spm_ids=settings["spm_ids"], corpus=settings["spm_corpus"] or "bible", threads=threads)
+        spm_ids=settings["spm_ids"], threads=threads)
     for note in notes:
         logging.info("note: %s", note)
     table = study_table(files, counters)

@@ -35,36 +35,44 @@ def flores_model_folder(wildcards):
     return RESOLVED[wildcards.model].load_from
 
 
+def flores_spm_corpora():
+    """The corpora of `flores.spm_corpora` (whose SentencePiece models count their languages)."""
+    return list(config["flores"].get("spm_corpora") or [])
+
+
+def flores_spm_dirs():
+    """corpus -> the folder of its SentencePiece models, for each of `flores.spm_corpora`."""
+    return {corpus: f"results/tokenizers/{corpus}" for corpus in flores_spm_corpora()}
+
+
 def flores_spm_models():
-    """The study's SentencePiece models of `flores.spm_corpus`, one per language and tokenizer
-    (each counts its language's FLORES code; a language FLORES lacks is skipped with a note).
-    """
-    corpus = config["flores"].get("spm_corpus")
-    if not corpus:
-        return []
+    """The study's SentencePiece models of `flores.spm_corpora`, one per corpus, language and
+    tokenizer (each counts its language's FLORES code; a language FLORES lacks is skipped with a
+    note)."""
+    corpora = flores_spm_corpora()
     return [
-        f"results/tokenizers/{corpus}/{row.language}/{tok}.model"
+        f"results/tokenizers/{row.corpus}/{row.language}/{tok}.model"
         for row in STUDY_LANGUAGES
-        if row.corpus == corpus
+        if row.corpus in corpora
         for tok in spm_tokenizers()
     ]
 
 
 def flores_settings():
     """What the FLORES-200 scripts read of the config: the archive's digest, the codes, the
-    models' start tokens (the model sheet's `bos`), the sample size, the SentencePiece corpus
-    and its tokenizer ids (its languages' rows are read from the sheet by the script).
+    models' start tokens (the model sheet's `bos`), the sample size, the SentencePiece corpora
+    and their tokenizer ids (their languages' rows are read from the sheet by the script).
     """
     block = config["flores"]
     spec = config["corpora"][block["corpus"]]
-    corpus = block.get("spm_corpus")
+    corpora = flores_spm_corpora()
     return {
         "sha256": spec["sha256"],
         "codes": list(block["codes"]) or None,
         "start_tokens": {m: RESOLVED[m].bos for m in flores_models()},
         "sentences": block["sentences"],
-        "spm_corpus": corpus,
-        "spm_ids": spm_tokenizers() if corpus else [],
+        "spm_corpora": corpora,
+        "spm_ids": spm_tokenizers() if corpora else [],
     }
 
 

@@ -523,9 +523,9 @@ def check_flores(config: dict, models: list[str], languages: list, source: str,
     """The ``flores`` block, where it is enabled: ``corpus`` names a corpora entry of type url
     with format tar_lines and a sha256 (the archive read, enabled or not); every ``models``
     entry is a pretrained LM of the model sheet (``models``: its ids); every ``codes`` entry is
-    one of ``codes`` (the FLORES-200 codes, where given); ``spm_corpus`` is a corpus
-    the ``tokenizers`` block trains, with rows of an enabled corpus in the sheet (``languages``:
-    those rows). Off, it is not read,
+    one of ``codes`` (the FLORES-200 codes, where given); every ``spm_corpora`` entry is
+    a corpus the ``tokenizers`` block trains, with rows of an enabled corpus in the sheet
+    (``languages``: those rows). Off, it is not read,
     and nothing is checked."""
     block = config.get("flores") or {}
     if not block.get("enabled"):
@@ -556,13 +556,12 @@ def check_flores(config: dict, models: list[str], languages: list, source: str,
                 raise InputError(f"field 'flores.codes[{i}]': {code!r} is not one of the 204 "
                                  f"FLORES-200 codes, so its job would fail; expected a code such "
                                  f"as {', '.join(close or sorted(codes)[:3])}", path=source)
-    spm = block.get("spm_corpus")
-    if spm is not None:
-        trained = config.get("tokenizers", {}).get("corpora", [])
+    trained = config.get("tokenizers", {}).get("corpora", [])
+    for i, spm in enumerate(block.get("spm_corpora") or []):
         if spm not in trained or not any(row.corpus == spm for row in languages):
-            raise InputError(f"field 'flores.spm_corpus': {spm!r} has no trained SentencePiece "
-                             f"models; expected a corpus of tokenizers.corpora ({trained}) with "
-                             f"rows in the language sheet, or null", path=source)
+            raise InputError(f"field 'flores.spm_corpora[{i}]': {spm!r} has no trained "
+                             f"SentencePiece models; expected a corpus of tokenizers.corpora "
+                             f"({trained}) with rows in the language sheet", path=source)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,9 +27,10 @@ has, as one tidy table, a row per (code, tokenizer, text):
 
 * tokenizers: r50k_base and cl100k_base as above; the two pretrained LMs' tokenizers
   (:data:`STUDY_MODELS`, from their converted folders ``<models_dir>/<model>/hf``), counted as the
-  scorer encodes a unit (:func:`hf_counter`); the study's own SentencePiece models
-  (``results/tokenizers/bible/<language>/<id>.model``) on the FLORES codes of the languages that
-  have one, each language under its own model and English under English's (:func:`spm_counters`).
+  scorer encodes a unit (:func:`hf_counter`); the study's own SentencePiece models of each
+  corpus (``results/tokenizers/<corpus>/<language>/<id>.model``, tokenizer ``<corpus>/<id>``)
+  on the FLORES codes of that corpus's languages that have one, each language under its own
+  model and English under the same corpus's English model (:func:`spm_counters`).
 * text ``sentences``: each of a code's 2,009 sentences (the lines of ``dev`` then ``devtest``, as
   stored, :func:`flores_sentences`) encoded alone and the counts summed: a model scores sentences.
   Text ``whole``: Petrov's text, for r50k_base and cl100k_base only, where the published counts
@@ -309,7 +310,9 @@ SENTENCES, WHOLE = "sentences", "whole"
 #: FLORES-200 codes of languages whose ISO 639-3 code in the study's sheet is not FLORES's (a
 #: macrolanguage member) or whose script tag differs.
 FLORES_ALIASES = {("cmn", "Hans"): "zho_Hans", ("cmn", "Hant"): "zho_Hant",
-                  ("kor", "Kore"): "kor_Hang"}
+                  ("kor", "Kore"): "kor_Hang",
+                  # Latvian (macrolanguage lav): FLORES-200 has Standard Latvian only
+                  ("lav", "Latn"): "lvs_Latn"}
 
 #: The study table's columns, in order: what was counted, then each count over English's.
 STUDY_COLUMNS = ("code", "tokenizer", "text", "sentences (count)", "code points (count)",
@@ -377,11 +380,11 @@ def flores_code(iso639_3: str, script: str, codes) -> str | None:
 
 def spm_counters(tokenizers_dir: str | os.PathLike, languages_tsv: str | os.PathLike,
                  codes, spm_ids=STUDY_SPM, corpus: str = "bible"):
-    """``({spm id: {FLORES code: counter}}, notes)``: for each of ``spm_ids``, the languages of
-    ``corpus`` in the sheet ``languages_tsv`` that have a FLORES-200 code and a trained model
-    ``<tokenizers_dir>/<language>/<spm id>.model``; each counter encodes with that language's
-    own model (SentencePiece, which ``to_hf_tokenizer`` reproduces id for id). An id without an
-    English model is left out with a note (its premiums need English's count)."""
+    """``({"<corpus>/<spm id>": {FLORES code: counter}}, notes)``: for each of ``spm_ids``, the
+    languages of ``corpus`` in the sheet ``languages_tsv`` that have a FLORES-200 code and a
+    trained model ``<tokenizers_dir>/<language>/<spm id>.model``; each counter encodes with that
+    language's own model (SentencePiece, which ``to_hf_tokenizer`` reproduces id for id). An id
+    without an English model is left out with a note (its premiums need English's count)."""
     import sentencepiece
 
     sheet = pl.read_csv(languages_tsv, separator="\t", infer_schema_length=0)
@@ -392,19 +395,25 @@ def spm_counters(tokenizers_dir: str | os.PathLike, languages_tsv: str | os.Path
     if unmapped:
         notes.append(f"{corpus} language(s) {', '.join(unmapped)} have no FLORES-200 code: "
                      f"no SentencePiece row for them")
+    first = {}  # code -> the first language of the sheet that maps to it
+    for language, code in mapped:
+        if code is not None and code in first:
+            notes.append(f"{corpus} languages {first[code]} and {language} both map to "
+                         f"{code}: it is counted under {first[code]}'s models")
+        first.setdefault(code, language)
     for spm_id in spm_ids:
         found = {}
         for language, code in mapped:
             model = Path(tokenizers_dir) / language / f"{spm_id}.model"
-            if code is not None and model.is_file():
+            if code is not None and first[code] == language and model.is_file():
                 processor = sentencepiece.SentencePieceProcessor(model_file=str(model))
                 found[code] = (lambda p: lambda texts: [len(ids) for ids in p.encode(texts)])(
                     processor)
         if ENGLISH not in found:
-            notes.append(f"{spm_id}: no English model under {tokenizers_dir} (the default "
+            notes.append(f"{corpus}/{spm_id}: no English model under {tokenizers_dir} (the "
                          f"study has not trained its tokenizers here): its rows are left out")
             continue
-        out[spm_id] = found
+        out[f"{corpus}/{spm_id}"] = found
     return out, notes
 
 
@@ -452,27 +461,28 @@ def study_table(files: dict[str, tuple[str, str]], counters: dict, reference: st
 
 
 def study_counters(models=STUDY_MODELS, models_dir: str | os.PathLike = "resources/models",
-                   tokenizers_dir: str | os.PathLike | None = "results/tokenizers/bible",
+                   spm_dirs: dict | None = None,
                    languages_tsv: str | os.PathLike = "config/languages.tsv", codes=(),
-                   spm_ids=STUDY_SPM, threads: int = 2, folders: dict | None = None,
-                   corpus: str = "bible"):
+                   spm_ids=STUDY_SPM, threads: int = 2, folders: dict | None = None):
     """``(counters, notes)`` for :func:`study_table`: r50k_base, cl100k_base, the pretrained
     ``models``' tokenizers (``folders``: model -> its folder, else ``<models_dir>/<model>/hf``;
-    InputError naming a missing folder) and the study's SentencePiece models of ``corpus``
-    found under ``tokenizers_dir`` (None: none; a missing folder is a note, not an error: they
-    exist once the default study has run)."""
+    InputError naming a missing folder) and, for each corpus -> folder of ``spm_dirs`` (None or
+    empty: none), that corpus's SentencePiece models found in the folder (tokenizers
+    ``<corpus>/<spm id>``, :func:`spm_counters`; a missing folder is a note, not an error: they
+    exist once the study has trained them)."""
     folders = folders or {m: Path(models_dir) / m / "hf" for m in models}
     counters = {"r50k_base": tiktoken_counter(r50k_base(), threads),
                 "cl100k_base": tiktoken_counter(cl100k_base(), threads)}
     for model in models:
         counters[model] = hf_counter(load_hf_tokenizer(folders[model], model))
     notes = []
-    if tokenizers_dir is not None:
+    for corpus, tokenizers_dir in (spm_dirs or {}).items():
         if Path(tokenizers_dir).is_dir():
-            spm, notes = spm_counters(tokenizers_dir, languages_tsv, codes, spm_ids, corpus)
+            spm, more = spm_counters(tokenizers_dir, languages_tsv, codes, spm_ids, corpus)
             counters.update(spm)
+            notes.extend(more)
         else:
-            notes.append(f"no SentencePiece models: {tokenizers_dir} not found (the default "
+            notes.append(f"no SentencePiece models of {corpus}: {tokenizers_dir} not found (the "
                          f"study trains them; run it first to add their rows)")
     return counters, notes
 
@@ -518,6 +528,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tokenizers-dir", default="results/tokenizers/bible",
                    help="--study: the study's SentencePiece models, <language>/<id>.model "
                         "(default: %(default)s; absent: a note)")
+    p.add_argument("--spm-corpus", default="bible",
+                   help="--study: the corpus of the sheet whose languages those models are "
+                        "(default: %(default)s; their tokenizers are named <corpus>/<id>)")
     p.add_argument("--languages", default="config/languages.tsv",
                    help="--study: the language sheet mapping those languages to FLORES codes")
     p.add_argument("--byte-premium", metavar="TSV", type=path_argument,
@@ -553,8 +566,8 @@ def _run(args) -> int:
         start = time.perf_counter()
         table, notes = write_study_table(
             args.flores, args.out, args.sha256, args.codes, args.threads, models=args.models,
-            models_dir=args.models_dir, tokenizers_dir=args.tokenizers_dir,
-            languages_tsv=args.languages)
+            models_dir=args.models_dir, languages_tsv=args.languages,
+            spm_dirs={args.spm_corpus: args.tokenizers_dir})
         for note in notes:
             print(f"note: {note}", file=sys.stderr)
         tokenizers = table["tokenizer"].unique(maintain_order=True).to_list()
