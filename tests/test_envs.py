@@ -36,7 +36,8 @@ FAMILIES = {
     "plot_morphology": "report",
     "shannon_bets": "shannon", "shannon_table": "shannon", "shannon_players": "shannon",
     "plot_shannon": "report",
-    "flores_parity": "torch", "flores_bits": "torch", "flores_tables": "report",
+    "flores_parity": "torch", "flores_bits": "torch", "flores_marginal": "marginal",
+    "flores_tables": "report",
 }
 REPORT_FILE = "metrics.smk"  # every rule of this file belongs to the report family
 

@@ -21,10 +21,11 @@ from conftest import ROOT, assert_ok, snakemake, workdir_of_test_config
 from fairppl.config.settings import check_flores
 from fairppl.core.errors import InputError
 from fairppl.lm.flores_bits import CODE_COLUMNS, code_table as bits_table
-from fairppl.report.flores import family_summary, flores_body
+from fairppl.report.flores import family_summary, flores_body, marginal_parts
 from fairppl.report.pages import figure
 from fairppl.stats.bootstrap import BootstrapSettings, resample_counts
 from fairppl.lm.flores_table import code_info, code_table, rank_table, token_premium
+from fairppl.marginal import flores as marginal_flores
 from fairppl.tokenizers.parity import (MEASURES, column, flores_codes, parity_table,
                                        petrov_comparison, read_petrov)
 from test_parity import FILES, _archive
@@ -221,6 +222,83 @@ def test_the_rank_questions_are_spearmans_rho_over_codes(flores_table):
     assert got["m: second-half bits vs xglm7b5"]["codes (count)"] == 0
 
 
+def _records(bits: dict[str, list[tuple[float, float, int]]], model: str = "m") -> pl.DataFrame:
+    """A stand-in for run_units' table: per code, (canonical bits, marginal bits, tokens) of
+    sentences at positions 0, 7, 14, ..., plus a default run the table must ignore."""
+    rows = []
+    for code, values in bits.items():
+        for i, (canon, marg, tokens) in enumerate(values):
+            for estimator in ("lm-guided", "default"):
+                rows.append({"model": model, "unit_id": f"{code}/{7 * i}",
+                             "estimator": estimator, "logp_default": -canon * math.log(2),
+                             "logp": -(marg if estimator == "lm-guided" else canon) * math.log(2),
+                             "n_tokens": tokens})
+    return pl.DataFrame(rows)
+
+
+MARGINAL = {ENG: [(10.0, 9.0, 10), (20.0, 19.0, 12)],
+            "hin_Deva": [(30.0, 27.0, 50), (50.0, 41.0, 70)],
+            "amh_Ethi": [(40.0, 40.0, 80), (44.0, 43.0, 90)]}
+
+
+def test_the_marginal_slice_table_pairs_each_sentence_with_english():
+    """Ratios of totals over the sentences both codes have; the saving is the share of the
+    canonical bits; the change of premium is the difference of the two ratios, with the same
+    resamples for both (so English's is exactly 0)."""
+    sentences = marginal_flores.sentence_rows(_records(MARGINAL))
+    assert sentences.height == 6  # the default runs are not read
+    assert sentences.filter(pl.col("code") == "hin_Deva")["sentence"].to_list() == [0, 7]
+    table = marginal_flores.code_table(sentences, SETTINGS)
+    assert table.columns == list(marginal_flores.CODE_COLUMNS)
+    rows = {r["code"]: r for r in table.iter_rows(named=True)}
+    hin = rows["hin_Deva"]
+    rel = f"relative to {ENG}"
+    assert hin[f"tokens {rel} (ratio)"] == 120 / 22
+    assert hin[f"canonical bits {rel} (ratio)"] == pytest.approx(80 / 30)
+    assert hin[f"marginal bits {rel} (ratio)"] == pytest.approx(68 / 28)
+    assert hin["marginal saves (% of canonical bits)"] == pytest.approx(100 * 12 / 80)
+    assert hin["marginal minus canonical premium (ratio)"] == pytest.approx(68 / 28 - 80 / 30)
+    assert hin["canonical bits per sentence (bits)"] == pytest.approx(40.0)
+    # the intervals: the same paired resamples as a direct computation
+    counts = resample_counts(2, SETTINGS.replicates, SETTINGS.seed)
+    direct = (counts @ np.array([27.0, 41.0])) / (counts @ np.array([9.0, 19.0])) - \
+        (counts @ np.array([30.0, 50.0])) / (counts @ np.array([10.0, 20.0]))
+    low, high = np.percentile(direct, [5, 95])
+    assert hin["marginal minus canonical premium low (ratio)"] == pytest.approx(low, abs=0.02)
+    assert hin["marginal minus canonical premium high (ratio)"] == pytest.approx(high, abs=0.02)
+    assert rows[ENG]["marginal minus canonical premium (ratio)"] == 0.0
+    assert rows[ENG]["marginal minus canonical premium low (ratio)"] == 0.0
+    # a sentence missing in a code (too long for the model) drops out of that code's pairs only
+    short = sentences.filter(~((pl.col("code") == "amh_Ethi") & (pl.col("sentence") == 7)))
+    amh = marginal_flores.code_table(short, SETTINGS).filter(pl.col("code") == "amh_Ethi")
+    assert amh["sentences (count)"][0] == 1
+    assert amh[f"canonical bits {rel} (ratio)"][0] == 40 / 10
+    with pytest.raises(InputError, match="model m: no eng_Latn sentences"):
+        marginal_flores.code_table(sentences.filter(pl.col("code") != ENG), SETTINGS)
+    with pytest.raises(InputError, match="no lm-guided runs among the 2 records"):
+        marginal_flores.sentence_rows(_records(MARGINAL).filter(pl.col("estimator") == "default")
+                                      .head(2))
+
+
+def test_the_report_says_whether_the_marginal_moves_a_premium():
+    table = marginal_flores.code_table(marginal_flores.sentence_rows(_records(MARGINAL)),
+                                       SETTINGS)
+    names = {"hin_Deva": "Hindi", "amh_Ethi": "Amharic", ENG: "English"}
+    text = "".join(marginal_parts(table, names))
+    saves = {r["code"]: r["marginal saves (% of canonical bits)"]
+             for r in table.iter_rows(named=True)}
+    assert f"{saves['amh_Ethi']:.2f}% (Amharic) to {saves['hin_Deva']:.1f}% (Hindi)" in text
+    assert "Its largest token premium, 7.73 (Amharic)" in text  # 170 / 22
+    assert "on 2 codes beside English (2 sentences each" in text
+    assert "With 2 sentences a code these intervals are rough" in text
+    # Amharic's two sentences both raise its premium (40/9 - 40/10 and 43/19 - 44/20 > 0);
+    # Hindi's change is 0 on one sentence and negative on the other, so its interval holds 0
+    assert ("excludes 0 in 1 of 2 codes (Amharic), higher under the marginal in all of them."
+            in text)
+    assert "results/tables/flores_marginal.csv" in text
+    assert marginal_parts(table.clear(), names) == []
+
+
 def test_the_report_section_says_what_the_tables_hold(flores_table):
     table, goldfish = flores_table
     ranks = rank_table(table, ["m"], goldfish, SETTINGS)
@@ -285,6 +363,8 @@ def _set(block, key, value):
     (_set("flores200", "sha256", None), "corpora.flores200.sha256 is not set"),
     (_set("flores", "models", ["lm", "gpt9"]), "field 'flores.models': ['gpt9'] are not in the "
                                                "model sheet; expected ids among ['lm']"),
+    (_set("flores", "marginal", {"models": ["gpt9"], "codes": ["deu_Latn"], "sentences": 2}),
+     "field 'flores.marginal.models': ['gpt9'] are not in the model sheet"),
     (_set("flores", "spm_corpora", ["bible", "udhr"]), "field 'flores.spm_corpora[1]': 'udhr' "
                                                        "has no trained SentencePiece models"),
 ])
@@ -299,6 +379,12 @@ def test_the_flores_block_is_checked_at_start_up(change, message):
     config["flores"]["codes"] = ["deu_Latn", "deu_Latm"]
     with pytest.raises(InputError, match=r"c.yaml: field 'flores.codes\[1\]': 'deu_Latm' is "
                                          r"not one of the 204 FLORES-200 codes.*deu_Latn"):
+        check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml",
+                     flores_codes(ROOT / "resources" / "published"))
+    config["flores"]["codes"] = []
+    config["flores"]["marginal"] = {"models": ["lm"], "codes": ["hin_Deva", "hin_Latn"]}
+    with pytest.raises(InputError, match=r"c.yaml: field 'flores.marginal.codes\[1\]': "
+                                         r"'hin_Latn' is not one of the 204 FLORES-200 codes"):
         check_flores(config, ["lm"], [Row("bible", "eng")], "c.yaml",
                      flores_codes(ROOT / "resources" / "published"))
     assert len(flores_codes(ROOT / "resources" / "published")) == 204
@@ -317,8 +403,9 @@ KOREAN = {**FILES, "kor_Hang": ("하나 둘.\n셋.\n", "넷, 다섯.\n")}
 def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypatch,
                                                               resources_ready, tiny_model):
     """flores.enabled, corpus (an entry of another name), codes (one code and English),
-    models, sentences (2 of 3) and spm_corpora (the test study's Bible tokenizers: English's and
-    Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) at work."""
+    models, sentences (2 of 3), spm_corpora (the test study's Bible tokenizers: English's and
+    Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) and marginal (the same
+    sentences: its canonical bits are the canonical scorer's, by another code path) at work."""
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     sha = _archive(mirror / "flores200_dataset.tar.gz", KOREAN)
@@ -332,7 +419,9 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
                     "flores200_dataset/devtest/{source_id}.devtest"],
         "placeholder_patterns": []}
     config["flores"] = {"enabled": True, "corpus": "flores-copy", "codes": ["kor_Hang"],
-                        "models": ["tiny-random"], "sentences": 2, "spm_corpora": ["bible"]}
+                        "models": ["tiny-random"], "sentences": 2, "spm_corpora": ["bible"],
+                        "marginal": {"models": ["tiny-random"], "codes": ["kor_Hang"],
+                                     "sentences": 2}}
     (wd / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     assert_ok(snakemake(wd, "results/tables/flores.csv"))
     table = pl.read_csv(wd / "results" / "tables" / "flores.csv")
@@ -383,6 +472,23 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
         len(whole.encode()), len(whole)]
     assert not petrov["equal"].any()
     assert (wd / "results" / "figures" / "flores.png").stat().st_size > 10_000
+    # the marginal slice: the LM-guided records' canonical bits (the KV-tree scorer of the
+    # marginal stage) equal the canonical scorer's whole-sentence bits on the same sentences
+    records = pl.read_parquet(wd / "results" / "flores" / "marginal" / "tiny-random.parquet")
+    per_sentence = marginal_flores.sentence_rows(records).sort("code", "sentence")
+    scored = pl.read_parquet(wd / "results" / "flores" / "bits" / "tiny-random.parquet")
+    paired = per_sentence.join(scored, on=["code", "sentence"])
+    assert paired.height == per_sentence.height == 4
+    assert paired["canonical bits"].to_list() == pytest.approx(paired["bits"].to_list(),
+                                                               rel=1e-6)
+    assert paired["tokens"].to_list() == paired["tokens_right"].to_list()
+    assert records["K"].unique().to_list() == [config["marginal"]["K"]]
+    marginal = {r["code"]: r for r in pl.read_csv(
+        wd / "results" / "tables" / "flores_marginal.csv").iter_rows(named=True)}
+    sums = {code: part["marginal bits"].sum()
+            for (code,), part in per_sentence.group_by(["code"])}
+    assert marginal["kor_Hang"][f"marginal bits relative to {ENG} (ratio)"] == \
+        pytest.approx(sums["kor_Hang"] / sums[ENG], rel=1e-9)
 
 
 def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
@@ -391,7 +497,10 @@ def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
     report takes the section's tables; the default config plans none of it."""
     proc = wide_plan
     jobs = dict(re.findall(r"^(flores_\w+)\s+(\d+)$", proc.stdout, re.M))
-    assert jobs == {"flores_parity": "1", "flores_bits": "2", "flores_tables": "1"}
+    assert jobs == {"flores_parity": "1", "flores_bits": "2", "flores_marginal": "1",
+                    "flores_tables": "1"}
+    marginal = proc.stdout.split("rule flores_marginal:")[1].split("\n\n")[0]
+    assert "output: results/flores/marginal/smollm2-135m.parquet" in marginal
     parity = proc.stdout.split("rule flores_parity:")[1].split("\n\n")[0]
     inputs = parity.split("input: ")[1].split("\n")[0].split(", ")
     assert inputs[:3] == ["resources/downloads/flores200/flores200_dataset.tar.gz",

@@ -2,8 +2,9 @@
 # bytes and tokens under every tokenizer of the study, relative to English, beside Petrov et al.
 # (2023)'s published counts; the byte premium beside Arnett et al. (2024); the pretrained LMs'
 # bits on an evenly spaced sample of every code's sentences (the same sentences in every code),
-# relative to English with intervals, and their second-half bits beside Goldfish (Chang et al.
-# 2024) by rank. docs/wide.md.
+# relative to English with intervals (canonical; on a slice of codes, flores.marginal, also the
+# LM-guided marginal over all tokenizations), and their second-half bits beside Goldfish (Chang
+# et al. 2024) by rank. docs/wide.md.
 
 
 include: "helpers/flores.smk"
@@ -65,11 +66,54 @@ rule flores_bits:
         gpu=GPUS,
         mem_mb=attempt_memory("flores_bits", 8000),
     params:
-        settings=lambda wc: flores_settings(),
+        settings=lambda wc: flores_bits_settings(),
         dtype=config.get("pretrained", {}).get("dtype", "float32"),
         batch_size=config["scoring"]["batch_size"],
     script:
         "../scripts/flores_bits.py"
+
+
+rule flores_marginal:
+    input:
+        archive=lambda wc: flores_archive(),
+        model=flores_model_folder,
+    output:
+        table="results/flores/marginal/{model}.parquet",
+    log:
+        "logs/flores_marginal/{model}.log",
+    benchmark:
+        "benchmarks/flores_marginal/{model}.tsv"
+    wildcard_constraints:
+        model=flores_marginal_pattern(),
+    priority: 50
+    conda:
+        "../../envs/marginal.yaml"
+    # one thread: as marginal_lm, jobs side by side on 2 cores
+    threads: 1
+    resources:
+        # minutes at 8 codes and English x 2 sentences: SmolLM2-135M's LM-guided marginal (K=32,
+        # M=16) took 4-10 s of one loaded CPU thread a sentence in English and Chinese, 22-160 s
+        # in Amharic and Hindi
+        runtime=attempt_runtime(
+            60,
+            lambda wc: (len(config["flores"]["marginal"]["codes"]) + 1)
+            * config["flores"]["marginal"]["sentences"],
+            18,
+        ),
+        gpu=GPUS,
+        mem_mb=attempt_memory("flores_marginal", 8000),
+    params:
+        # the archive's digest, the model sheet's start token (framed as flores_bits frames a
+        # sentence: no end token), the slice
+        sha256=lambda wc: flores_settings()["sha256"],
+        start_token=lambda wc: RESOLVED[wc.model].bos,
+        slice=lambda wc: flores_marginal_settings(),
+        sampling=lambda wc: marginal_sampling(),
+        corpus=lambda wc: config["flores"]["corpus"],
+        dtype=config.get("pretrained", {}).get("dtype", "float32"),
+        part="results/flores/marginal/.{model}.part.jsonl",
+    script:
+        "../scripts/flores_marginal.py"
 
 
 rule flores_tables:
@@ -77,6 +121,9 @@ rule flores_tables:
         parity="results/flores/parity.csv",
         bits=lambda wc: expand(
             "results/flores/bits/{model}.parquet", model=flores_models()
+        ),
+        marginal=lambda wc: expand(
+            "results/flores/marginal/{model}.parquet", model=flores_marginal_models()
         ),
         petrov_counts=str(PUBLISHED / "petrov2023_token_counts.csv"),
         petrov_map=str(PUBLISHED / "petrov2023_flores_language_map.csv"),
@@ -90,6 +137,7 @@ rule flores_tables:
             labels={"table": "FLORES-200: parity and bits per code"},
         ),
         ranks="results/tables/flores_ranks.csv",
+        marginal="results/tables/flores_marginal.csv",
         figure="results/figures/flores.png",
     log:
         "logs/flores_tables.log",

@@ -35,6 +35,25 @@ def flores_model_folder(wildcards):
     return RESOLVED[wildcards.model].load_from
 
 
+def flores_marginal_models():
+    """The pretrained LMs of `flores.marginal.models` (none when the analyses are off)."""
+    if not flores_enabled():
+        return []
+    return list((config["flores"].get("marginal") or {}).get("models") or [])
+
+
+def flores_marginal_pattern():
+    """The `model` wildcard of flores_marginal: one of `flores.marginal.models`."""
+    models = flores_marginal_models()
+    return "|".join(re.escape(m) for m in models) if models else "$^"
+
+
+def flores_marginal_settings():
+    """The slice flores_marginal reads: `flores.marginal.codes` and `sentences`."""
+    block = config["flores"]["marginal"]
+    return {"codes": list(block["codes"]), "sentences": block["sentences"]}
+
+
 def flores_spm_corpora():
     """The corpora of `flores.spm_corpora` (whose SentencePiece models count their languages)."""
     return list(config["flores"].get("spm_corpora") or [])
@@ -56,6 +75,14 @@ def flores_spm_models():
         if row.corpus in corpora
         for tok in spm_tokenizers()
     ]
+
+
+def flores_bits_settings():
+    """What flores_bits reads of the config (so that a setting of the other FLORES rules does
+    not rerun its jobs): the archive's digest, the codes, the start tokens, the sample size.
+    """
+    settings = flores_settings()
+    return {k: settings[k] for k in ("sha256", "codes", "start_tokens", "sentences")}
 
 
 def flores_settings():
@@ -82,6 +109,7 @@ def flores_outputs():
         return {}
     return {
         "table": "results/tables/flores.csv",
+        "marginal": "results/tables/flores_marginal.csv",
         "petrov": "results/tables/flores_petrov.csv",
         "byte_premium": "results/tables/flores_byte_premium.csv",
         "ranks": "results/tables/flores_ranks.csv",

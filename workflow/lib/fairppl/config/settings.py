@@ -522,11 +522,11 @@ def check_flores(config: dict, models: list[str], languages: list, source: str,
                  codes: list[str] | None = None) -> None:
     """The ``flores`` block, where it is enabled: ``corpus`` names a corpora entry of type url
     with format tar_lines and a sha256 (the archive read, enabled or not); every ``models``
-    entry is a pretrained LM of the model sheet (``models``: its ids); every ``codes`` entry is
-    one of ``codes`` (the FLORES-200 codes, where given); every ``spm_corpora`` entry is
-    a corpus the ``tokenizers`` block trains, with rows of an enabled corpus in the sheet
-    (``languages``: those rows). Off, it is not read,
-    and nothing is checked."""
+    and ``marginal.models`` entry is a pretrained LM of the model sheet (``models``: its ids);
+    every ``codes`` and ``marginal.codes`` entry is one of ``codes`` (the FLORES-200 codes,
+    where given); every ``spm_corpora`` entry is a corpus the ``tokenizers`` block trains, with
+    rows of an enabled corpus in the sheet (``languages``: those rows). Off, it is not read, and
+    nothing is checked."""
     block = config.get("flores") or {}
     if not block.get("enabled"):
         return
@@ -543,19 +543,25 @@ def check_flores(config: dict, models: list[str], languages: list, source: str,
         raise InputError(f"field 'flores.corpus': corpora.{name}.sha256 is not set, so the "
                          f"archive could not be checked; expected the archive's SHA-256 there",
                          path=source)
-    unknown = [m for m in block.get("models", []) if m not in models]
-    if unknown:
-        raise InputError(f"field 'flores.models': {unknown} are not in the model sheet; "
-                         f"expected ids among {sorted(models)}", path=source)
+    marginal = block.get("marginal") or {}
+    for field, listed in (("flores.models", block.get("models", [])),
+                          ("flores.marginal.models", marginal.get("models", []))):
+        unknown = [m for m in listed if m not in models]
+        if unknown:
+            raise InputError(f"field '{field}': {unknown} are not in the model sheet; "
+                             f"expected ids among {sorted(models)}", path=source)
     if codes is not None:
         import difflib
 
-        for i, code in enumerate(block.get("codes") or []):
-            if code not in codes:
-                close = difflib.get_close_matches(code, codes, n=3)
-                raise InputError(f"field 'flores.codes[{i}]': {code!r} is not one of the 204 "
-                                 f"FLORES-200 codes, so its job would fail; expected a code such "
-                                 f"as {', '.join(close or sorted(codes)[:3])}", path=source)
+        for field, listed in (("flores.codes", block.get("codes") or []),
+                              ("flores.marginal.codes", marginal.get("codes") or [])):
+            for i, code in enumerate(listed):
+                if code not in codes:
+                    close = difflib.get_close_matches(code, codes, n=3)
+                    raise InputError(f"field '{field}[{i}]': {code!r} is not one of the 204 "
+                                     f"FLORES-200 codes, so its job would fail; expected a code "
+                                     f"such as {', '.join(close or sorted(codes)[:3])}",
+                                     path=source)
     trained = config.get("tokenizers", {}).get("corpora", [])
     for i, spm in enumerate(block.get("spm_corpora") or []):
         if spm not in trained or not any(row.corpus == spm for row in languages):

@@ -14,7 +14,8 @@ lower bound), :mod:`.exact` (enumeration and the n-gram forward algorithm), :mod
 deterministic lower bound), :mod:`.api` (one record per text and estimator). The stage:
 :mod:`.units` and :mod:`.runner` (per-unit records, resumable), :mod:`.table` (sums over units
 with intervals), :mod:`.compare`, :mod:`.analyses`, :mod:`.lengths`, :mod:`.caching` (the
-comparisons and analyses the report shows). Every log-probability is in **nats**.
+comparisons and analyses the report shows), :mod:`.flores` (parity beside bits on a FLORES-200
+slice, canonical and marginal). Every log-probability is in **nats**.
 
 May import: :mod:`fairppl.core`, :mod:`fairppl.tokenizers`, :mod:`fairppl.ngram`,
 :mod:`fairppl.stats`, :mod:`fairppl.lm`.

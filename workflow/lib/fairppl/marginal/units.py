@@ -198,6 +198,16 @@ def block_table(records: Sequence[dict], keys: dict) -> pl.DataFrame:
 CONTEXT_FILL = 0.85
 
 
+def speed_settings(config: dict) -> tuple[int | None, int]:
+    """``marginal.lm.batch_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of a
+    run's config (read from the config, not a rule parameter: a speed setting that changes no
+    record must not rerun the finished jobs), their defaults when absent."""
+    from .batch import BATCH_TOKENS
+
+    settings = (config.get("marginal") or {}).get("lm") or {}
+    return settings.get("batch_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
+
+
 def fitting_units(units: pl.DataFrame, encode: Callable[[str], Sequence[int]],
                   max_length: int | None, fill: float = CONTEXT_FILL
                   ) -> tuple[pl.DataFrame, list[str]]:
@@ -242,17 +252,19 @@ def file_identity(path) -> list:
     return model_identity(path)
 
 
-def hf_lm(load_from, special: dict | None = None, device=None, dtype: str = "float32"):
+def hf_lm(load_from, special: dict | None = None, device=None, dtype: str = "float32",
+          score_end: bool = True):
     """``(lm, vocab, encode, start_token)`` for a transformers folder (or hub id), framed with
     the model sheet's ``bos``/``eos`` when ``special`` gives them (as the study's scorer), loaded
-    in ``dtype`` (:func:`fairppl.lm.cache.load_lm`; config ``pretrained.dtype``)."""
+    in ``dtype`` (:func:`fairppl.lm.cache.load_lm`; config ``pretrained.dtype``);
+    ``score_end=False`` scores no end token (as the FLORES scorer, Goldfish's convention)."""
     from ..lm.cache import load_lm
 
     model, tokenizer = load_lm(load_from, device=device, dtype=dtype)
-    return framed_lm(model, tokenizer, special)
+    return framed_lm(model, tokenizer, special, score_end=score_end)
 
 
-def framed_lm(model, tokenizer, special: dict | None = None):
+def framed_lm(model, tokenizer, special: dict | None = None, score_end: bool = True):
     """:func:`hf_lm`'s ``(lm, vocab, encode, start_token)`` for a model and tokenizer already
     loaded (e.g. a benchmark's model built from its config with random weights)."""
     from .lm_hf import HFTokenLM
@@ -260,7 +272,7 @@ def framed_lm(model, tokenizer, special: dict | None = None):
 
     special = special or {}
     lm = HFTokenLM(model, tokenizer, start_token=special.get("bos"),
-                   end_token=special.get("eos"))
+                   end_token=special.get("eos"), score_end=score_end)
 
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]

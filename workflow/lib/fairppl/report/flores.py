@@ -17,7 +17,7 @@ from .html import fmt, html_table, subsection
 from .html import paragraph as _p
 
 #: The tables of the section (results/tables/flores*.csv), by their report input names.
-TABLES = ("table", "petrov", "byte_premium", "ranks")
+TABLES = ("table", "petrov", "byte_premium", "ranks", "marginal")
 
 
 def _rho(row: dict) -> str:
@@ -41,6 +41,85 @@ def family_summary(table: pl.DataFrame, tokenizers: list[str], models: list[str]
             columns.append(pl.col(column).median().alias(f"{model}: median bits premium"))
     return (table.group_by("family").agg(columns)
             .sort(["codes (count)", "family"], descending=[True, False]))
+
+
+#: Sentences per code of the marginal slice below which the report calls its intervals rough
+#: (the marginal stage's own threshold for intervals, marginal.min_units, defaults to 20).
+ROUGH_BELOW = 20
+
+
+def _interval(value, low, high) -> str:
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def marginal_parts(marginal: pl.DataFrame, names: dict[str, str]) -> list[str]:
+    """The paragraphs and table of parity beside bits on the slice, marginal
+    (results/tables/flores_marginal.csv; ``names``: code -> language name): nothing when no LM
+    ran the marginal (flores.marginal.models: [])."""
+    if marginal is None or not marginal.height:
+        return []
+    rel = f"relative to {ENGLISH}"
+    parts = []
+    for (model,), part in marginal.group_by(["model"], maintain_order=True):
+        others = part.filter(pl.col("code") != ENGLISH)
+        if not others.height:
+            continue
+        saves = part["marginal saves (% of canonical bits)"]
+        low = part.filter(saves == saves.min()).row(0, named=True)
+        high = part.filter(saves == saves.max()).row(0, named=True)
+        diff = others["marginal minus canonical premium (ratio)"]
+        moved = others.filter((pl.col("marginal minus canonical premium low (ratio)") > 0)
+                              | (pl.col("marginal minus canonical premium high (ratio)") < 0))
+        top = others.filter(pl.col(f"tokens {rel} (ratio)")
+                            == others[f"tokens {rel} (ratio)"].max()).row(0, named=True)
+        sentence = (
+            f"{model}, on {others.height} codes beside English ({part['sentences (count)'].max()}"
+            f" sentences each, the same in every code): the LM-guided marginal over all "
+            f"tokenizations is {fmt(low['marginal saves (% of canonical bits)'])}% "
+            f"({names.get(low['code'], low['code'])}) to "
+            f"{fmt(high['marginal saves (% of canonical bits)'])}% "
+            f"({names.get(high['code'], high['code'])}) below the canonical tokenization's "
+            f"bits. Its largest token premium, {fmt(top[f'tokens {rel} (ratio)'])} "
+            f"({names.get(top['code'], top['code'])}), costs a canonical bits premium of "
+            f"{_interval(top[f'canonical bits {rel} (ratio)'], top[f'canonical bits {rel} low (ratio)'], top[f'canonical bits {rel} high (ratio)'])}"
+            f" and a marginal one of "
+            f"{_interval(top[f'marginal bits {rel} (ratio)'], top[f'marginal bits {rel} low (ratio)'], top[f'marginal bits {rel} high (ratio)'])}."
+            f" Over the slice the marginal moves a bits premium by {fmt(float(diff.min()))} to "
+            f"{fmt(float(diff.max()))}; ")
+        if moved.height:
+            lower = moved.filter(pl.col("marginal minus canonical premium (ratio)") < 0)
+            sentence += (
+                f"the interval of that change excludes 0 in {moved.height} of {others.height} "
+                f"codes ({', '.join(names.get(c, c) for c in moved['code'])}), "
+                + (f"lower under the marginal in {lower.height} of them: there, part of the "
+                   f"canonical premium is the one segmentation the tokenizer picks, not the "
+                   f"language." if lower.height else
+                   "higher under the marginal in all of them."))
+        else:
+            sentence += (
+                f"its interval holds 0 in all {others.height} codes: on this slice the bits a "
+                f"token premium costs are not an artefact of the one segmentation the "
+                f"tokenizer picks.")
+        n = int(part["sentences (count)"].max())
+        if n < ROUGH_BELOW:
+            sentence += (f" With {n} sentences a code these intervals are rough; raise "
+                         f"flores.marginal.sentences (config/gpu takes 100).")
+        parts.append(_p(sentence))
+    shown = marginal.select(
+        "code", pl.col("code").replace_strict(names, default="").alias("language"), "model",
+        "sentences (count)", f"tokens {rel} (ratio)", f"canonical bits {rel} (ratio)",
+        f"canonical bits {rel} low (ratio)", f"canonical bits {rel} high (ratio)",
+        f"marginal bits {rel} (ratio)", f"marginal bits {rel} low (ratio)",
+        f"marginal bits {rel} high (ratio)", "marginal saves (% of canonical bits)",
+        "marginal minus canonical premium (ratio)")
+    labels = {c: c.rsplit(" (", 1)[0] for c in shown.columns if c.endswith(")")}
+    headers = {c: c.rsplit(" (", 1)[1].rstrip(")") for c in shown.columns if c.endswith(")")}
+    parts.append(html_table(shown, headers=headers, labels=labels, caption=(
+        "Parity beside bits on the slice (flores.marginal): the token premium, and the bits "
+        "premium under the canonical tokenization and under the LM-guided marginal over all "
+        "tokenizations, with percentile bootstrap intervals over the sentences (paired with "
+        "English's); results/tables/flores_marginal.csv also has the change's interval")))
+    return parts
 
 
 def flores_body(tables: dict[str, pl.DataFrame], figures: dict[str, str], figure) -> str | None:
@@ -96,6 +175,8 @@ def flores_body(tables: dict[str, pl.DataFrame], figures: dict[str, str], figure
         "it pays in likelihood only if its bits grow too. " + ". ".join(lines) + ". A bits "
         "premium below the token premium means the extra tokens are cheaper ones (each carries "
         "fewer bits); the bits premium itself is what the language costs the model."))
+    names = dict(zip(table["code"], table["language"])) if "language" in table.columns else {}
+    parts.extend(marginal_parts(tables.get("marginal"), names))
 
     parts.append(subsection("flores-checks", "Checked against the published figures"))
     equal = int(petrov["equal"].sum())
