@@ -293,8 +293,9 @@ def test_the_report_says_whether_the_marginal_moves_a_premium():
     assert "With 2 sentences a code these intervals are rough" in text
     # Amharic's two sentences both raise its premium (40/9 - 40/10 and 43/19 - 44/20 > 0);
     # Hindi's change is 0 on one sentence and negative on the other, so its interval holds 0
-    assert ("excludes 0 in 1 of 2 codes (Amharic), higher under the marginal in all of them."
-            in text)
+    assert "excludes 0 in 1 of 2 codes. Higher under the marginal: Amharic; there" in text
+    assert "Lower under the marginal" not in text
+    assert "; model = m" in text  # one model: its column is stated once
     assert "results/tables/flores_marginal.csv" in text
     assert marginal_parts(table.clear(), names) == []
 

@@ -13,7 +13,7 @@ import polars as pl
 from ..corpus.flores import ENGLISH
 from ..lm.goldfish import CAVEAT
 from ..lm.flores_table import token_premium
-from .html import fmt, html_table, subsection
+from .html import constants_text, drop_constant_columns, fmt, html_table, subsection
 from .html import paragraph as _p
 
 #: The tables of the section (results/tables/flores*.csv), by their report input names.
@@ -87,14 +87,17 @@ def marginal_parts(marginal: pl.DataFrame, names: dict[str, str]) -> list[str]:
             f" Over the slice the marginal moves a bits premium by {fmt(float(diff.min()))} to "
             f"{fmt(float(diff.max()))}; ")
         if moved.height:
-            lower = moved.filter(pl.col("marginal minus canonical premium (ratio)") < 0)
+            change = pl.col("marginal minus canonical premium (ratio)")
+            lower = ", ".join(names.get(c, c) for c in moved.filter(change < 0)["code"])
+            higher = ", ".join(names.get(c, c) for c in moved.filter(change > 0)["code"])
             sentence += (
                 f"the interval of that change excludes 0 in {moved.height} of {others.height} "
-                f"codes ({', '.join(names.get(c, c) for c in moved['code'])}), "
-                + (f"lower under the marginal in {lower.height} of them: there, part of the "
-                   f"canonical premium is the one segmentation the tokenizer picks, not the "
-                   f"language." if lower.height else
-                   "higher under the marginal in all of them."))
+                f"codes. "
+                + (f"Lower under the marginal: {lower}; there, part of the canonical premium is "
+                   f"the one segmentation the tokenizer picks, not the language. "
+                   if lower else "")
+                + (f"Higher under the marginal: {higher}; there, the marginal gains English "
+                   f"more than the language. " if higher else ""))
         else:
             sentence += (
                 f"its interval holds 0 in all {others.height} codes: on this slice the bits a "
@@ -104,7 +107,7 @@ def marginal_parts(marginal: pl.DataFrame, names: dict[str, str]) -> list[str]:
         if n < ROUGH_BELOW:
             sentence += (f" With {n} sentences a code these intervals are rough; raise "
                          f"flores.marginal.sentences (config/gpu takes 100).")
-        parts.append(_p(sentence))
+        parts.append(_p(sentence.replace("  ", " ").replace(" .", ".")))
     shown = marginal.select(
         "code", pl.col("code").replace_strict(names, default="").alias("language"), "model",
         "sentences (count)", f"tokens {rel} (ratio)", f"canonical bits {rel} (ratio)",
@@ -112,13 +115,15 @@ def marginal_parts(marginal: pl.DataFrame, names: dict[str, str]) -> list[str]:
         f"marginal bits {rel} (ratio)", f"marginal bits {rel} low (ratio)",
         f"marginal bits {rel} high (ratio)", "marginal saves (% of canonical bits)",
         "marginal minus canonical premium (ratio)")
+    shown, constant = drop_constant_columns(shown, keep=("code",))
     labels = {c: c.rsplit(" (", 1)[0] for c in shown.columns if c.endswith(")")}
     headers = {c: c.rsplit(" (", 1)[1].rstrip(")") for c in shown.columns if c.endswith(")")}
     parts.append(html_table(shown, headers=headers, labels=labels, caption=(
         "Parity beside bits on the slice (flores.marginal): the token premium, and the bits "
         "premium under the canonical tokenization and under the LM-guided marginal over all "
         "tokenizations, with percentile bootstrap intervals over the sentences (paired with "
-        "English's); results/tables/flores_marginal.csv also has the change's interval")))
+        "English's); results/tables/flores_marginal.csv also has the change's interval"
+        + (f"; {constants_text(constant)}" if constant else ""))))
     return parts
 
 
