@@ -245,3 +245,83 @@ def test_which_values_are_bounds():
     # inverted and impossible
     valid, note = bounds_status(LN(9), LN(3), 4, 4, "uniform")
     assert valid is False and note.startswith("inverted") and "impossible: the lower end 9" in note
+
+
+# --- Finite samples: the upper end is a plug-in entropy, biased low ---------------------------
+
+def test_finite_sample_upper_ends_by_hand():
+    from fairppl.shannon.ranks import (miller_madow_upper, once_seen_share,
+                                       upper_confidence_bound)
+
+    # counts (2, 1, 1) of n = 4 among m = 10: plug-in 1.5 ln 2, K = 3 ranks seen
+    q = [0.5, 0.25, 0.25] + [0.0] * 7
+    assert shannon_bounds(q)[1] == pytest.approx(1.5 * LN(2), rel=1e-14)
+    assert miller_madow_upper(q, 4) == pytest.approx(1.5 * LN(2) + 2 / 8, rel=1e-14)
+    # 1.04 + ln(1 + 9/4) + (1 + ln 4) sqrt(ln 20 / 8) = 3.68 > ln 10: capped at ln m
+    assert upper_confidence_bound(q, 4) == pytest.approx(LN(10), rel=1e-14)
+    assert once_seen_share(q, 4) == pytest.approx(2 / 3, rel=1e-14)
+    # (0.7, 0.2, 0.1) of n = 10,000 among m = 3: not capped
+    q = [0.7, 0.2, 0.1]
+    plug = -(0.7 * LN(0.7) + 0.2 * LN(0.2) + 0.1 * LN(0.1))
+    bound = plug + LN(1 + 2 / 10_000) + (1 + LN(10_000)) * math.sqrt(LN(20) / 20_000)
+    assert bound < LN(3)
+    assert upper_confidence_bound(q, 10_000) == pytest.approx(bound, rel=1e-14)
+    assert upper_confidence_bound(q, 10_000, level=0.5) < bound
+    assert miller_madow_upper(q, 10_000) == pytest.approx(plug + 2 / 20_000, rel=1e-14)
+    with pytest.raises(InputError, match="positive integer"):
+        miller_madow_upper(q, 0)
+    with pytest.raises(InputError, match="expected a fraction in"):
+        upper_confidence_bound(q, 10, level=1.0)
+
+
+def _geometric(rho: float):
+    """P(r) = (1 - rho) rho^(r - 1), r >= 1, and its entropy in closed form (nats)."""
+    return lambda rng, n: rng.geometric(1 - rho, size=n), (
+        -(1 - rho) * LN(1 - rho) - rho * LN(rho)) / (1 - rho)
+
+
+def _zipf(m: int):
+    """P(r) = (1 / r) / H_m over 1..m, and its entropy (an exact finite sum, nats)."""
+    p = 1 / np.arange(1, m + 1)
+    p /= p.sum()
+    return lambda rng, n: rng.choice(m, size=n, p=p) + 1, float(-(p * np.log(p)).sum())
+
+
+@pytest.mark.parametrize("source", ["geometric", "zipf"])
+def test_finite_samples_of_known_rank_distributions(source):
+    from fairppl.shannon.ranks import miller_madow_upper, upper_confidence_bound
+
+    # m = 1002 ranks as in the study; geometric rho = 0.97 (perplexity 89, P(r > m) ~ 1e-13)
+    # or Zipf 1/r (perplexity 180, the heavy tail that leaves most seen ranks seen once)
+    m = 1002
+    draw, entropy = _geometric(0.97) if source == "geometric" else _zipf(m)
+    for n in (150, 1500):
+        plug, corrected, bound = [], [], []
+        for seed in range(100):
+            ranks = draw(np.random.default_rng(seed), n)
+            assert ranks.max() <= m
+            q = rank_frequencies(ranks, m)
+            plug.append(shannon_bounds(q)[1])
+            corrected.append(miller_madow_upper(q, n))
+            bound.append(upper_confidence_bound(q, n))
+        plug, corrected, bound = map(np.array, (plug, corrected, bound))
+        # the plug-in upper end sits below the true entropy: an estimate, biased low, no bound
+        assert (plug < entropy).mean() >= 0.99
+        # Miller-Madow comes closer on average, from below
+        assert np.abs(corrected - entropy).mean() < 0.8 * np.abs(plug - entropy).mean()
+        # the 95% bound holds (here in every sample) and says something at n = 1500
+        assert (bound >= entropy).mean() >= 0.95
+        if n == 1500:
+            assert math.exp(bound.max()) < 0.4 * m
+
+
+def test_above_causes():
+    from fairppl.shannon.ranks import ABOVE_CAUSES, above_cause
+
+    assert above_cause(10.0, 12.0, 13.0, 20.0) is None
+    assert above_cause(12.5, 12.0, 13.0, 20.0) == "undersampled"
+    assert above_cause(15.0, 12.0, 13.0, 20.0) == "undersampled or calibration"
+    assert above_cause(25.0, 12.0, 13.0, 20.0) == "calibration"
+    assert above_cause(25.0, 12.0, None, None) == "cut list"
+    assert set(ABOVE_CAUSES) == {"undersampled", "undersampled or calibration", "calibration",
+                                 "cut list"}

@@ -54,15 +54,24 @@ def test_uniform_bets_give_m_under_every_protocol():
     assert table["seconds_per_truncation"].drop_nulls().unique().to_list() == [0.5]
     common = table.filter(pl.col("protocol") == "common").row(0, named=True)
     assert common["perplexity_per_word"] == pytest.approx(4.0) and common["n_units"] == 4
-    # every replicate of the bootstrap over units gives m too
+    # 4 units, fewer than the campaign scorer's minimum: no interval, and the row says why
     for row in (common, table.filter((pl.col("protocol") == "exhaustive")
                                      & (pl.col("n_t") == 12)).row(0, named=True)):
-        assert (row["ci_low_per_word"], row["ci_high_per_word"]) == pytest.approx((4.0, 4.0))
+        assert (row["ci_low_per_word"], row["ci_high_per_word"]) == (None, None)
+        assert row["ci_note"].startswith("no interval: 4 unit(s), fewer than 20")
     # a uniform bettor's ties spread over every place: q_r = 1/m, both bounds m exactly
     bounds = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == m))
     assert bounds["low_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
     assert bounds["high_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
     assert bounds["rank_bounds_valid"].to_list() == [True, True]
+    assert bounds["rank_values_kind"].to_list() == ["estimates", "estimates"]
+    # the Miller-Madow estimate and the 95% bound are capped at m, which the plug-in reaches
+    assert bounds["high_mm_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
+    assert bounds["high_bound_per_word"].to_list() == pytest.approx([4.0, 4.0], rel=1e-12)
+    # its own perplexity, 4, lies on both ends: neither above nor below
+    assert not bounds["lower_above_perplexity"].any()
+    assert not bounds["perplexity_above_upper"].any()
+    assert bounds["above_cause"].to_list() == [None, None]
     assert bounds["n_truncations"].to_list() == [12, 12]
 
 
@@ -192,30 +201,34 @@ def test_inverted_and_impossible_rank_values_are_flagged():
 def test_randomized_rows_name_their_scheme_and_bootstrap_by_hand():
     from fairppl.stats.bootstrap import BootstrapSettings, ratio_interval
 
-    # units u0..u5 of 2, 5, 2, 3, 2, 2 truncations (N = 16), bets of their own per unit
-    lengths = [2, 5, 2, 3, 2, 2]
-    units = [f"u{k}" for k, n in enumerate(lengths) for _ in range(n)]
-    bets = [[b, 1 - b] for k, n in enumerate(lengths) for b in [0.2 + 0.1 * k] * n]
+    # units u10..u33 of 2, 5, 2, 3, 2, 2 truncations, 4 times (N = 64; ids of one width, so
+    # sorted ids are unit order), bets of their own per unit
+    lengths = [2, 5, 2, 3, 2, 2] * 4
+    units = [f"u{10 + k}" for k, n in enumerate(lengths) for _ in range(n)]
+    bets = [[b, 1 - b] for k, n in enumerate(lengths) for b in [0.2 + 0.025 * k] * n]
     frame = _frame(bets, [0] * len(units), units)
-    settings = dict(SETTINGS, n_t=[3, 4, 6])
+    settings = dict(SETTINGS, n_t=[3, 16, 24])
     table = shannon_table([frame], settings, BootstrapSettings(replicates=200, seed=3))
     drawn = {r["n_t"]: r for r in table.filter(pl.col("protocol") == "randomized")
              .iter_rows(named=True)}
-    # 16 // 3 = 5 >= 5: systematic; 16 // 4 = 4 < 5: weighted, and the note says why
+    # 64 // 3 = 21 >= 5: systematic; 64 // 16 = 4 < 5: weighted, and the note says why
     assert drawn[3]["scheme"] == "systematic" and drawn[3]["note"] is None
-    assert drawn[4]["scheme"] == "weighted" and "could pick a unit twice" in drawn[4]["note"]
-    # n_t = 6 draws every unit and the bets are constant within a unit here: every draw's
+    assert drawn[16]["scheme"] == "weighted" and "could pick a unit twice" in drawn[16]["note"]
+    # n_t = 24 draws every unit and the bets are constant within a unit here: every draw's
     # length-weighted mean is the exhaustive value
-    full = table.filter((pl.col("protocol") == "exhaustive") & (pl.col("n_t") == 16)).row(
+    full = table.filter((pl.col("protocol") == "exhaustive") & (pl.col("n_t") == 64)).row(
         0, named=True)
-    assert drawn[6]["perplexity_per_word"] == pytest.approx(full["perplexity_per_word"])
+    assert drawn[24]["perplexity_per_word"] == pytest.approx(full["perplexity_per_word"])
     # the interval over units: per unit the sum of -ln bet and its count, sorted unit ids
-    nats = [-n * math.log(0.2 + 0.1 * k) for k, n in enumerate(lengths)]
+    nats = [-n * math.log(0.2 + 0.025 * k) for k, n in enumerate(lengths)]
     low, high = ratio_interval(nats, lengths, BootstrapSettings(replicates=200, seed=3))
     assert (full["ci_low_per_word"], full["ci_high_per_word"]) == pytest.approx(
         (math.exp(low), math.exp(high)), rel=1e-12)
     assert full["ci_low_per_word"] < full["perplexity_per_word"] < full["ci_high_per_word"]
     assert (full["ci_replicates"], full["ci_level"]) == (200, 0.95)
+    # 24 units, under 50: the interval is shown with its coverage caveat
+    assert full["ci_note"].startswith("24 units: a percentile bootstrap over so few units covers "
+                                      "below its level")
 
 
 def test_a_table_without_the_tie_columns_is_refused():
@@ -248,7 +261,8 @@ def test_report_sentences_follow_the_table():
         body = html.unescape(shannon_body({"table": table, "published": published},
                                           {"eng": "English"}, {}, lambda path, alt: ""))
         assert (f"English (bible), on the 1 units all its 2 bettors bet on (2 truncations): "
-                f"{order}; without intervals to tell them apart.") in body
+                f"{order}; without a paired interval to tell the two best apart (too few "
+                f"units).") in body
         # the full-set numbers come from 4 and 1 units: said, computed
         assert "come from 1, 4 units depending on the bettor" in body
         # no French bigram here: the published values stand alone, nothing fixed of ours
@@ -268,4 +282,122 @@ def test_report_sentences_follow_the_table():
     assert "the perplexities themselves do not compare, only the shape" in body
     # every bettor's gambling perplexity against its own rank interval, counted
     # ranks 3 and 1: q = (1/2, 0, 1/2, 0) rises, so eq. 9 gives no interval, and it is said
-    assert "are an interval for 0 of 1 bettors; 1 is none (inverted or above m" in body
+    assert "are estimates of his bounds for 0 of 1 bettors (the rest no interval" in body
+    assert "lies above the upper one for 1: for 0 below the Miller-Madow" in body
+    assert "The lower value lies above the bettor's perplexity for 0 (lower_above" in body
+
+
+def test_rank_rows_are_estimates_and_say_why_a_perplexity_lies_above():
+    # m = 1002 outcomes, answers at rank r with P(r) = (1 - rho) rho^(r - 1), rho = 0.97
+    # (entropy in closed form: perplexity 89.2), 1000 truncations in 50 units of 20.
+    m, rho, n = 1002, 0.97, 1000
+    truth = (1 - rho) * rho ** np.arange(m)
+    truth /= truth.sum()
+    entropy = (-(1 - rho) * math.log(1 - rho) - rho * math.log(rho)) / (1 - rho)
+    answers = np.random.default_rng(5).choice(m, size=n, p=truth)
+    units = [f"u{10 + i // 20}" for i in range(n)]
+    flat = 0.995 ** np.arange(m)  # the same ranking, far too flat probabilities
+    rows = {}
+    for name, bets in (("calibrated", truth), ("flat", flat / flat.sum())):
+        frame = _frame([bets] * n, answers.tolist(), units).with_columns(model=pl.lit(name))
+        table = shannon_table([frame], dict(SETTINGS, n_t=[]))
+        own = table.filter((pl.col("protocol") == "exhaustive")).row(0, named=True)
+        rank = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == m)
+                            & (pl.col("tail") == "uniform")).row(0, named=True)
+        rows[name] = (own["perplexity_per_word"], rank)
+    # the same ranks: the same rank values for both bettors
+    assert rows["calibrated"][1]["high_per_word"] == rows["flat"][1]["high_per_word"]
+    perplexity, rank = rows["calibrated"]
+    assert rank["rank_values_kind"] == "estimates"
+    assert "as estimates from the sample, not bounds" in rank["rank_bounds_note"]
+    # the plug-in upper end lies below the truth, the 95% bound above it; Miller-Madow between
+    assert rank["high_per_word"] < rank["high_mm_per_word"] < math.exp(entropy)
+    assert rank["high_bound_per_word"] > math.exp(entropy)
+    assert rank["once_seen_percent"] > 20
+    # a bettor that bets the true distribution lies above the plug-in end by sampling alone,
+    # and the row says so rather than blaming calibration
+    assert perplexity == pytest.approx(math.exp(entropy), rel=0.05)
+    assert rank["perplexity_above_upper"] is True
+    assert rank["above_cause"] in ("undersampled", "undersampled or calibration")
+    assert rank["lower_above_perplexity"] is False
+    # the flat bettor: cross-entropy (in closed form about 5.45 nats) beyond even the bound
+    perplexity, rank = rows["flat"]
+    assert perplexity > rank["high_bound_per_word"]
+    assert rank["above_cause"] == "calibration"
+
+
+def test_a_lower_end_above_the_bettors_perplexity_is_flagged():
+    # m = 4, bets (0.4, 0.3, 0.2, 0.1), the correct outcome always 2nd: perplexity 1/0.3 = 3.33,
+    # eq. 9's lower end 2 ln 2 (perplexity 4) above it, the upper one 0 (perplexity 1)
+    frame = _frame([[0.4, 0.3, 0.2, 0.1]] * 6, [1] * 6, [f"u{i // 2}" for i in range(6)])
+    table = shannon_table([frame], SETTINGS)
+    row = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 4)
+                       & (pl.col("tail") == "uniform")).row(0, named=True)
+    assert (row["low_per_word"], row["high_per_word"]) == pytest.approx((4.0, 1.0))
+    assert row["rank_values_kind"] == "no interval"
+    assert row["lower_above_perplexity"] is True and row["perplexity_above_upper"] is True
+    # Miller-Madow adds (1 - 1) / 12 = 0; the bound reaches m = 4 > 3.33
+    assert row["high_mm_per_word"] == pytest.approx(1.0)
+    assert row["high_bound_per_word"] == pytest.approx(4.0)
+    assert row["above_cause"] == "undersampled or calibration"
+    # cut at l = 1 (uniform tail): not bounds, and no cause can be told
+    cut = table.filter((pl.col("protocol") == "rank-bounds") & (pl.col("l") == 1)
+                       & (pl.col("tail") == "uniform")).row(0, named=True)
+    assert cut["rank_values_kind"] in ("not bounds (cut at l)", "no interval")
+    assert cut["high_mm_per_word"] is None and cut["high_bound_per_word"] is None
+
+
+def test_common_rows_compare_bettors_paired():
+    from fairppl.stats.bootstrap import BootstrapSettings, difference_interval
+
+    # 24 units of 2 truncations; bettor "a" bets 0.5 on the answer in unit k's first truncation
+    # and 0.25 in its second, bettor "b" 0.25 and 0.2: per unit -ln bets sum to ln 8 and ln 20
+    units = [f"u{10 + i // 2}" for i in range(48)]
+    a = _frame([[0.5, 0.5], [0.25, 0.75]] * 24, [0, 0] * 24, units)
+    b = _frame([[0.25, 0.75], [0.2, 0.8]] * 24, [0, 0] * 24, units, m=2).with_columns(
+        model=pl.lit("b"))
+    boot = BootstrapSettings(replicates=200, seed=4)
+    table = shannon_table([b, a], SETTINGS, boot)
+    common = {r["model"]: r for r in table.filter(pl.col("protocol") == "common")
+              .iter_rows(named=True)}
+    assert common["toy"]["perplexity_per_word"] == pytest.approx(math.sqrt(8))
+    assert common["b"]["perplexity_per_word"] == pytest.approx(math.sqrt(20))
+    # the reference is the best bettor, whatever the order of the frames
+    assert common["toy"]["reference"] == common["b"]["reference"] == "toy/word-v2"
+    assert common["toy"]["ratio_to_reference"] == 1.0 and common["toy"]["ratio_ci_low"] is None
+    assert common["b"]["ratio_to_reference"] == pytest.approx(math.sqrt(20 / 8))
+    # the paired interval: the same per-unit sums through the project's paired bootstrap; every
+    # unit has the same ratio, so every replicate gives it
+    _, low, high = difference_interval([math.log(20)] * 24, [2] * 24, [math.log(8)] * 24,
+                                       [2] * 24, boot)
+    assert (common["b"]["ratio_ci_low"], common["b"]["ratio_ci_high"]) == pytest.approx(
+        (math.exp(low), math.exp(high)), rel=1e-12)
+    assert common["b"]["ratio_ci_low"] == pytest.approx(math.sqrt(20 / 8), rel=1e-9)
+    # hard and easy units: bettor b bets 0.8 times what toy bets on every answer. Their
+    # intervals over units overlap, yet b is worse on every unit by the same factor, and the
+    # paired interval says so: every replicate gives exactly 1 / 0.8
+    bets = [0.1 + 0.035 * (i // 2) for i in range(48)]
+    a = _frame([[p, 1 - p] for p in bets], [0] * 48, units)
+    b = _frame([[0.8 * p, 1 - 0.8 * p] for p in bets], [0] * 48, units).with_columns(
+        model=pl.lit("b"))
+    common = {r["model"]: r for r in shannon_table([a, b], SETTINGS, boot)
+              .filter(pl.col("protocol") == "common").iter_rows(named=True)}
+    assert common["toy"]["ci_high_per_word"] > common["b"]["ci_low_per_word"]  # overlap
+    assert common["b"]["ratio_to_reference"] == pytest.approx(1.25, rel=1e-12)
+    assert (common["b"]["ratio_ci_low"], common["b"]["ratio_ci_high"]) == pytest.approx(
+        (1.25, 1.25), rel=1e-9)
+
+
+
+def test_report_tells_bettors_apart_paired():
+    from fairppl.report.shannon import common_sentences
+
+    units = [f"u{10 + i // 2}" for i in range(48)]
+    bets = [0.1 + 0.035 * (i // 2) for i in range(48)]
+    a = _frame([[p, 1 - p] for p in bets], [0] * 48, units)
+    b = _frame([[0.8 * p, 1 - 0.8 * p] for p in bets], [0] * 48, units).with_columns(
+        model=pl.lit("b"))
+    (sentence,) = common_sentences(shannon_table([a, b], SETTINGS), {"eng": "English"})
+    assert sentence.endswith("b / word-v2's perplexity is 1.25 [1.25, 1.25] times toy / "
+                             "word-v2's (paired bootstrap over the same units): these units "
+                             "tell them apart.")

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from conftest import VENV_BIN
+from fairppl.shannon.gambling import MIN_INTERVAL_UNITS
 
 pytestmark = pytest.mark.e2e
 
@@ -53,14 +54,19 @@ def test_every_bettor_plays_and_the_table_holds_every_protocol(study):
         assert not bounds.filter(pl.col("l") < pl.col("m_outcomes"))["rank_bounds_valid"].any()
         n_truncations = part.filter(pl.col("protocol") == "exhaustive")["n_truncations"][0]
         assert (bounds["n_truncations"] == n_truncations).all()
-        # every randomized row names its scheme; every fixed-set perplexity has an interval
+        # every randomized row names its scheme; every fixed-set perplexity on enough units
+        # has an interval
         drawn = part.filter((pl.col("protocol") == "randomized")
                             & pl.col("perplexity_per_word").is_not_null())
         assert set(drawn["scheme"]) <= {"systematic", "weighted"} and drawn.height
         fixed = part.filter(pl.col("protocol").is_in(["limited", "common"])
                             | ((pl.col("protocol") == "exhaustive") & pl.col("scheme").is_null()))
-        with_units = fixed.filter(pl.col("n_units") >= 2)
+        with_units = fixed.filter(pl.col("n_units") >= MIN_INTERVAL_UNITS)
         assert with_units["ci_low_per_word"].is_not_null().all(), (lang, model)
+        # fewer units than the campaign scorer's minimum: no interval, and the row says why
+        few = fixed.filter(pl.col("n_units") < MIN_INTERVAL_UNITS)
+        assert few["ci_low_per_word"].is_null().all(), (lang, model)
+        assert few["ci_note"].str.starts_with("no interval").all(), (lang, model)
     # the units of a costlier bettor are among a cheaper one's (nested subsets)
     eng = {m: set(_bets(wd, "eng", m, t)["unit_id"]) for m, t in
            [("kenlm-word-o3", "word-v100"), ("transformer", "char"), ("tiny-random", "native")]}

@@ -96,7 +96,8 @@ def summary(result: dict) -> str:
                          f" list lengths {result['list_length_min']} to "
                          f"{result['list_length_max']}")
         else:
-            kind = "bounds" if result["rank_bounds_valid"] else "values (not bounds)"
+            kind = ("estimates of the bounds" if result["rank_values_kind"] == "estimates"
+                    else "values (not bounds)")
             lines.append(f"entropy {kind}: {_number(result['entropy_lower_bits'])} to "
                          f"{_number(result['entropy_upper_bits'])} bits per word (perplexity "
                          f"{_number(result['perplexity_lower'])} to "
@@ -104,6 +105,10 @@ def summary(result: dict) -> str:
                          f"{result['n_truncations_ranked']} truncations; every rank known up to "
                          f"l = {result['list_length']}")
             lines.append(f"rank bounds: {result['rank_bounds_note']}")
+            if result.get("entropy_upper_bound_bits") is not None:
+                lines.append(f"upper value from the sample, biased low: Miller-Madow "
+                             f"{_number(result['entropy_upper_mm_bits'])} bits, 95% upper bound "
+                             f"{_number(result['entropy_upper_bound_bits'])} bits")
             for tail, t in result["tails"].items():
                 if t["entropy_lower_bits"] is None:
                     lines.append(f"  {tail} tail: {t['note']}")

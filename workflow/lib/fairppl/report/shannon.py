@@ -81,7 +81,9 @@ def summary_table(table: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
         if bounds.height:
             b = bounds.row(0, named=True)
             row["rank bounds"] = _cell(None, b["low_per_word"], b["high_per_word"]) + (
-                "" if b["rank_bounds_valid"] else " (no bound)")
+                f" (estimates; Miller-Madow {fmt(b['high_mm_per_word'])}, 95% bound "
+                f"{fmt(b['high_bound_per_word'])})" if b["rank_values_kind"] == "estimates"
+                else f" ({b['rank_values_kind']})")
         else:
             row["rank bounds"] = ""
         row["s/truncation"] = full["seconds_per_truncation"]
@@ -103,7 +105,8 @@ HEADERS = {
     "l=1": "list of the best bet + floor (per word)",
     "l=10": "10 best bets + floor (per word)",
     "l=100": "100 best bets + floor (per word)",
-    "rank bounds": "Shannon's values from ranks only, l = m (per word)",
+    "rank bounds": "Shannon's values from ranks only, l = m: estimates of his bounds, the upper "
+                   "one biased low (per word)",
     "s/truncation": "bettor's wall-clock time (s)",
 }
 
@@ -111,7 +114,8 @@ HEADERS = {
 def common_sentences(table: pl.DataFrame, names: dict[str, str]) -> list[str]:
     """Per language with two bettors or more, the bettors in order of their gambling perplexity
     on the units every one of them bet on (the ``common`` rows), with their intervals, and
-    whether the best one's interval overlaps the next one's."""
+    whether the paired ratio of the next one's perplexity to the best one's (the same draws of
+    units for both: ``ratio_to_reference``) tells them apart."""
     common = table.filter((pl.col("protocol") == "common")
                           & pl.col("perplexity_per_word").is_not_null())
     out = []
@@ -126,14 +130,16 @@ def common_sentences(table: pl.DataFrame, names: dict[str, str]) -> list[str]:
             f"{_cell(r['perplexity_per_word'], r['ci_low_per_word'], r['ci_high_per_word'])}"
             for r in part.iter_rows(named=True))
         second = part.row(1, named=True)
-        if first["ci_high_per_word"] is None or second["ci_low_per_word"] is None:
-            apart = "without intervals to tell them apart"
-        elif first["ci_high_per_word"] < second["ci_low_per_word"]:
-            apart = (f"{model_label(first['model'], first['tokenizer'])}'s interval lies below "
-                     f"the next one's")
+        names2 = (model_label(second["model"], second["tokenizer"]),
+                  model_label(first["model"], first["tokenizer"]))
+        if second["ratio_ci_low"] is None:
+            apart = "without a paired interval to tell the two best apart (too few units)"
         else:
-            apart = ("the two best intervals overlap: these verses do not separate them "
-                     "(intervals, not a paired test)")
+            ratio = (f"{names2[0]}'s perplexity is {fmt(second['ratio_to_reference'])} "
+                     f"[{fmt(second['ratio_ci_low'])}, {fmt(second['ratio_ci_high'])}] times "
+                     f"{names2[1]}'s (paired bootstrap over the same units)")
+            apart = ratio + (": these units tell them apart" if second["ratio_ci_low"] > 1
+                             else ": these units do not tell them apart")
         out.append(f"{names.get(language, language)} ({corpus}), on the {first['n_units']} "
                    f"units all its {part.height} bettors bet on ({first['n_truncations']} "
                    f"truncations): {listed}; {apart}.")
@@ -206,25 +212,32 @@ def rank_bound_sentence(table: pl.DataFrame) -> str | None:
     full = table.filter((pl.col("protocol") == "exhaustive")
                         & (pl.col("n_t") == pl.col("n_truncations")))
     keys = ["corpus", "language", "model", "tokenizer"]
-    joined = bounds.select(keys + ["low_per_word", "high_per_word", "rank_bounds_valid"]).join(
-        full.select(keys + ["perplexity_per_word"]), on=keys, how="inner")
+    joined = bounds.select(keys + ["rank_values_kind", "once_seen_percent",
+                                   "lower_above_perplexity", "perplexity_above_upper",
+                                   "above_cause"])
     if not joined.height:
         return None
-    valid = joined.filter(pl.col("rank_bounds_valid"))
-    above = valid.filter(pl.col("perplexity_per_word") > pl.col("high_per_word")).height
-    inside = valid.filter((pl.col("perplexity_per_word") >= pl.col("low_per_word"))
-                          & (pl.col("perplexity_per_word") <= pl.col("high_per_word"))).height
-    below = valid.height - above - inside
+    estimates = joined.filter(pl.col("rank_values_kind") == "estimates")
+    causes = {c: joined.filter(pl.col("above_cause") == c).height
+              for c in ("undersampled", "undersampled or calibration", "calibration")}
+    above = int(joined["perplexity_above_upper"].sum())
+    lower = int(joined["lower_above_perplexity"].sum())
+    once = joined["once_seen_percent"]
     text = (f"Shannon's rank values (eq. 9 on every rank, l = m, ties spread over their places) "
-            f"are an interval for {valid.height} of {joined.height} bettors; "
-            f"{joined.height - valid.height} {'is' if joined.height - valid.height == 1 else 'are'}"
-            f" none (inverted or above m: "
-            f"rank_bounds_note in shannon.csv). The paper reads the interval as one the "
-            f"model's perplexity falls in; here the bettor's own gambling perplexity falls "
-            f"inside it for {inside}, above it for {above} and below it for {below}. Above is "
-            f"no contradiction: the upper end is what betting q_r on the r-th guess would "
-            f"score, which beats a model whose probabilities are worse calibrated than its "
-            f"ranks. Cut at l < m the values are not bounds (the tail beyond l is assumed).")
+            f"are estimates of his bounds for {estimates.height} of {joined.height} bettors "
+            f"(the rest no interval: inverted or above m; rank_bounds_note in shannon.csv), "
+            f"not bounds: the lower one is unbiased, the upper one is the plug-in entropy of "
+            f"ranks of which {fmt(once.min())}-{fmt(once.max())}% were seen once, and lies "
+            f"below the true rank entropy. The paper reads them as an interval the model's "
+            f"perplexity falls in; here the bettor's own gambling perplexity lies above the "
+            f"upper one for {above}: for {causes['undersampled']} below the Miller-Madow "
+            f"estimate (the plug-in's bias explains it), for "
+            f"{causes['undersampled or calibration']} between it and the 95% upper bound "
+            f"(sampling may explain it), for {causes['calibration']} above the bound (the "
+            f"bettor's probabilities lose more than betting q_r on its r-th guess would). The "
+            f"lower value lies above the bettor's perplexity for {lower} (lower_above_perplexity: "
+            f"it does not rank by the true distribution, or sampling). Cut at l < m the values "
+            f"are not bounds (the tail beyond l is assumed).")
     return text
 
 
@@ -251,9 +264,10 @@ def shannon_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
         "A_l the listed bets' sum (the paper's eq. 6). Shannon's (1951) rank values use only "
         "the rank r of the correct word among a bettor's bets: with q_r the share of "
         "truncations where it came r-th, the entropy lies between sum_r r (q_r - q_(r+1)) "
-        "log r and -sum_r q_r log q_r, shown as perplexities (2 to those bits); they are "
-        "bounds only when every outcome is ranked (l = m), and the rank_bounds_note column "
-        "says when they are not. n_t is the number of truncations behind an estimate."))
+        "log r and -sum_r q_r log q_r, shown as perplexities (2 to those bits); computed from "
+        "a sample they are estimates of those bounds, the upper one biased low (shannon.csv "
+        "adds a Miller-Madow estimate and a 95% upper bound), and cut at l < m not even that "
+        "(the rank_bounds_note column). n_t is the number of truncations behind an estimate."))
     sentences = common_sentences(table, names)
     full = table.filter((pl.col("protocol") == "exhaustive")
                         & (pl.col("n_t") == pl.col("n_truncations")))
@@ -330,7 +344,8 @@ def players_body(players: pl.DataFrame, names: dict[str, str]) -> str:
     def entropy(row):
         if row["entropy_low_bits_per_unit"] is None:
             return "–"
-        kind = "" if row["rank_values_are_bounds"] else " (not bounds)"
+        kind = (" (estimates)" if row["rank_values_kind"] == "estimates"
+                else f" ({row['rank_values_kind'] or 'not bounds'})")
         return (f"{row['entropy_low_bits_per_unit']:.2f} to "
                 f"{row['entropy_high_bits_per_unit']:.2f}{kind}")
 

@@ -48,8 +48,8 @@ from ..core.errors import InputError
 from .campaign_folder import Campaign
 from .play import (Game, PlayError, PlaySettings, check_player, check_player_files,
                    player_name_problem, repair, rtl)
-from .scoring import score_submission
-from .submission import BETS, RANKING, Record, read_submission
+from .scoring import score_bets_as_ranks, score_submission
+from .submission import BETS, read_submission
 
 PAGE = Path(__file__).with_name("play_page.html")
 MODELS = "models"
@@ -85,18 +85,12 @@ def model_files(campaign: Campaign) -> list[tuple[str, Path]]:
     return out
 
 
-def _as_rankings(records: list[Record]) -> list[Record]:
-    """A bets file read as rankings: each record's outcomes by decreasing bet (ties in file
-    order), so a model's rank values sit beside a person's guesses until right."""
-    return [Record(line=r.line, id=r.id, kind=RANKING,
-                   entries=[w for w, _ in sorted(r.entries.items(), key=lambda kv: -kv[1])])
-            for r in records]
-
-
 def _summary(result: dict) -> dict:
     keys = ("kind", "perplexity", "interval", "interval_note", "n_scored", "n_flagged", "note",
             "entropy_lower_bits", "entropy_upper_bits", "perplexity_lower", "perplexity_upper",
-            "rank_bounds_valid", "rank_bounds_note", "list_length", "n_units_scored")
+            "rank_bounds_valid", "rank_bounds_note", "list_length", "n_units_scored",
+            "rank_values_kind", "entropy_upper_mm_bits", "entropy_upper_bound_bits",
+            "once_seen_share", "rank_places", "n_tied_records")
     out = {k: result.get(k) for k in keys if k in result}
     for key, value in list(out.items()):
         if isinstance(value, float) and not math.isfinite(value):
@@ -104,29 +98,38 @@ def _summary(result: dict) -> dict:
     return out
 
 
-def _rank_cap(summary: dict, n: int) -> dict:
+def _rank_cap(summary: dict, n: int, m: int, perplexity: float | None = None) -> dict:
     """The rank values of ``summary`` as ordered ranges (Shannon's "lower" value exceeds his
-    "upper" one when the values are not bounds) and whether the upper value sits at log2 of the
-    n truncations ranked: an entropy of n rank frequencies cannot exceed log2 n, so with few
-    truncations that value says more about n than about the predictor."""
+    "upper" one when the values are not bounds), whether the upper value sits at the most the
+    sample allows, log2 of the places its ranks can fill (the n truncations ranked, or with
+    ties spread the places they share, at most m), below log2 m: with few truncations that value
+    says more about n than about the predictor; and, given the predictor's own gambling
+    ``perplexity`` on the same truncations, whether the lower value lies above it
+    (``lower_above_perplexity``) or it above the upper value (``perplexity_above_upper``)."""
     low, high = summary.get("entropy_lower_bits"), summary.get("entropy_upper_bits")
     if low is None or high is None:
         return summary
-    cap = math.log2(n) if n > 0 else 0.0
-    return summary | {
+    places = min(summary.get("rank_places") or n, m)
+    cap = math.log2(places) if places > 0 else 0.0
+    capped = bool(high >= cap - 1e-9 and cap < math.log2(m) - 1e-9)
+    out = summary | {
         "entropy_range_bits": sorted([low, high]),
         "perplexity_range": sorted([2.0 ** low, 2.0 ** high]),
         "cap_bits": cap, "n_ranked": n,
-        "upper_at_cap": bool(high >= cap - 1e-9),
-        "cap_note": (f"the upper value is log2 {n} = {cap:.2f} bits, the most that {n} "
+        "upper_at_cap": capped,
+        "cap_note": (f"the upper value is log2 {places} = {cap:.2f} bits, the most that {n} "
                      f"rank frequencies can give: play more truncations for it to say more "
-                     f"than how many were played") if high >= cap - 1e-9 else None}
+                     f"than how many were played") if capped else None}
+    if perplexity is not None and math.isfinite(perplexity):
+        out["lower_above_perplexity"] = bool(2.0 ** low > perplexity * (1 + 1e-12))
+        out["perplexity_above_upper"] = bool(perplexity > 2.0 ** high * (1 + 1e-12))
+    return out
 
 
 def compare(campaign: Campaign, bets: Path, protocol: str) -> dict:
     """A player's score on the truncations their file gives and, on exactly those, every
-    model's of ``<campaign>/models/`` (for the rank protocol also the models' rank values, their
-    bets read as rankings)."""
+    model's of ``<campaign>/models/`` (for the rank protocol also the models' rank values from
+    their bets, ties spread over their places, :func:`.scoring.score_bets_as_ranks`)."""
     from .play import _played_ids
 
     played = _played_ids(Path(bets), campaign.position())
@@ -138,7 +141,7 @@ def compare(campaign: Campaign, bets: Path, protocol: str) -> dict:
     records, flags = read_submission(bets, campaign, only=played)
     out["player_score"] = _summary(score_submission(sub, records, flags))
     if protocol == "rank":
-        out["player_score"] = _rank_cap(out["player_score"], len(played))
+        out["player_score"] = _rank_cap(out["player_score"], len(played), campaign.m)
     for label, path in model_files(campaign):
         try:
             m_records, m_flags = read_submission(path, campaign, only=played)
@@ -148,9 +151,10 @@ def compare(campaign: Campaign, bets: Path, protocol: str) -> dict:
         row = {"label": label, "file": path.name}
         scored = score_submission(sub, m_records, m_flags)
         row |= _summary(scored)
-        if protocol == "rank" and scored.get("kind") == BETS:
-            ranked = score_submission(sub, _as_rankings(m_records), [])
-            row["ranks"] = _rank_cap(_summary(ranked), len(played))
+        if protocol == "rank" and scored.get("kind") == BETS and m_records:
+            # ties spread over their places: the file's order of equal bets is no ranking
+            row["ranks"] = _rank_cap(_summary(score_bets_as_ranks(sub, m_records)),
+                                     len(played), campaign.m, scored.get("perplexity"))
         out["models"].append(row)
     return out
 

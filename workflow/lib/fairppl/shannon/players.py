@@ -20,7 +20,9 @@ COLUMNS = ("corpus", "language", "unit", "campaign", "player", "player_kind", "p
            "predictor", "predictor_kind", "n_truncations_played", "n_truncations",
            "n_units_played", "perplexity_per_unit", "ci_low", "ci_high",
            "entropy_low_bits_per_unit", "entropy_high_bits_per_unit",
-           "rank_values_are_bounds", "note")
+           "entropy_high_mm_bits_per_unit", "entropy_high_bound_bits_per_unit",
+           "rank_values_are_bounds", "rank_values_kind", "lower_above_perplexity",
+           "perplexity_above_upper", "note")
 
 
 def bets_file(entry: dict) -> Path:
@@ -123,7 +125,12 @@ def _row(base: dict, predictor: str, kind: str, score: dict, ranks: dict | None 
         "ci_low": interval.get("low"), "ci_high": interval.get("high"),
         "entropy_low_bits_per_unit": values.get("entropy_lower_bits"),
         "entropy_high_bits_per_unit": values.get("entropy_upper_bits"),
+        "entropy_high_mm_bits_per_unit": values.get("entropy_upper_mm_bits"),
+        "entropy_high_bound_bits_per_unit": values.get("entropy_upper_bound_bits"),
         "rank_values_are_bounds": bounds,
+        "rank_values_kind": values.get("rank_values_kind"),
+        "lower_above_perplexity": values.get("lower_above_perplexity"),
+        "perplexity_above_upper": values.get("perplexity_above_upper"),
         "note": score.get("error") or (values.get("rank_bounds_note") if ranks is not None
                                        or score.get("kind") == "ranking"
                                        else score.get("interval_note")),
@@ -155,9 +162,12 @@ def players_table(entries) -> pl.DataFrame:
     rows = [row for entry in entries for row in player_rows(entry)]
     schema = {c: pl.Utf8 for c in COLUMNS} | {
         c: pl.Float64 for c in ("perplexity_per_unit", "ci_low", "ci_high",
-                                "entropy_low_bits_per_unit", "entropy_high_bits_per_unit")} | {
+                                "entropy_low_bits_per_unit", "entropy_high_bits_per_unit",
+                                "entropy_high_mm_bits_per_unit",
+                                "entropy_high_bound_bits_per_unit")} | {
         c: pl.Int64 for c in ("n_truncations_played", "n_truncations", "n_units_played")} | {
-        "rank_values_are_bounds": pl.Boolean}
+        c: pl.Boolean for c in ("rank_values_are_bounds", "lower_above_perplexity",
+                                "perplexity_above_upper")}
     return pl.DataFrame(rows, schema=schema).select(COLUMNS)
 
 
@@ -185,9 +195,15 @@ def players_sentences(table: pl.DataFrame, names: dict[str, str]) -> list[str]:
             out.append(head + ": nothing played yet.")
             continue
         if me["protocol"] == "rank":
-            kind = "bounds" if me["rank_values_are_bounds"] else "values, not bounds"
-            text = (f"{head}: Shannon's rank {kind} of {me['entropy_low_bits_per_unit']:.2f} "
+            kind = ("estimates of the bounds" if me["rank_values_kind"] == "estimates"
+                    else f"values, not bounds ({me['rank_values_kind']})")
+            text = (f"{head}: Shannon's rank {kind}, {me['entropy_low_bits_per_unit']:.2f} "
                     f"to {me['entropy_high_bits_per_unit']:.2f} bits per {unit[:-1]}")
+            if me["entropy_high_bound_bits_per_unit"] is not None:
+                text += (f" (the upper one, from {me['n_truncations_played']} truncations, is "
+                         f"biased low: Miller-Madow "
+                         f"{me['entropy_high_mm_bits_per_unit']:.2f}, 95% upper bound "
+                         f"{me['entropy_high_bound_bits_per_unit']:.2f})")
             out.append(text + ".")
             continue
         ci = (f" (95% interval {me['ci_low']:.1f} to {me['ci_high']:.1f})"

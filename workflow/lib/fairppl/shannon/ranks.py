@@ -34,9 +34,13 @@ When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came 
 
 At l = m there is no tail and both give eq. 9 exactly.
 
-Which values are bounds (:func:`bounds_status`). At l = m the upper end bounds the entropy for any
-ranking; the lower end holds for a ranking by the true conditional distribution, whose rank
-frequencies never rise, and the two are then ordered. Cut at l < m they are not bounds: eq. 9's
+Which values are bounds (:func:`bounds_status`). Computed from the rank distribution itself, at
+l = m the upper end bounds the entropy for any ranking; the lower end holds for a ranking by the
+true conditional distribution, whose rank frequencies never rise, and the two are then ordered.
+Computed from the frequencies of n truncations they are estimates of those bounds, not bounds:
+the upper one is biased low, and far below the truth when most ranks are seen once (see "Finite
+samples" below: :func:`miller_madow_upper` corrects it to first order,
+:func:`upper_confidence_bound` bounds it honestly). Cut at l < m they are not bounds: eq. 9's
 lower end is sum_r q_r g(r) with g(r) = r ln r - (r - 1) ln(r - 1) increasing, so a uniform
 tail, which moves the unseen mass to ranks up to m, can raise it above the true entropy (a source
 of two equally likely words among m = 10 has H = ln 2 = 0.69; cut at l = 1, eq. 11 gives
@@ -96,10 +100,11 @@ def rank_frequencies(ranks, m: int) -> np.ndarray:
     return np.bincount(arr - 1, minlength=m).astype(np.float64) / arr.size
 
 
-def shared_rank_frequencies(first, n_tied, m: int) -> np.ndarray:
+def shared_rank_frequencies(first, n_tied, m: int, weights=None) -> np.ndarray:
     """q_r for r = 1..m with ties spread over their places (module docstring): truncation t's
     correct outcome shares places ``first[t]``..``first[t] + n_tied[t] - 1`` with the outcomes
-    of the same bet and adds ``1 / n_tied[t]`` to each. With no tie (every ``n_tied`` 1) this is
+    of the same bet and adds ``1 / n_tied[t]`` to each (``weights[t] / n_tied[t]`` with
+    weights, then divided by their sum). With no tie (every ``n_tied`` 1) this is
     :func:`rank_frequencies` of ``first``. Raises InputError on a tie that leaves 1..m."""
     m = _positive_int(m, "m")
     first = _check_ranks(first)
@@ -110,16 +115,20 @@ def shared_rank_frequencies(first, n_tied, m: int) -> np.ndarray:
     last = first + tied - 1
     if last.max() > m:
         raise InputError(f"a tie reaches rank {int(last.max())}, beyond the m = {m} outcomes")
+    w = np.ones(first.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != first.shape or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise InputError(f"expected {first.size} finite non-negative weights, not all 0")
     diff = np.zeros(m + 1)
-    np.add.at(diff, first - 1, 1.0 / tied)
-    np.add.at(diff, last, -1.0 / tied)
-    return np.maximum(np.cumsum(diff[:m]), 0.0) / first.size
+    np.add.at(diff, first - 1, w / tied)
+    np.add.at(diff, last, -w / tied)
+    return np.maximum(np.cumsum(diff[:m]), 0.0) / math.fsum(w.tolist())
 
 
 def bounds_status(lower: float, upper: float, m: int, l: int, tail: str) -> tuple[bool, str]:
-    """Whether the rank values ``(lower, upper)`` (nats) cut at ``l`` of ``m`` with ``tail`` are
-    bounds, and why (module docstring): ``(True, ...)`` only at l = m with the two ordered and the
-    lower one at most ln m. The note names an inverted or impossible interval first."""
+    """Whether eq. 9 applies to the rank values ``(lower, upper)`` (nats) cut at ``l`` of ``m``
+    with ``tail``, and why (module docstring): ``(True, ...)`` only at l = m with the two ordered
+    and the lower one at most ln m; even then values from a sample are estimates of the bounds,
+    as the note says. The note names an inverted or impossible interval first."""
     problems = []
     if lower > upper + 1e-12:
         problems.append(f"inverted: the lower end exp({lower:.4g}) exceeds the upper one "
@@ -135,8 +144,11 @@ def bounds_status(lower: float, upper: float, m: int, l: int, tail: str) -> tupl
         problems.append(f"cut at l = {l} of m = {m}: the ranks beyond l are assumed, so {kept}")
     if problems:
         return False, "; ".join(problems)
-    return True, ("eq. 9 on every rank: the upper end bounds the entropy for any ranking, the "
-                  "lower end for a ranking by the true conditional distribution")
+    return True, ("eq. 9 on every rank, as estimates from the sample, not bounds: the lower end "
+                  "estimates Shannon's lower value without bias (it is linear in q) and bounds "
+                  "the entropy only for a ranking by the true conditional distribution; the "
+                  "upper end, the plug-in entropy of the ranks, is biased low (the Miller-Madow "
+                  "estimate corrects it to first order, the 95% upper bound bounds it)")
 
 
 def rank_histogram(ranks) -> list[tuple[int, int]]:
@@ -242,3 +254,99 @@ def bounds_as_perplexity(bounds: Sequence[float]) -> tuple[float, float]:
     """``(exp(lower), exp(upper))``: entropy bounds in nats as perplexity bounds."""
     lower, upper = bounds
     return math.exp(lower), math.exp(upper)
+
+
+# --- Finite samples -------------------------------------------------------------------------
+#
+# The q_r of a table are frequencies in n truncations, not the rank distribution itself, and
+# with m = 1002 possible ranks and a few hundred or thousand truncations most ranks seen are seen
+# once. Eq. 9's two ends then behave differently:
+#
+# * the lower end, sum_r q_r (r ln r - (r - 1) ln(r - 1)), is linear in q, so the sample's value
+#   estimates the rank distribution's without bias;
+# * the upper end, -sum_r q_r ln q_r, is the plug-in entropy of the ranks, biased low: with p the
+#   rank distribution (support s <= m), E[plug-in] = H(p) - E[KL(q || p)], and by Jensen
+#   E[KL(q || p)] <= ln E[sum_r q_r^2 / p_r] = ln(1 + (s - 1) / n). It can never exceed ln n
+#   either (n draws show at most n ranks), whatever the source.
+#
+# :func:`miller_madow_upper` adds the first-order bias (K - 1) / (2 n), K the ranks seen (an
+# estimate, still low when most ranks are seen once); :func:`upper_confidence_bound` adds the
+# worst-case bias ln(1 + (m - 1) / n) and a one-sided McDiarmid margin: moving one truncation's
+# rank changes sum_r c_r ln c_r (c_r the counts) by at most 1 + ln n, so the plug-in changes by
+# at most (1 + ln n) / n and falls more than (1 + ln n) sqrt(ln(1 / alpha) / (2 n)) below its
+# mean with probability at most alpha. The result is at least the rank entropy, hence at least
+# the conditional entropy H(X | C), with probability at least 1 - alpha, for any ranking, when
+# the truncations are independent draws (truncations of one verse are not quite: the bound is
+# as honest as that reading of q_r, which eq. 9 makes too). Ties spread over their places
+# (:func:`shared_rank_frequencies`) keep it: the spread q's plug-in is at least the mean plug-in
+# over random tie-breaks (entropy is concave), and that mean has the same bounded differences.
+# Both are capped at ln m.
+
+#: One-sided confidence of :func:`upper_confidence_bound`.
+UPPER_BOUND_LEVEL = 0.95
+
+
+def _sample_q(q, n) -> tuple[np.ndarray, int]:
+    arr = _check_frequencies(q, "finite-sample rank values")
+    n = _positive_int(n, "the number of truncations n")
+    return arr, n
+
+
+def miller_madow_upper(q, n: int) -> float:
+    """Eq. 9's upper end with Miller and Madow's first-order bias correction, in nats:
+    ``-sum q_r ln q_r + (K - 1) / (2 n)``, K the ranks with q_r > 0, n the truncations behind q;
+    at most ln m (m = ``len(q)``)."""
+    arr, n = _sample_q(q, n)
+    seen = int(np.count_nonzero(arr))
+    return min(_upper(arr) + (seen - 1) / (2.0 * n), math.log(arr.size))
+
+
+def upper_confidence_bound(q, n: int, level: float = UPPER_BOUND_LEVEL) -> float:
+    """An upper bound, in nats, on the rank entropy (so on the conditional entropy) that holds
+    with probability ``level`` over n independent truncations (see above):
+    ``-sum q_r ln q_r + ln(1 + (m - 1) / n) + (1 + ln n) sqrt(ln(1 / (1 - level)) / (2 n))``,
+    at most ln m."""
+    arr, n = _sample_q(q, n)
+    if not 0 < level < 1:
+        raise InputError(f"the bound's level is {level!r}: expected a fraction in (0, 1)")
+    m = arr.size
+    margin = (1 + math.log(n)) * math.sqrt(math.log(1 / (1 - level)) / (2 * n))
+    return min(_upper(arr) + math.log1p((m - 1) / n) + margin, math.log(m))
+
+
+def once_seen_share(q, n: int) -> float:
+    """Among the ranks seen (q_r > 0), the share seen at most once (n q_r <= 1; a tie spread
+    over k places counts 1/k at each): near 1, the sample says little about the tail of the
+    rank distribution and the plug-in upper end sits near its ceiling ln n."""
+    arr, n = _sample_q(q, n)
+    seen = arr[arr > 0]
+    return float(np.count_nonzero(seen * n <= 1 + 1e-9)) / seen.size if seen.size else 0.0
+
+
+#: Why a bettor's gambling perplexity lies above the upper rank value (:func:`above_cause`).
+ABOVE_CAUSES = {
+    "undersampled": "above the plug-in upper end only: the Miller-Madow estimate is above the "
+                    "perplexity, so the plug-in's downward bias explains it",
+    "undersampled or calibration": "above the Miller-Madow estimate but not the 95% upper "
+                                   "bound: sampling may explain it",
+    "calibration": "above even the 95% upper bound on the rank entropy: the bettor's "
+                   "probabilities lose more than betting q_r on its r-th guess would, beyond "
+                   "sampling error",
+    "cut list": "cut at l < m the values rest on an assumed tail: no cause can be told",
+}
+
+
+def above_cause(perplexity: float, upper: float, corrected: float | None,
+                bound: float | None) -> str | None:
+    """The key of :data:`ABOVE_CAUSES` for a gambling ``perplexity`` above the plug-in
+    ``upper`` end (all perplexities, ``corrected`` the Miller-Madow one, ``bound`` the 95% upper
+    bound; both ``None`` for a cut list); ``None`` when the perplexity is not above it."""
+    if perplexity is None or upper is None or not perplexity > upper * (1 + 1e-12):
+        return None
+    if corrected is None or bound is None:
+        return "cut list"
+    if perplexity <= corrected * (1 + 1e-12):
+        return "undersampled"
+    if perplexity <= bound * (1 + 1e-12):
+        return "undersampled or calibration"
+    return "calibration"

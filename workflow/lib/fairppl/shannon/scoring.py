@@ -17,11 +17,9 @@ from typing import Sequence
 import numpy as np
 
 from .campaign_folder import Campaign
-from .gambling import floor_bet
+from .gambling import FEW_INTERVAL_UNITS, FEW_UNITS_CAVEAT, MIN_INTERVAL_UNITS, floor_bet
 from .submission import BETS, Record, _as_float
 
-#: The fewest distinct units the scored truncations must cover for a bootstrap interval.
-MIN_INTERVAL_UNITS = 20
 TAILS = ("uniform", "zipf")
 
 
@@ -47,7 +45,8 @@ def _bootstrap_interval(log_bets: np.ndarray, units: Sequence[str],
              "replicates": settings.replicates, "seed": settings.seed,
              "n_units": len(distinct)},
             f"{settings.level:.0%} interval of a bootstrap over {len(distinct)} units "
-            f"(B = {settings.replicates}, seed {settings.seed})")
+            f"(B = {settings.replicates}, seed {settings.seed})"
+            + (f"; {FEW_UNITS_CAVEAT}" if len(distinct) < FEW_INTERVAL_UNITS else ""))
 
 
 def _score_bets(campaign: Campaign, records: Sequence[Record]) -> dict:
@@ -96,8 +95,6 @@ def _weights(campaign: Campaign, records: Sequence[Record]) -> np.ndarray:
 
 
 def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
-    from . import ranks as rank_bounds
-
     pos, m, labels = campaign.position(), campaign.m, campaign.outcomes.labels
     # A list that holds its correct outcome gives that outcome's rank whatever its length (a
     # person guessing until right); one that does not says only "beyond its length". The ranks
@@ -120,6 +117,55 @@ def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
     weights = _weights(campaign, records)
     q = np.bincount(ranks - 1, weights=weights, minlength=m + 1)[:m] / math.fsum(
         weights.tolist())
+    return _rank_values(campaign, records, q, length) | {"n_beyond_list": beyond}
+
+
+def bet_ties(campaign: Campaign, records: Sequence[Record]) -> tuple[np.ndarray, np.ndarray]:
+    """Per bets record, the places its correct outcome's bet shares: ``first`` (1 + the
+    outcomes bet more) and ``n_tied`` (the outcomes bet exactly as much, itself included), the
+    unlisted outcomes all at the floor of eq. 6. No order among equal bets is read from the
+    file, so reordering a record's entries changes nothing."""
+    pos, m, labels = campaign.position(), campaign.m, campaign.outcomes.labels
+    first = np.empty(len(records), dtype=np.int64)
+    tied = np.empty(len(records), dtype=np.int64)
+    for k, rec in enumerate(records):
+        bets = np.array([_as_float(v) for v in rec.entries.values()], dtype=np.float64)
+        length = bets.size
+        floor = floor_bet(math.fsum(bets.tolist()), m, length) if length < m else None
+        correct = labels[campaign.answers[pos[rec.id]]]
+        bet = _as_float(rec.entries[correct]) if correct in rec.entries else floor
+        unlisted = m - length
+        first[k] = 1 + int(np.count_nonzero(bets > bet)) + (
+            unlisted if floor is not None and floor > bet else 0)
+        tied[k] = int(np.count_nonzero(bets == bet)) + (
+            unlisted if floor is not None and floor == bet else 0)
+    return first, tied
+
+
+def score_bets_as_ranks(campaign: Campaign, records: Sequence[Record]) -> dict:
+    """Shannon's rank values of a bets file (the keys of a ranking's score): the correct
+    outcome's place among the m bets, a tie of k spread 1/k over its places
+    (:func:`bet_ties`, :func:`fairppl.shannon.ranks.shared_rank_frequencies`), so every rank is
+    known (l = m) and neither the file's order nor the vocabulary's breaks a tie; a uniform
+    bettor gets q_r = 1/m and log2 m bits at both ends."""
+    from .ranks import shared_rank_frequencies
+
+    first, tied = bet_ties(campaign, records)
+    q = shared_rank_frequencies(first, tied, campaign.m, weights=_weights(campaign, records))
+    out = _rank_values(campaign, records, q, campaign.m)
+    return out | {"n_beyond_list": 0,
+                  "rank_places": int(min(campaign.m, int(tied.sum()))),
+                  "n_tied_records": int(np.count_nonzero(tied > 1))}
+
+
+def _rank_values(campaign: Campaign, records: Sequence[Record], q: np.ndarray,
+                 length: int) -> dict:
+    """The score of rank frequencies ``q`` (all m, known up to ``length``): Shannon's values
+    per tail, the wider pair, what they are, and at ``length`` = m on an unweighted campaign
+    the finite-sample values of the upper end (:mod:`fairppl.shannon.ranks`)."""
+    from . import ranks as rank_bounds
+
+    pos, m = campaign.position(), campaign.m
     n = len(records)
     tails = {}
     for tail in TAILS:
@@ -149,12 +195,24 @@ def _score_rankings(campaign: Campaign, records: Sequence[Record]) -> dict:
                 + tails["uniform"]["note"])
     else:
         note = "; ".join(f"{tail}: {t['note']}" for tail, t in tails.items())
+    if lower > upper or lower > math.log2(m) + 1e-12:
+        kind = "no interval"
+    else:
+        kind = "estimates" if length >= m else "not bounds (cut at l)"
+    corrected = bound = None
+    if length >= m and campaign.weights is None:
+        corrected = rank_bounds.miller_madow_upper(q, n) / math.log(2)
+        bound = rank_bounds.upper_confidence_bound(q, n) / math.log(2)
     units = {campaign.unit_ids[pos[r.id]] for r in records}
-    return {"perplexity": None, "list_length": length, "n_beyond_list": beyond,
+    return {"perplexity": None, "list_length": length,
             "n_units_scored": len(units), "n_truncations_ranked": n,
             "entropy_lower_bits": lower, "entropy_upper_bits": upper,
             "perplexity_lower": 2.0 ** lower, "perplexity_upper": 2.0 ** upper,
-            "rank_bounds_valid": valid, "rank_bounds_note": note, "tails": tails}
+            "rank_bounds_valid": valid, "rank_bounds_note": note, "rank_values_kind": kind,
+            "entropy_upper_mm_bits": corrected, "entropy_upper_bound_bits": bound,
+            "once_seen_share": (rank_bounds.once_seen_share(q, n)
+                                if campaign.weights is None else None),
+            "tails": tails}
 
 
 def score_submission(campaign: Campaign, records: Sequence[Record], flags: Sequence[dict],
@@ -169,9 +227,12 @@ def score_submission(campaign: Campaign, records: Sequence[Record], flags: Seque
     uniform and Zipf tails' values, per tail in ``tails``) from the ranks of the correct
     outcomes within ``list_length``, the shortest list that does not hold its correct outcome
     (``m`` when every list holds it; a rank past it counts as beyond), over
-    ``n_truncations_ranked`` truncations; ``rank_bounds_valid`` is true only when they are
-    bounds (every ranking complete, the two ends ordered and the lower at most log m) and
-    ``rank_bounds_note`` says why (:func:`fairppl.shannon.ranks.bounds_status`). Both kinds:
+    ``n_truncations_ranked`` truncations; ``rank_bounds_valid`` is true only when eq. 9
+    applies (every ranking complete, the two ends ordered and the lower at most log m) and
+    ``rank_bounds_note`` says why (:func:`fairppl.shannon.ranks.bounds_status`); even then
+    they are estimates from the sample (``rank_values_kind``), the upper one biased low, so with
+    every rank known on an unweighted campaign ``entropy_upper_mm_bits`` (Miller-Madow) and
+    ``entropy_upper_bound_bits`` (a 95% upper bound) come with them. Both kinds:
     ``scheme`` (how the truncations were drawn) and, for a /1 randomized campaign,
     ``scheme_note``."""
     kinds = {r.kind for r in records}

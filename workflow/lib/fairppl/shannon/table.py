@@ -22,14 +22,27 @@ writes them, with ``m`` (the number of outcomes) and the list lengths in the col
   words;
 * ``rank-bounds``: Shannon's lower and upper values from the ranks alone (ties spread over their
   places, :func:`.ranks.shared_rank_frequencies`), cut at l, with a uniform and a Zipf tail
-  (``tail``; Table 2 centre and bottom); ``rank_bounds_valid`` says whether they are bounds and
+  (``tail``; Table 2 centre and bottom); ``rank_bounds_valid`` says whether eq. 9 applies and
   ``rank_bounds_note`` why (:func:`.ranks.bounds_status`: only at l = m, and never when inverted
-  or above m).
+  or above m). Even then they are estimates from n truncations, not bounds
+  (``rank_values_kind``): the lower end is unbiased, the upper one, a plug-in entropy over up to m
+  ranks, is biased low, so at l = m the row adds the Miller-Madow estimate
+  (``high_mm_per_word``), a 95% upper bound (``high_bound_per_word``) and the share of seen ranks
+  seen once (:mod:`.ranks`, "Finite samples"). Every rank row says where the bettor's own
+  exhaustive gambling perplexity lies: ``lower_above_perplexity`` (the lower end above it: the
+  bettor does not rank by the true distribution, or sampling), ``perplexity_above_upper`` and
+  ``above_cause`` (:data:`.ranks.ABOVE_CAUSES`: the plug-in's bias, possibly calibration, or
+  calibration beyond sampling error).
 
 Every gambling perplexity computed on a fixed set of truncations (``exhaustive`` at n_t = all,
 ``limited``, ``common``) has a bootstrap interval over units (``ci_low_per_word``,
 ``ci_high_per_word``: the project's paired bootstrap of a ratio of sums, per unit the sum of
--ln bet and the number of truncations, :mod:`fairppl.stats.bootstrap`); a draw row's
+-ln bet and the number of truncations, :mod:`fairppl.stats.bootstrap`) when they come from at
+least :data:`.gambling.MIN_INTERVAL_UNITS` units, the campaign scorer's minimum (``ci_note``
+says why not, or that a percentile interval from few units covers below its level). A
+``common`` row also compares its bettor with the language's best one on the same units, paired
+(``reference``, ``ratio_to_reference`` and its interval, the same draws of units for both); a
+draw row's
 ``low_per_word``/``high_per_word`` are the paper's eq. 8 spread of one draw, and its target is
 the exhaustive row, whose interval is the one over units.
 
@@ -47,8 +60,11 @@ import numpy as np
 import polars as pl
 
 from ..core.errors import InputError
-from ..stats.bootstrap import BootstrapSettings, ratio_interval
+from ..stats.bootstrap import BootstrapSettings, difference_interval, ratio_interval
 from .gambling import (
+    FEW_INTERVAL_UNITS,
+    FEW_UNITS_CAVEAT,
+    MIN_INTERVAL_UNITS,
     consistency_problem,
     consecutive_draws,
     draw_summary,
@@ -57,8 +73,9 @@ from .gambling import (
     randomized_draws,
     randomized_scheme,
 )
-from .ranks import (bounds_as_perplexity, bounds_status, shannon_bounds_limited,
-                    shared_rank_frequencies)
+from .ranks import (above_cause, bounds_as_perplexity, bounds_status, miller_madow_upper,
+                    once_seen_share, shannon_bounds_limited, shared_rank_frequencies,
+                    upper_confidence_bound)
 
 KEYS = ["corpus", "language", "model", "tokenizer"]
 
@@ -77,11 +94,29 @@ COLUMNS = {
     "ci_low_per_word": "bootstrap interval over units of the gambling perplexity, lower end "
                        "(per word)",
     "ci_high_per_word": "the same interval's upper end (per word)",
+    "ci_note": "why there is no interval over units, or its coverage caveat",
     "low_per_word": "lower end: exp(mean Q - 1.96 sd) over the draws, or Shannon's lower value",
     "high_per_word": "upper end: exp(mean Q + 1.96 sd), or Shannon's upper value",
-    "rank_bounds_valid": "rank-bounds: both values are bounds (true only at l = m, ordered, "
-                         "lower at most m)",
-    "rank_bounds_note": "rank-bounds: why they are or are not bounds",
+    "rank_bounds_valid": "rank-bounds: eq. 9 applies (only at l = m, ordered, lower at most m); "
+                         "the values are still sample estimates (rank_values_kind)",
+    "rank_bounds_note": "rank-bounds: what the values are and are not",
+    "rank_values_kind": "rank-bounds: estimates (l = m), not bounds (cut at l) or no interval "
+                        "(inverted or above m)",
+    "high_mm_per_word": "rank-bounds, l = m: Miller-Madow estimate of the upper value, at most "
+                        "m (per word)",
+    "high_bound_per_word": "rank-bounds, l = m: 95% upper bound on the rank entropy, at most m "
+                           "(per word)",
+    "once_seen_percent": "rank-bounds: seen ranks seen at most once (percent)",
+    "lower_above_perplexity": "rank-bounds: the lower value exceeds the bettor's exhaustive "
+                              "gambling perplexity",
+    "perplexity_above_upper": "rank-bounds: the bettor's exhaustive gambling perplexity exceeds "
+                              "the upper value",
+    "above_cause": "rank-bounds: why the perplexity is above (undersampled, undersampled or "
+                   "calibration, calibration, cut list)",
+    "reference": "common: the language's bettor of lowest perplexity on these units",
+    "ratio_to_reference": "common: this perplexity / the reference's (ratio)",
+    "ratio_ci_low": "common: paired bootstrap interval of that ratio over units, lower end (ratio)",
+    "ratio_ci_high": "common: the same interval's upper end (ratio)",
     "likelihood_perplexity_per_word": "the bettor's likelihood perplexity on all its truncations",
     "m_outcomes": "outcomes (vocabulary words + <unk> + </s>)",
     "n_truncations": "truncations the bettor bet on (count)",
@@ -124,22 +159,37 @@ def _check_frame(frame: pl.DataFrame) -> None:
                          f"earlier version: run its shannon_bets job again)")
 
 
+def _per_unit(log_bets, unit_ids) -> tuple[np.ndarray, np.ndarray]:
+    """Per unit, in sorted id order: the sum of -ln bet and the number of truncations."""
+    distinct = sorted(set(unit_ids))
+    where = {u: i for i, u in enumerate(distinct)}
+    idx = np.array([where[u] for u in unit_ids])
+    nats = np.bincount(idx, weights=-np.asarray(log_bets, dtype=np.float64),
+                       minlength=len(distinct))
+    return nats, np.bincount(idx, minlength=len(distinct)).astype(float)
+
+
 def unit_interval(log_bets, unit_ids, bootstrap: BootstrapSettings) -> dict:
     """``ci_low_per_word``/``ci_high_per_word`` of exp(-sum ln bet / n) by the project's
     bootstrap over units (units in sorted id order; per unit the sum of -ln bet and the number of
-    truncations, a ratio of sums); ``None`` for both with fewer than 2 units or a zero bet."""
+    truncations, a ratio of sums); ``None`` for both with fewer than ``MIN_INTERVAL_UNITS``
+    units or a zero bet, and ``ci_note`` says why (or, under ``FEW_INTERVAL_UNITS`` units, that the
+    percentile interval covers below its level)."""
     log_bets = np.asarray(log_bets, dtype=np.float64)
-    distinct = sorted(set(unit_ids))
+    n_units = len(set(unit_ids))
     out = {"ci_low_per_word": None, "ci_high_per_word": None, "ci_level": bootstrap.level,
-           "ci_replicates": bootstrap.replicates}
-    if len(distinct) < 2 or np.isneginf(log_bets).any():
+           "ci_replicates": bootstrap.replicates, "ci_note": None}
+    if n_units < MIN_INTERVAL_UNITS:
+        out["ci_note"] = (f"no interval: {n_units} unit(s), fewer than {MIN_INTERVAL_UNITS} (a "
+                          f"percentile bootstrap over 10 units covers about 0.88 at 0.95)")
         return out
-    where = {u: i for i, u in enumerate(distinct)}
-    idx = np.array([where[u] for u in unit_ids])
-    nats = np.bincount(idx, weights=-log_bets, minlength=len(distinct))
-    counts = np.bincount(idx, minlength=len(distinct)).astype(float)
-    low, high = ratio_interval(nats, counts, bootstrap)
+    if np.isneginf(log_bets).any():
+        out["ci_note"] = "no interval: a bet of 0 on a correct outcome"
+        return out
+    low, high = ratio_interval(*_per_unit(log_bets, unit_ids), bootstrap)
     out.update(ci_low_per_word=math.exp(low), ci_high_per_word=math.exp(high))
+    if n_units < FEW_INTERVAL_UNITS:
+        out["ci_note"] = f"{n_units} units: {FEW_UNITS_CAVEAT}"
     return out
 
 
@@ -184,7 +234,8 @@ def bettor_rows(frame: pl.DataFrame, settings: dict,
         "positions_per_truncation": (float(frame["cost_positions"].sum()) / n
                                      if "cost_positions" in frame.columns else None),
     }
-    rows = [_row(keys, "exhaustive", n_t=n, l=m, perplexity_per_word=gambling_perplexity(log_bets),
+    own = gambling_perplexity(log_bets)
+    rows = [_row(keys, "exhaustive", n_t=n, l=m, perplexity_per_word=own,
                  **unit_interval(log_bets, unit_ids, bootstrap), **common)]
     draws, seed = int(settings.get("n_draws", 20)), int(settings.get("seed", 0))
     per_unit = [g["log_bet"].to_numpy() for _, g in
@@ -231,11 +282,33 @@ def bettor_rows(frame: pl.DataFrame, settings: dict,
                 continue
             bounds = shannon_bounds_limited(head, m, length, tail=tail)
             valid, why = bounds_status(*bounds, m, length, tail)
-            lower, upper = bounds_as_perplexity(bounds)
             rows.append(_row(keys, "rank-bounds", n_t=n, l=length, tail=tail,
-                             low_per_word=lower, high_per_word=upper, rank_bounds_valid=valid,
-                             rank_bounds_note=f"{why} ({n} truncations)", **common))
+                             rank_bounds_valid=valid, rank_bounds_note=f"{why} ({n} truncations)",
+                             **rank_position(bounds, q, n, m, length, own), **common))
     return rows
+
+
+def rank_position(bounds: Sequence[float], q: np.ndarray, n: int, m: int, length: int,
+                  own: float) -> dict:
+    """A rank row's values beyond eq. 9's two ends (module docstring): what they are, at l = m
+    the Miller-Madow estimate and the 95% upper bound of the upper end, the share of seen ranks
+    seen once, and where the bettor's own gambling perplexity ``own`` lies (``bounds`` in nats,
+    ``q`` the frequencies of all m ranks from ``n`` truncations)."""
+    lower, upper = bounds_as_perplexity(bounds)
+    if lower > upper * (1 + 1e-12) or bounds[0] > math.log(m) + 1e-12:
+        kind = "no interval"
+    else:
+        kind = "estimates" if length >= m else "not bounds (cut at l)"
+    corrected = bound = None
+    if length >= m:
+        corrected = math.exp(miller_madow_upper(q, n))
+        bound = math.exp(upper_confidence_bound(q, n))
+    return {"low_per_word": lower, "high_per_word": upper, "rank_values_kind": kind,
+            "high_mm_per_word": corrected, "high_bound_per_word": bound,
+            "once_seen_percent": 100.0 * once_seen_share(q, n),
+            "lower_above_perplexity": bool(lower > own * (1 + 1e-12)),
+            "perplexity_above_upper": bool(own > upper * (1 + 1e-12)),
+            "above_cause": above_cause(own, upper, corrected, bound)}
 
 
 def common_rows(frames: Sequence[pl.DataFrame],
@@ -250,6 +323,7 @@ def common_rows(frames: Sequence[pl.DataFrame],
     rows = []
     for (corpus, language), group in sorted(groups.items()):
         shared = set.intersection(*(set(f["unit_id"]) for f in group))
+        first, sums = len(rows), {}
         for frame in group:
             part = frame.filter(pl.col("unit_id").is_in(sorted(shared)))
             keys = {k: frame[k][0] for k in KEYS}
@@ -268,7 +342,33 @@ def common_rows(frames: Sequence[pl.DataFrame],
                 m_outcomes=int(frame["m"][0]), n_truncations=n, n_units=len(shared),
                 oov_percent=100.0 * part["outcome"].eq("<unk>").sum() / n,
                 note=f"the {len(shared)} units every bettor of the language bet on"))
+            sums[len(rows) - 1] = _per_unit(log_bets, part["unit_id"].to_list())
+        _paired(rows[first:], sums, first, bootstrap)
     return rows
+
+
+def _paired(rows: list[dict], sums: dict, first: int, bootstrap: BootstrapSettings) -> None:
+    """Fill ``reference``, ``ratio_to_reference`` and its paired interval in the ``common``
+    ``rows`` of one language (``sums[first + k]``: row k's per-unit sums, units in one sorted
+    order): the reference is the bettor of lowest perplexity; every interval uses the same
+    draws of units (:func:`fairppl.stats.bootstrap.difference_interval` of the mean -ln bet,
+    exponentiated), and needs ``MIN_INTERVAL_UNITS`` units."""
+    scored = [k for k, r in enumerate(rows) if r["perplexity_per_word"] is not None
+              and math.isfinite(r["perplexity_per_word"])]
+    if len(scored) < 2:
+        return
+    best = min(scored, key=lambda k: rows[k]["perplexity_per_word"])
+    ref = rows[best]
+    ref_nats, ref_counts = sums[first + best]
+    for k in scored:
+        row = rows[k]
+        row["reference"] = f"{ref['model']}/{ref['tokenizer']}"
+        row["ratio_to_reference"] = row["perplexity_per_word"] / ref["perplexity_per_word"]
+        if k == best or ref_nats.size < MIN_INTERVAL_UNITS:
+            continue
+        nats, counts = sums[first + k]
+        _, low, high = difference_interval(nats, counts, ref_nats, ref_counts, bootstrap)
+        row["ratio_ci_low"], row["ratio_ci_high"] = math.exp(low), math.exp(high)
 
 
 def shannon_table(frames: Iterable[pl.DataFrame], settings: dict,
@@ -280,10 +380,13 @@ def shannon_table(frames: Iterable[pl.DataFrame], settings: dict,
     rows += common_rows(frames, bootstrap)
     schema = {c: pl.Float64 for c in COLUMNS}
     schema.update({c: pl.Utf8 for c in ("corpus", "language", "model", "tokenizer", "protocol",
-                                          "tail", "scheme", "note", "rank_bounds_note")})
+                                          "tail", "scheme", "note", "rank_bounds_note",
+                                          "ci_note", "rank_values_kind", "above_cause",
+                                          "reference")})
     schema.update({c: pl.Int64 for c in ("n_t", "l", "m_outcomes", "n_truncations", "n_units",
                                           "n_draws", "n_inconsistent", "ci_replicates")})
-    schema["rank_bounds_valid"] = pl.Boolean
+    schema.update({c: pl.Boolean for c in ("rank_bounds_valid", "lower_above_perplexity",
+                                            "perplexity_above_upper")})
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
