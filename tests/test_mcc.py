@@ -1,8 +1,11 @@
-"""MCC counting rule (fairppl.morphology.mcc) on hand-made UniMorph lexicons with known answers,
-the reader's errors for malformed rows, the published values and the MCC tables."""
+"""MCC counting rules (fairppl.morphology.mcc: this study's and the published one) on hand-made
+UniMorph lexicons with known answers, the reader's errors for malformed rows, the published
+values, the rule check and the MCC tables (tests/test_mcc_2017.py: both rules on the real
+lexicons of 2017)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import polars as pl
@@ -15,13 +18,21 @@ from fairppl.morphology.mcc import (
     Row,
     bundles_by_pos,
     count,
+    feature_string_count,
+    feature_strings,
     parse_features,
     part_of_speech,
+    read_feature_string_count,
     read_unimorph,
 )
-from fairppl.morphology.published import read_published_mcc, read_rule_check, rule_check_note
-from fairppl.morphology.table import (count_record, mcc_table, published_record, read_record,
-                                      validation_table, write_record)
+from fairppl.morphology.published import (
+    read_published_mcc,
+    read_rule_check,
+    rule_check_counts,
+    rule_check_note,
+)
+from fairppl.morphology.table import (count_record, lexicon_pos, mcc_table, published_record,
+                                      read_record, validation_table, write_record)
 
 # A small Spanish-like lexicon. Verbs: hablar has 4 distinct bundles (NFIN, two finite cells, and
 # the feminine singular participle; the two spellings of PRS;1;SG are one bundle), comer adds one
@@ -103,6 +114,57 @@ def test_malformed_rows_name_file_and_line(tmp_path, line, expected):
     assert f"{path}, line 3:" in str(err.value)
 
 
+def test_published_rule_counts_strings_as_written_and_the_blank_line(tmp_path):
+    """LEXICON's 16 distinct feature strings (6 verb ones: V;IND;PRS;1;SG and V;1;SG;IND;PRS are
+    two strings of one bundle; 4 noun ones, whose gender this study's rule drops; 4 adjective
+    ones; ADV and DET;FEM;SG, which it leaves out) and its blank line's empty string: 17, where
+    this study's rule gives 11. Without the blank line the published rule loses exactly the
+    empty string."""
+    path = _write(tmp_path, LEXICON)
+    strings = feature_strings(LEXICON.splitlines(keepends=True), "fixture")
+    assert len(strings) == 17 and "" in strings
+    assert {"V;IND;PRS;1;SG", "V;1;SG;IND;PRS", "ADV", "DET;FEM;SG"} <= strings
+    assert read_feature_string_count(path) == feature_string_count(
+        LEXICON.splitlines(), "fixture") == 17
+    no_blank = LEXICON.replace("\n\n", "\n")
+    assert feature_string_count(no_blank.splitlines(), "fixture") == 16
+    # a carriage return stays in the string, as cut keeps it: a third spelling of one bundle
+    assert read_feature_string_count(_write(tmp_path, "a\ta\tV;PST\r\na\tb\tV;PST\n", "crlf")) == 2
+    assert count(read_unimorph(tmp_path / "crlf")[0])["total"].mcc == 1
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("hablar\thablo", "expected 3 tab-separated fields"),
+    ("hablar\thablo\tV;PRS\textra", "got 4"),
+    ("V;PRS", "got 1"),
+])
+def test_published_rule_refuses_lines_without_three_fields(tmp_path, line, expected):
+    path = _write(tmp_path, "hablar\thablar\tV;NFIN\n\n" + line + "\n")
+    with pytest.raises(InputError, match=expected) as err:
+        read_feature_string_count(path)
+    assert f"{path}, line 3:" in str(err.value)
+
+
+def test_known_typos_are_corrected_and_other_odd_features_kept(tmp_path):
+    """``V.PCTP`` is the participle marker misspelt, ``PRF:POS`` two features with a colon for
+    the semicolon (FEATURE_ERRATA); a feature merely unknown to the rule is kept as written."""
+    text = ("a\tb\tV.PCTP;ACT;PRS\na\tc\tV.PTCP;PRS;ACT\n"
+            "d\te\tV;PRF:POS;COND\nd\tf\tV;COND;POS;PRF\nd\tg\tV;LGSPEC1\n")
+    rows, other = read_unimorph(_write(tmp_path, text))
+    assert other == 0 and [r.pos for r in rows] == ["verb"] * 5
+    assert bundles_by_pos(rows)["verb"] == ["V.PTCP;ACT;PRS", "V;COND;POS;PRF", "V;LGSPEC1"]
+    assert feature_string_count(text.splitlines(), "x") == 5
+
+
+def test_non_utf8_lexicon_is_named(tmp_path):
+    path = tmp_path / "latin1"
+    path.write_bytes("f\u00e5\tf\u00e5r\tV;PRS\n".encode("latin-1"))
+    for reader in (read_unimorph, read_feature_string_count):
+        with pytest.raises(InputError, match="not UTF-8 text") as err:
+            reader(path)
+        assert str(path) in str(err.value)
+
+
 def test_missing_unimorph_file_is_named(tmp_path):
     with pytest.raises(InputError, match="UniMorph file not found"):
         read_unimorph(tmp_path / "nope")
@@ -157,6 +219,18 @@ def _apertium(language, total, verb):
                        "verb": {"mcc": verb, "n_forms": 1, "n_lemmas": 1}}}
 
 
+def _permutation_p(x, y):
+    """|r| of every pairing of y with x, against the observed: a second method for the exact
+    two-sided permutation p (small n only)."""
+    def r(a, b):
+        ma, mb = sum(a) / len(a), sum(b) / len(b)
+        num = sum((p - ma) * (q - mb) for p, q in zip(a, b))
+        return num / math.sqrt(sum((p - ma) ** 2 for p in a) * sum((q - mb) ** 2 for q in b))
+    observed = abs(r(x, y))
+    perms = list(itertools.permutations(y))
+    return sum(abs(r(x, list(p))) >= observed - 1e-12 for p in perms) / len(perms), len(perms)
+
+
 def test_validation_against_scipy():
     published = {"eng": 6, "spa": 71, "pol": 112, "fra": 30}
     ours = {"eng": (12, 7), "spa": (69, 59), "pol": (334, 110), "fra": (57, 51), "rus": (285, 1)}
@@ -175,7 +249,11 @@ def test_validation_against_scipy():
     x, y = [12, 57, 334, 69], [6, 30, 112, 71]
     assert corr["n"] == 4
     assert corr["pearson_r"] == pytest.approx(pearsonr(x, y).statistic)
-    assert corr["pearson_p"] == pytest.approx(pearsonr(x, y).pvalue)
+    # the exact permutation p, not the t test's (0.108): of the 24 pairings only the observed
+    # one reaches |r| = 0.892
+    assert (corr["permutation_p"], corr["permutations"]) == (pytest.approx(1 / 24), 24)
+    assert corr["permutation_p"] == pytest.approx(_permutation_p(x, y)[0])
+    assert "pearson_p" not in table.columns
     assert corr["spearman_rho"] == pytest.approx(spearmanr(x, y).statistic) == 1.0
     # exact two-sided p over the 24 orderings: |rho| = 1 for 2 of them
     assert corr["spearman_p"] == pytest.approx(2 / 24)
@@ -184,15 +262,21 @@ def test_validation_against_scipy():
     assert verb["pearson_r"] == pytest.approx(pearsonr([7, 51, 110, 59], y).statistic)
 
 
-def test_validation_within_a_family_and_like_with_like_by_default():
-    """Three Romance languages get a row of their own (the within-family check); by default only
-    Apertium's total is compared with the published total."""
+def test_validation_within_a_family_and_total_where_the_lexicon_is_unknown():
+    """Three Romance languages get a row of their own (the within-family check); by default
+    (``matched``) a language whose published value's lexicon is not known is compared on
+    Apertium's total, and its row says so."""
     published = {"eng": 6, "spa": 71, "fra": 30, "ita": 52}
     ours = {"eng": (12, 7), "spa": (69, 59), "fra": (57, 51), "ita": (40, 30)}
     records = [published_record(k, v, "") for k, v in published.items()]
     records += [_apertium(k, *v) for k, v in ours.items()]
     table = validation_table(mcc_table(records))
-    assert set(table["apertium_pos"]) == {"total"}
+    assert set(table["apertium_pos"]) == {"matched"}
+    langs = table.filter(row="language")
+    assert langs["apertium_mcc"].to_list() == [12, 57, 40, 69]  # eng, fra, ita, spa: totals
+    assert langs["lexicon_pos"].to_list() == [None] * 4
+    assert all("parts of speech are not known, Apertium's total compared" in n
+               for n in langs["note"])
     romance = table.filter(row="correlation", subset="Romance").row(0, named=True)
     assert romance["n"] == 3 and romance["language"] == "fra,ita,spa"
     # ranks (2, 1, 3) against (1, 2, 3): rho = 1 - 6 * 2 / (3 * 8) = 0.5
@@ -202,53 +286,112 @@ def test_validation_within_a_family_and_like_with_like_by_default():
     assert romance["spearman_p"] == pytest.approx(1.0)
 
 
+def test_validation_compares_the_parts_of_speech_of_the_published_lexicon():
+    """The published English value was counted on a lexicon of verbs only: ``matched`` compares
+    Apertium's verbs with it (7, not the total 12); Spanish's lexicon of all three parts of
+    speech gets the total, French's unknown lexicon the total with a note. ``total`` compares
+    the totals and says on English's row that it is not like with like."""
+    published = {"eng": 6, "spa": 71, "pol": 112, "fra": 30}
+    ours = {"eng": (12, 7), "spa": (69, 59), "pol": (334, 110), "fra": (57, 51)}
+    records = [published_record(k, v, "") for k, v in published.items()]
+    records[0]["details"] = {"lexicon_pos": ["verb"]}
+    records[1]["details"] = {"lexicon_pos": ["verb", "noun", "adjective"]}
+    records += [_apertium(k, *v) for k, v in ours.items()]
+    held = lexicon_pos(records)
+    assert held == {"eng": ("verb",), "spa": ("verb", "noun", "adjective")}
+    table = validation_table(mcc_table(records), apertium_poses=("matched", "total"),
+                             lexicon_pos=held)
+    matched = table.filter(row="language", apertium_pos="matched")
+    assert matched["language"].to_list() == ["eng", "fra", "pol", "spa"]
+    assert matched["apertium_mcc"].to_list() == [7, 57, 334, 69]
+    assert matched["lexicon_pos"].to_list() == ["verb", None, None, "verb,noun,adjective"]
+    notes = dict(zip(matched["language"], matched["note"]))
+    assert notes["eng"] == ("the published value's lexicon held verbs only: Apertium's count "
+                            "over the same compared")
+    assert notes["spa"] == "" and "not known" in notes["fra"]
+    assert matched["ratio"].to_list()[0] == pytest.approx(7 / 6)
+    corr = table.filter(row="correlation", apertium_pos="matched").row(0, named=True)
+    x, y = [7, 57, 334, 69], [6, 30, 112, 71]
+    assert corr["pearson_r"] == pytest.approx(pearsonr(x, y).statistic)
+    assert corr["permutation_p"] == pytest.approx(_permutation_p(x, y)[0])
+    total = table.filter(row="language", apertium_pos="total")
+    assert total["apertium_mcc"].to_list() == [12, 57, 334, 69]
+    assert total["note"].to_list()[0] == ("not like with like: the published value's lexicon "
+                                          "held verbs, Apertium's total compared")
+    assert total["note"].to_list()[1:] == ["", "", ""]
+
+
 def test_validation_with_fewer_than_three_languages_says_why():
     records = [published_record("eng", 6, ""), published_record("spa", 71, ""),
                _apertium("eng", 12, 7), _apertium("spa", 69, 59)]
     table = validation_table(mcc_table(records))
-    corr = table.filter(row="correlation", apertium_pos="total").row(0, named=True)
+    corr = table.filter(row="correlation", apertium_pos="matched").row(0, named=True)
     assert corr["n"] == 2 and corr["pearson_r"] is None and corr["spearman_rho"] is None
+    assert corr["permutation_p"] is None and corr["permutations"] is None
     assert "fewer than 3" in corr["note"]
     assert isinstance(table, pl.DataFrame)
 
 
-#: The bundles read in the Danish and English UniMorph lexicons (resources/published/
-#: mcc_rule_check.tsv), as the files write them.
-DANISH_READ = ("N;INDF;NOM;SG N;INDF;NOM;PL N;INDF;GEN;SG N;INDF;GEN;PL N;DEF;NOM;SG N;DEF;NOM;PL "
-               "V;ACT;NFIN V;ACT;IMP V;ACT;IND;PRS V;ACT;IND;PST V;PASS;IND;PRS V;PASS;IND;PST "
-               "V.PTCP;ACT;PRS V.PTCP;PASS;PST").split()
-ENGLISH_READ = "V;NFIN V;3;SG;PRS V;PST V;V.PTCP;PRS V;V.PTCP;PST".split()
-
-
-def test_rule_check_rows_follow_from_the_rule_and_the_published_table():
+def test_rule_check_rows_follow_from_the_rules_and_the_published_table():
+    """The rule check's nine lexicons of 2017 (recounted from the files in
+    tests/test_mcc_2017.py): the published column is the paper's, the published rule matches it
+    but for Lithuanian, this study's rule is one lower (two on Estonian's typo), and the notes
+    say so."""
     published = read_published_mcc(ROOT / "resources" / "published" / "mcc_cotterell2018.tsv")
     check = read_rule_check(ROOT / "resources" / "published" / "mcc_rule_check.tsv")
-    assert sorted(check) == ["dan", "eng", "est"]
+    assert sorted(check) == ["bul", "dan", "eng", "est", "lit", "nld", "ron", "slv", "swe"]
     assert all(row["published"] == published[lang] for lang, row in check.items())
-    for lang, bundles in (("eng", ENGLISH_READ), ("dan", DANISH_READ)):
-        rows = [Row("x", f"x{i}", parse_features(b), part_of_speech(parse_features(b)))
-                for i, b in enumerate(bundles)]
-        assert count(rows)["total"].mcc == check[lang]["rule_mcc"] == len(bundles)
-    assert [check[lang]["published"] - check[lang]["rule_mcc"] for lang in ("eng", "dan", "est")] \
-        == [1, 1, 2]
-    note = rule_check_note(check["dan"])
-    assert note.startswith("this study's counting rule gives 14 on unimorph/dan@4eba5727 (3.8% of "
-                           "its 833,048 characters read; ") and note.endswith("published 15")
-    assert "is not known" in rule_check_note(None)
+    assert [lang for lang, row in check.items() if row["feature_strings"] != row["published"]] \
+        == ["lit"]
+    assert {lang: row["feature_strings"] - row["rule_mcc"] for lang, row in check.items()} == {
+        **{lang: 1 for lang in check}, "est": 2}
+    assert check["eng"]["pos"] == ("verb",) and check["nld"]["pos"] == ("verb", "adjective")
+    assert rule_check_note(check["eng"]) == (
+        "on the lexicon of that time, unimorph/eng@bbd8c137 of 2017-08-03 (verbs only), the "
+        "published rule (distinct feature strings, a blank line's empty one included) gives 6 "
+        "as published, this study's rule 5")
+    assert rule_check_note(check["lit"]).startswith(
+        "on the lexicon of that time, unimorph/lit@49baeafc of 2017-08-03 (verbs, nouns and "
+        "adjectives), the published rule (distinct feature strings, a blank line's empty one "
+        "included) gives 140 against the published 152, this study's rule 139 (not reproduced")
+    assert "neither counting rule could be checked" in rule_check_note(None)
 
 
-def test_bad_rule_check_is_refused(tmp_path):
+def test_rule_check_counts_of_a_hand_made_lexicon():
+    assert rule_check_counts(LEXICON.splitlines(), "fixture") == {
+        "feature_strings": 17, "rule_mcc": 11, "pos": ("verb", "noun", "adjective")}
+    english = "walk\twalk\tV;NFIN\nwalk\twalked\tV;PST\n\n"
+    assert rule_check_counts(english.splitlines(), "fixture") == {
+        "feature_strings": 3, "rule_mcc": 2, "pos": ("verb",)}
+
+
+HEADER = "\t".join(["language", "lexicon", "commit", "date", "pos", "feature_strings", "rule_mcc",
+                    "published", "note"])
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("eng\tu/eng\tabc\t2017\tverb\t6\tfive\t6\tn\n", r"line 2: rule_mcc 'five': expected a "
+     "non-negative"),
+    ("eng\tu/eng\n", r"line 2: expected 9 tab-separated fields, got 2"),
+    ("eng\tu/eng\tabc\t2017\tverb,adverb\t6\t5\t6\tn\n", r"line 2: pos 'verb,adverb': "
+     "expected parts of speech from verb,noun,adjective"),
+    ("eng\tu/eng\tabc\t2017\t\t6\t5\t6\tn\n", r"line 2: pos '': expected"),
+    ("eng\tu/eng\tabc\t2017\tverb\t6\t5\t6\t\neng\tu/eng\tabc\t2017\tverb\t6\t5\t6\t\n",
+     r"line 3: language 'eng' appears twice"),
+])
+def test_bad_rule_check_is_refused(tmp_path, body, expected):
+    path = tmp_path / "check.tsv"
+    path.write_text(f"{HEADER}\n{body}", encoding="utf-8")
+    with pytest.raises(InputError, match=expected) as err:
+        read_rule_check(path)
+    assert str(path) in str(err.value)
+
+
+def test_rule_check_without_its_header_or_file_is_refused(tmp_path):
     path = tmp_path / "check.tsv"
     path.write_text("# c\nlanguage\tcommit\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"check.tsv, line 2: expected the header language lexicon"):
-        read_rule_check(path)
-    header = "\t".join(["language", "lexicon", "commit", "chars_read", "chars_total", "rule_mcc",
-                        "published", "note"])
-    path.write_text(f"{header}\neng\tu/eng\tabc\t1\t2\tfive\t6\tn\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"line 2: rule_mcc 'five': expected a non-negative"):
-        read_rule_check(path)
-    path.write_text(f"{header}\neng\tu/eng\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"line 2: expected 8 tab-separated fields, got 2"):
+    with pytest.raises(InputError,
+                       match=r"check.tsv, line 2: expected the header language lexicon"):
         read_rule_check(path)
     with pytest.raises(InputError, match="MCC rule check file not found"):
         read_rule_check(tmp_path / "nope.tsv")

@@ -56,6 +56,8 @@ def test_unimorph_download_and_count_end_to_end(tmp_path, http_dir):
                         .read_text(encoding="utf-8"))
     assert record["details"]["sha256"] == hashlib.sha256(served).hexdigest()
     assert record["details"]["url"] == f"{base}/unimorph/eng/eng.tsv"
+    # the published rule beside this study's: 7 distinct strings (no blank line, so no empty one)
+    assert record["details"]["feature_strings"] == 7
     table = pl.read_csv(wd / "results" / "tables" / "mcc.csv")
     uni = table.filter(source="unimorph")
     assert {(r["language"], r["pos"]): r["mcc"] for r in uni.iter_rows(named=True)} == {
@@ -67,7 +69,8 @@ def test_unimorph_download_and_count_end_to_end(tmp_path, http_dir):
     assert table.filter(source="published", language="eng")["mcc"].to_list() == [6]
     assert set(table["source"]) == {"published", "unimorph"}
     validation = pl.read_csv(wd / "results" / "tables" / "mcc_validation.csv")
-    assert validation.filter(row="correlation")["n"].to_list() == [0]  # total vs total only
+    # no Apertium count: one comparison (matched) on no language
+    assert validation.filter(row="correlation")["n"].to_list() == [0]
 
 
 def test_unimorph_missing_file_fails_with_the_url(tmp_path, http_dir):

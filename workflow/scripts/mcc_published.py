@@ -1,5 +1,7 @@
 """The published MCC of one language (Cotterell et al. 2018, Table 1) as an MCC record, its note
-saying how far this study's counting rule is from it (resources/published/mcc_rule_check.tsv)."""
+saying what the published rule and this study's rule give on the lexicon of that time, and its
+details that lexicon's parts of speech, where it was found (resources/published/
+mcc_rule_check.tsv)."""
 
 import logging
 
@@ -20,7 +22,12 @@ def main(snakemake):
         raise ValueError(f"{snakemake.input.published}: no published MCC for {language!r}")
     check = read_rule_check(snakemake.input.rule_check).get(language)
     note = f"{CITATION}; {rule_check_note(check)}"
-    write_record(snakemake.output[0], published_record(language, values[language], note))
+    record = published_record(language, values[language], note)
+    if check is not None:
+        # the parts of speech the value was counted on: what Apertium's count is compared with
+        record["details"] = {"lexicon": f"{check['lexicon']}@{check['commit']}",
+                             "lexicon_pos": list(check["pos"])}
+    write_record(snakemake.output[0], record)
     logging.info("%s: published MCC %d", language, values[language])
 
 

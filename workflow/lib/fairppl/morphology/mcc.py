@@ -3,17 +3,30 @@ language's lexicon distinguishes (Sagot 2013's counting complexity, counted on U
 as Cotterell et al. 2018 describe it, section 2.1: "the categories annotated in the language's
 UniMorph lexicon").
 
-This is not their exact count, and no rule found here reproduces it. On the lexicons of that time
-that could be read (English, Danish and Estonian UniMorph files, in part:
-``resources/published/mcc_rule_check.tsv``) this rule gives 5, 14 and 108 against the published
-6, 15 and 110. Those files hold only verbs and nouns without gender, each bundle in one feature
-order, so counting raw feature strings over every part of speech gives the same numbers;
-counting an empty bundle from the files' blank lines gives 5, 15, 109, and counting feature
-values 6, 14, 33. The published rows of the MCC table carry that comparison, language by
-language; for the other 18 languages the distance is not known.
+Two counting rules live here, and they are kept apart by name:
 
-The counting rule, applied to rows of (lemma, form, feature bundle, part of speech) whatever
-their source (a UniMorph file, Apertium's paradigms mapped by :mod:`.apertium`):
+- **The published rule** (:func:`feature_string_count`): the number of distinct third-column
+  strings of a ``lemma<TAB>form<TAB>features`` file, the empty string that a blank line gives
+  included, as ``cut -f3 | sort -u | wc -l`` counts them. On the UniMorph lexicons of Cotterell
+  et al.'s time (the versions of 2017-08-03) it reproduces their published MCC exactly for
+  Bulgarian 96, Danish 15, English 6, Estonian 110, Dutch 26, Romanian 60, Slovenian 100 and
+  Swedish 35; Lithuanian gives 140 against the published 152 (not explained:
+  ``resources/published/mcc_rule_check.tsv``). Every one of those files has at least one blank
+  line, so every one of those values counts one empty "bundle"; a feature string written with a
+  typo, or with its features in another order, counts as a bundle of its own.
+- **This study's rule** (:func:`count`, below), used for every source the study counts itself
+  (Apertium's analysers, UniMorph files): a blank line is no form and gives no bundle, a bundle
+  is a set of features (order does not matter), known typos of the files are corrected
+  (:data:`FEATURE_ERRATA`), gender and animacy of nouns are dropped, and only verbs, nouns and
+  adjectives count. On those nine lexicons it is one lower than the published rule (the blank
+  line's empty string) for eight of them; on Estonian two lower (the typo ``PRF:POS`` written
+  for ``PRF;POS`` in one bundle, which the published rule counts as a bundle of its own).
+
+The published rule is kept to reproduce and check the published values (the rule check of
+:mod:`.published`), not to count: an empty string is no inflected form, and a typo no new cell.
+
+This study's counting rule, applied to rows of (lemma, form, feature bundle, part of speech)
+whatever their source (a UniMorph file, Apertium's paradigms mapped by :mod:`.apertium`):
 
 - Only verbs, nouns and adjectives are counted. UniMorph's part-of-speech features ``V``,
   ``V.PTCP`` (participles), ``V.CVB`` (converbs, gerunds) and ``V.MSDR`` (verbal nouns) are
@@ -59,6 +72,15 @@ OTHER_POS_FEATURES = frozenset({"PROPN", "PRO", "CLF", "ART", "DET", "AUX", "ADV
 #: Features that are inherent (lexical) on nouns: gender and animacy.
 NOUN_INHERENT = frozenset({"MASC", "FEM", "NEUT", "ANIM", "INAN", "HUM", "NHUM"})
 
+#: Typos found in UniMorph files, each feature -> the features it stands for; this study's reader
+#: corrects them (the published rule counts the strings as written). ``V.PCTP``: the
+#: participle marker ``V.PTCP`` misspelt (Slovenian, 2017: 3 bundles, no correct spelling beside
+#: them; without the correction the reader refused the file, having no part of speech for
+#: them); ``PRF:POS``: ``PRF;POS`` with a colon for the semicolon (Estonian, 2017: one bundle,
+#: ``V;ACT;PRS;PRF:POS;COND;2;PL``, whose correct spelling is also in the file; fixed there in
+#: 2019).
+FEATURE_ERRATA = {"V.PCTP": ("V.PTCP",), "PRF:POS": ("PRF", "POS")}
+
 
 @dataclass(frozen=True)
 class Row:
@@ -100,48 +122,105 @@ def inflectional_bundle(features: Iterable[str], pos: str) -> frozenset:
 
 
 def parse_features(text: str, *, path: str | None = None, line: int | None = None) -> frozenset:
-    """A UniMorph feature string (``V;IND;PRS;3;SG``) as a set; an InputError for an empty string,
-    an empty feature (``V;;SG``) or whitespace inside a feature."""
+    """A UniMorph feature string (``V;IND;PRS;3;SG``) as a set, the typos of
+    :data:`FEATURE_ERRATA` corrected; an InputError for an empty string, an empty feature
+    (``V;;SG``) or whitespace inside a feature."""
     parts = text.split(";")
+    features = set()
     for part in parts:
-        if not part or part != part.strip() or " " in part:
+        if not part or part != part.strip() or any(c.isspace() for c in part):
             raise InputError(f"malformed feature bundle {text!r}: expected features separated "
                              "by ';', none empty, no spaces", path=path, line=line)
-    return frozenset(parts)
+        features.update(FEATURE_ERRATA.get(part, (part,)))
+    return frozenset(features)
+
+
+def _fields(text: str, *, path: str, line: int) -> list[str]:
+    """The three tab-separated fields of a non-blank lexicon line; an InputError for another
+    number."""
+    fields = text.split("\t")
+    if len(fields) != 3:
+        raise InputError(f"expected 3 tab-separated fields (lemma, form, features), got "
+                         f"{len(fields)}: {text!r}", path=path, line=line)
+    return fields
+
+
+def parse_unimorph(lines: Iterable[str], source: str) -> tuple[list[Row], int]:
+    """This study's reading of UniMorph lines (``lemma<TAB>form<TAB>features``; blank and
+    whitespace-only lines are no form and are skipped): the rows whose part of speech is counted,
+    and the number of rows of other parts of speech. A row with other than three fields, an empty
+    lemma or form, a malformed bundle or no part of speech raises an InputError naming
+    ``source`` and the line."""
+    rows: list[Row] = []
+    other = 0
+    for number, raw in enumerate(lines, start=1):
+        text = raw.rstrip("\n").rstrip("\r")
+        if not text.strip():
+            continue
+        lemma, form, bundle = _fields(text, path=source, line=number)
+        if not lemma.strip() or not form.strip():
+            raise InputError(f"empty lemma or form: {text!r}: expected both non-empty",
+                             path=source, line=number)
+        features = parse_features(bundle.strip(), path=source, line=number)
+        pos = part_of_speech(features, path=source, line=number)
+        if pos is None:
+            other += 1
+            continue
+        rows.append(Row(lemma, form, features, pos))
+    return rows, other
+
+
+def _read_lexicon(path: str | os.PathLike, parse):
+    """``parse(lines, path)`` on a UTF-8 file read line by line at ``\n`` only (a ``\r`` stays
+    in the line, as ``cut`` keeps it); an InputError naming the file when it is missing or not
+    UTF-8."""
+    try:
+        handle = open(path, encoding="utf-8", newline="\n")
+    except FileNotFoundError:
+        raise InputError("UniMorph file not found", path=str(path)) from None
+    with handle:
+        try:
+            return parse(handle, str(path))
+        except UnicodeDecodeError as err:
+            raise InputError(f"not UTF-8 text ({err.reason}): expected a UTF-8 TSV file",
+                             path=str(path)) from None
 
 
 def read_unimorph(path: str | os.PathLike) -> tuple[list[Row], int]:
-    """Rows of a UniMorph TSV file (``lemma<TAB>form<TAB>features``, blank lines skipped) whose
-    part of speech is counted, and the number of rows of other parts of speech. A row with other
-    than three fields, an empty lemma or form, a malformed bundle or no part of speech raises an
-    InputError naming the file and line."""
-    path = str(path)
-    rows: list[Row] = []
-    other = 0
-    try:
-        handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("UniMorph file not found", path=path) from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            text = raw.rstrip("\n").rstrip("\r")
-            if not text.strip():
-                continue
-            fields = text.split("\t")
-            if len(fields) != 3:
-                raise InputError(f"expected 3 tab-separated fields (lemma, form, features), got "
-                                 f"{len(fields)}: {text!r}", path=path, line=number)
-            lemma, form, bundle = fields
-            if not lemma.strip() or not form.strip():
-                raise InputError(f"empty lemma or form: {text!r}: expected both non-empty",
-                                 path=path, line=number)
-            features = parse_features(bundle.strip(), path=path, line=number)
-            pos = part_of_speech(features, path=path, line=number)
-            if pos is None:
-                other += 1
-                continue
-            rows.append(Row(lemma, form, features, pos))
-    return rows, other
+    """:func:`parse_unimorph` on a UniMorph TSV file."""
+    return _read_lexicon(path, parse_unimorph)
+
+
+def feature_strings(lines: Iterable[str], source: str) -> set[str]:
+    """The distinct third-column strings of ``lemma<TAB>form<TAB>features`` lines as written (no
+    typo corrected, no reordering), with the empty string for a blank line: what ``cut -f3 |
+    sort -u`` lists. Only the line end (``\n``) is removed. A whitespace-only line counts as
+    blank, as :func:`parse_unimorph` skips it (``cut`` would list its spaces; no lexicon checked
+    has one). Any other line without exactly three tab-separated fields raises an InputError
+    naming ``source`` and the line: ``cut`` would print something for it, but no feature
+    string."""
+    found: set[str] = set()
+    for number, raw in enumerate(lines, start=1):
+        text = raw[:-1] if raw.endswith("\n") else raw
+        if not text.strip():
+            found.add("")
+            continue
+        found.add(_fields(text, path=source, line=number)[2])
+    return found
+
+
+def feature_string_count(lines: Iterable[str], source: str) -> int:
+    """The published rule (Cotterell et al. 2018's MCC, reproduced on their lexicons; see the
+    module docstring): the number of :func:`feature_strings`, the empty string of blank lines
+    included, as ``cut -f3 | sort -u | wc -l`` counts. It is not this study's rule
+    (:func:`count`), which counts no empty bundle, so on a file with a blank line and one
+    spelling per bundle it is one higher."""
+    return len(feature_strings(lines, source))
+
+
+def read_feature_string_count(path: str | os.PathLike) -> int:
+    """:func:`feature_string_count` of a UniMorph TSV file."""
+    return _read_lexicon(path, feature_string_count)
 
 
 @dataclass(frozen=True)
@@ -159,8 +238,9 @@ class Count:
 
 
 def count(rows: Iterable[Row]) -> dict[str, Count]:
-    """MCC, distinct forms and distinct lemmas per counted part of speech and in ``total`` (see the
-    module docstring for the rule). Parts of speech without rows have zeros."""
+    """This study's rule: MCC, distinct forms and distinct lemmas per counted part of speech and
+    in ``total`` (see the module docstring; no empty bundle, unlike the published rule of
+    :func:`feature_string_count`). Parts of speech without rows have zeros."""
     bundles: dict[str, set] = {pos: set() for pos in COUNTED_POS}
     forms: dict[str, set] = {pos: set() for pos in COUNTED_POS}
     lemmas: dict[str, set] = {pos: set() for pos in COUNTED_POS}
@@ -176,6 +256,12 @@ def count(rows: Iterable[Row]) -> dict[str, Count]:
                             len(set().union(*forms.values())),
                             len(set().union(*lemmas.values())))
     return result
+
+
+def pos_words(poses: Iterable[str]) -> str:
+    """Counted parts of speech in words: ``("verb", "noun")`` -> ``verbs and nouns``."""
+    words = [f"{p}s" for p in poses]
+    return ", ".join(words[:-1]) + (" and " if len(words) > 1 else "") + words[-1]
 
 
 def bundles_by_pos(rows: Iterable[Row]) -> dict[str, list[str]]:

@@ -5,7 +5,8 @@ The URL of a language's lexicon is a pattern with ``{language}`` (ISO 639-3), by
 ``https://raw.githubusercontent.com/unimorph/{language}/master/{language}``: one TSV file of
 ``lemma<TAB>form<TAB>features`` rows. The file is downloaded once; its SHA-256 is recorded beside
 the counts (UniMorph's repositories change, so there is no fixed checksum to check against), and
-:mod:`.mcc` counts it.
+:mod:`.mcc` counts it by this study's rule (and by the published rule, in the record's
+details).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import urllib.request
 
 from ..core.errors import InputError
 from ..core.io import atomic_path
-from .mcc import bundles_by_pos, count, read_unimorph
+from .mcc import bundles_by_pos, count, read_feature_string_count, read_unimorph
 from .table import count_record
 
 DEFAULT_URL = "https://raw.githubusercontent.com/unimorph/{language}/master/{language}"
@@ -49,11 +50,15 @@ def download(url: str, dest: str | os.PathLike, timeout: float = 120.0) -> str:
 
 def unimorph_record(language: str, path: str | os.PathLike, url: str = "",
                     sha256: str = "") -> dict:
-    """The MCC record (:mod:`.table`) of a UniMorph file."""
+    """The MCC record (:mod:`.table`) of a UniMorph file: this study's rule in ``counts``, and
+    in ``details`` the published rule's count too (``feature_strings``, :mod:`.mcc`: distinct
+    feature strings, a blank line's empty one included)."""
     rows, other = read_unimorph(path)
     if not rows:
         raise InputError("no verb, noun or adjective rows: no MCC can be counted", path=str(path))
     note = f"UniMorph lexicon {url}".strip()
     return count_record(language, "unimorph", count(rows), note=note,
                         details={"url": url, "sha256": sha256, "rows": len(rows),
-                                 "other_pos_rows": other, "bundles": bundles_by_pos(rows)})
+                                 "other_pos_rows": other,
+                                 "feature_strings": read_feature_string_count(path),
+                                 "bundles": bundles_by_pos(rows)})

@@ -349,7 +349,8 @@ def validation_sentences(validation: pl.DataFrame, names: dict[str, str]) -> lis
         if not langs.height:
             continue
         held = langs.filter(pl.col("held_out")).height
-        what = "total" if apos == "total" else f"{apos}s"
+        what = {"total": "total", "matched": "count over the parts of speech of each published "
+                "value's lexicon"}.get(apos, f"{apos}s")
         out.append(
             f"Apertium's {what} against the published total on the {langs.height} languages "
             f"with both; " + ("none was held out when the tag mapping was designed, so this is "
