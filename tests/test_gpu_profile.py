@@ -2,7 +2,6 @@
 Bible language (canonical scoring, the LM-guided marginal, the pretrained bettors), and its
 precision (float32) passes the start-up check that refuses bfloat16 there."""
 
-import runpy
 
 import yaml
 
@@ -31,11 +30,13 @@ def test_gpu_profile_plans_every_unit_of_every_language_and_refuses_bfloat16(tmp
     assert cfg["marginal"]["K"] == 32 and cfg["marginal"]["lm"]["batch_tokens"] >= 8192
     assert "pretrained" in cfg["shannon"]["bettors"] and cfg["shannon"]["pass_tokens"] >= 8192
     assert cfg["marginal"]["lm"]["lanes"] >= 2 and cfg["shannon"]["units_per_call"] >= 2
-    # the marginal's job reads its speed settings from the run's config
-    script = runpy.run_path(str(ROOT / "workflow" / "scripts" / "marginal_units.py"))
-    assert script["speed_settings"](cfg) == (cfg["marginal"]["lm"]["batch_tokens"],
-                                             cfg["marginal"]["lm"]["lanes"])
-    assert script["speed_settings"]({}) == (1024, 1)
+    # the marginal's jobs (marginal_lm, flores_marginal) read their speed settings from the
+    # run's config
+    from fairppl.marginal.units import speed_settings
+
+    assert speed_settings(cfg) == (cfg["marginal"]["lm"]["batch_tokens"],
+                                   cfg["marginal"]["lm"]["lanes"])
+    assert speed_settings({}) == (1024, 1)
     proc = snakemake(wd, "-n", "--configfile", str(profile), "--quiet", "rules")
     assert_ok(proc)
     jobs = planned(proc.stdout + proc.stderr)

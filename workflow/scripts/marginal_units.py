@@ -7,7 +7,6 @@ import logging
 from fairppl.corpus.readers import read_split
 from fairppl.marginal.unigram import UnigramModel
 from fairppl.core.errors import InputError
-from fairppl.marginal.batch import BATCH_TOKENS
 from fairppl.marginal.units import (
     CONTEXT_FILL,
     file_identity,
@@ -15,14 +14,8 @@ from fairppl.marginal.units import (
     hf_lm,
     kenlm_lm,
     run_units,
+    speed_settings,
 )
-
-
-def speed_settings(config: dict) -> tuple[int | None, int]:
-    """``marginal.lm.batch_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of
-    the run's config, their defaults when absent."""
-    settings = (config.get("marginal") or {}).get("lm") or {}
-    return settings.get("batch_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
 
 
 def main(snakemake):
