@@ -196,7 +196,7 @@ def test_tokenizers_record_reductions(study):
     assert unigram["reduced"].all() and (unigram["vocab_size"] < 3000).all()
     assert (unigram["vocab_size"] > 260).all()
     report = (wd / "results" / "report.html").read_text(encoding="utf-8")
-    assert "vocab size requested" in report and "reduced" in report  # readable headers
+    assert "vocabulary size requested" in report and "reduced" in report  # readable headers
 
 
 def test_random_model_costs_about_log2_vocab_per_token(study):

@@ -84,3 +84,35 @@ def test_weights_note_names_the_source(tmp_path):
          "gguf_file": "m.Q4_1.gguf", "gguf_sha256": "ab" * 32}), encoding="utf-8")
     assert weights_note(tmp_path) == ("float32, weights dequantised from the GGUF file by "
                                       "transformers m.Q4_1.gguf (sha256 abababababab…)")
+
+
+def test_unk_section_says_which_languages_the_sweep_leaves_out(bpu):
+    """Japanese and Chinese have character rows but no word rows: the UNK section names them,
+    with their characters per whitespace word from the correlates table and the config's
+    limit; a study where every language is swept says nothing."""
+    from fairppl.report.html import unswept_sentence
+    from fairppl.report.pages import ReportInputs, unk_section
+    from fairppl.stats.bootstrap import BootstrapSettings
+
+    more = pl.concat([bpu, pl.DataFrame([_row("kenlm-char-o5", "char", True, 90.0, language="jpn"),
+                                         _row("kenlm-char-o5", "char", True, 80.0, language="zho")],
+                                        schema=bpu.schema)])
+    correlates = pl.DataFrame({"corpus": ["bible"] * 4, "language": ["eng", "deu", "jpn", "zho"],
+                               "train_chars": [500, 600, 1100, 404],
+                               "train_words": [100, 100, 20, 40]})
+    settings = {"word_ngram": {"corpora": ["bible"], "languages_without_spaces": ["zho", "jpn"],
+                               "max_chars_per_token": 8.0}}
+    names = {"jpn": "Japanese", "zho": "Chinese", "eng": "English", "deu": "German"}
+    said = unswept_sentence(more, correlates, settings, names)
+    assert "leaves out 2 languages written without spaces" in said
+    assert "above the 8.00 characters per whitespace token" in said
+    assert ("Japanese (jpn): 55.0 characters per whitespace word, listed in "
+            "word_ngram.languages_without_spaces; Chinese (zho): 10.1 characters") in said
+    assert "English" not in said and "German" not in said
+    assert unswept_sentence(bpu, correlates, settings, names) == ""
+    sheet = pl.DataFrame({"corpus": ["bible"] * 4, "language": list(names),
+                          "name": list(names.values())})
+    html = unk_section(ReportInputs(bpu=more.with_columns(split=pl.lit("test")), models=more,
+                                    sheet=sheet, settings=settings, bootstrap=BootstrapSettings(),
+                                    correlates=correlates))
+    assert "Japanese (jpn)" in html and "word_sweep_decisions.csv" in html

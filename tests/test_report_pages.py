@@ -63,11 +63,14 @@ def test_fmt_three_significant_digits_and_no_none():
 def test_headers_and_stated_constants_are_readable():
     from fairppl.report.html import column_label, constants_text
     assert column_label("bpec_ci_low") == "BPEC interval low"
-    assert column_label("forms_per_lemma:apertium") == "forms per lemma (apertium)"
+    assert column_label("forms_per_lemma:apertium") == "forms per lemma, Apertium"
+    assert column_label("tokens_per_word.spm-bpe-4000") == "spm-bpe-4000 tokens per word"
+    assert column_label("paths_99_9_Q") == "paths to 99.9% of the mass, in Q's order"
+    assert column_label("chars_per_english_char") == "characters per English character"
     assert column_label("n_units") == "number of units" and column_label("n") == "n"
     assert column_label("kenlm-char-o5 / char") == "kenlm-char-o5 / char"  # a label stays
     assert constants_text({"vocab_size_requested": 3000, "n_train_units": 102, "x": None}) == (
-        "vocab size requested = 3,000; number of train units = 102")
+        "vocabulary size requested = 3,000; number of train units = 102")
 
 
 def test_constant_columns_are_stated_once():

@@ -30,6 +30,7 @@ rule bpu_table:
             category="Tables",
             labels={"table": "model vs model, paired per language (CSV)"},
         ),
+        rank_uncertainty="results/tables/rank_uncertainty.csv",
     log:
         "logs/bpu_table.log",
     localrule: True
@@ -129,6 +130,7 @@ rule report:
         models="results/tables/models.parquet",
         differences="results/tables/differences.csv",
         model_differences="results/tables/model_differences.csv",
+        rank_uncertainty="results/tables/rank_uncertainty.csv",
         tokenizers="results/tables/tokenizers.csv",
         correlates="results/tables/correlates.csv",
         correlations="results/tables/correlations.csv",

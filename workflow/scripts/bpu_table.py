@@ -2,8 +2,10 @@
 units it scored), the model comparison (every language and model of a corpus on the units all of
 them scored, less the languages a corpus's common_min_share leaves out: column
 common_set_languages), both with paired bootstrap intervals, the paired differences between
-languages adjacent in each model's ranking, and the paired differences between every two models
-of each language."""
+languages adjacent in each model's ranking, the paired differences between every two models
+of each language, and the paired bootstrap of the answer's ranking (each language's position by
+mean rank over the answer's distinct models, its interval and its shares of replicates as
+hardest and easiest)."""
 
 import logging
 
@@ -17,6 +19,7 @@ from fairppl.stats.bootstrap import (
     with_intervals,
 )
 from fairppl.core.integrity import verify
+from fairppl.report.rankings import rank_uncertainty_table
 from fairppl.core.io import read_parquet, write_table
 from fairppl.stats.metrics import (
     OPTIONAL_KEYS,
@@ -68,6 +71,7 @@ def main(snakemake):
     # languages scored different units (a corpus with units: own), on the common unit set.
     differences = language_differences(scores, common_scores, english, settings)
     model_differences = paired_model_differences(common_scores, english, settings)
+    ranks = rank_uncertainty_table(common, table, scores, common_scores, english, settings)
     logging.info("%d rows from %d per-unit tables; %d rows on common units; %d model-vs-model "
                  "differences; %s", table.height, len(snakemake.input.scores), common.height,
                  model_differences.height, settings.describe())
@@ -75,6 +79,7 @@ def main(snakemake):
     write_table(common, parquet=snakemake.output.models_parquet, csv=snakemake.output.models_csv)
     write_table(differences, csv=snakemake.output.differences)
     write_table(model_differences, csv=snakemake.output.model_differences)
+    write_table(ranks, csv=snakemake.output.rank_uncertainty)
 
 
 if "snakemake" in globals():

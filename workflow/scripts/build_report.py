@@ -63,6 +63,7 @@ def main(snakemake):
         bootstrap=BootstrapSettings(**snakemake.params.bootstrap),
         differences=pl.read_csv(snakemake.input.differences),
         model_differences=pl.read_csv(snakemake.input.model_differences),
+        rank_uncertainty=read_csv(snakemake.input.rank_uncertainty),
         unit_counts=unit_counts(snakemake.input.units),
         dropped=pl.concat([read_dropped(p) for p in snakemake.input.dropped]),
         tokenizers=pl.read_csv(snakemake.input.tokenizers),

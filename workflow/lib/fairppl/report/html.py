@@ -33,26 +33,66 @@ def fmt(value) -> str:
 
 #: Words of column names as a reader should see them in a header (the rest of a name's words are
 #: shown as they are, underscores as spaces): ``bpec_ci_low`` is "BPEC interval low",
-#: ``forms_per_lemma:apertium`` is "forms per lemma (apertium)".
+#: ``chars_per_english_char`` "characters per English character".
 _WORDS = {"bpec": "BPEC", "bpu": "bits/utterance", "ci": "interval", "mcc": "MCC", "oov": "OOV",
           "ppl": "perplexity", "bh": "BH-adjusted", "n": "number of", "iso639": "ISO 639",
           "se": "standard error", "bpc": "BPC", "nd": "%ND", "pct": "%", "lm": "LM",
-          "rho": "rho", "udhr": "UDHR", "unk": "<unk>"}
+          "rho": "rho", "udhr": "UDHR", "unk": "<unk>", "eos": "end-of-unit",
+          "chars": "characters", "char": "character", "english": "English",
+          "pos": "part of speech", "vocab": "vocabulary", "pearson": "Pearson",
+          "spearman": "Spearman", "apertium": "Apertium", "unimorph": "UniMorph",
+          "gini": "Gini", "flores": "FLORES", "mc": "Monte Carlo", "ess": "effective sample size",
+          "rmse": "RMSE", "sd": "SD", "abs": "absolute", "logp": "log P", "bpe": "BPE"}
+
+#: How the source after a colon is written (``forms_per_lemma:apertium``: "forms per lemma,
+#: Apertium"); any other source as it is.
+_SOURCES = {"apertium": "Apertium", "unimorph": "UniMorph", "published": "published values",
+            "simplemma": "simplemma"}
+
+#: Columns whose name a word-by-word reading cannot make readable (numbers, capitals): their
+#: labels.
+_LABELS = {
+    "paths_99_Q": "paths to 99% of the mass, in Q's order",
+    "paths_99_P": "paths to 99% of the mass, in P's order",
+    "paths_99_9_Q": "paths to 99.9% of the mass, in Q's order",
+    "paths_99_9_P": "paths to 99.9% of the mass, in P's order",
+    "reach_99_9": "units reaching 99.9% of the mass",
+    "iso639_3": "ISO 639-3 code",
+}
+
+#: What a column name has to look like to be read as an identifier: lower-case words and digits
+#: joined by underscores, optionally with ``.<id>`` (a tokenizer, a model) or ``:<source>``
+#: after it.
+_IDENTIFIER = r"[A-Za-z0-9_]+(?:[.:][A-Za-z0-9_\-]+)?"
+
+
+def _words(base: str) -> str:
+    words = [_WORDS.get(w, w) for w in base.split("_") if w]
+    if words and words[0] == "number of" and len(words) == 1:
+        words = ["n"]
+    return " ".join(words)
 
 
 def column_label(name: str) -> str:
-    """A readable header for a table column named like an identifier (lower case, digits,
-    underscores, dots, colons); any other name (a model label, a prose header) as it is."""
+    """A readable header for a column named like an identifier: a label of :data:`_LABELS`;
+    words joined by underscores read one by one (:data:`_WORDS`); ``<base>.<id>`` as
+    "<id> <base>" (``tokens_per_word.spm-bpe-4000``: "spm-bpe-4000 tokens per word");
+    ``<base>:<source>`` as "<base>, <source>" (``forms_per_lemma:apertium``: "forms per lemma,
+    Apertium"). Any other name (a model label, a prose header, a single word that is not in
+    :data:`_WORDS`) as it is."""
     import re
 
-    if not re.fullmatch(r"[a-z0-9_.:]+", name):
+    if name in _LABELS:
+        return _LABELS[name]
+    if not re.fullmatch(_IDENTIFIER, name):
         return name
-    base, _, qualifier = name.partition(":")
-    words = [_WORDS.get(w, w) for w in base.replace(".", "_").split("_") if w]
-    if words and words[0] == "number of" and len(words) == 1:
-        words = ["n"]
-    label = " ".join(words)
-    return f"{label} ({qualifier.replace('_', ' ')})" if qualifier else label
+    if "." in name:
+        base, _, qualifier = name.partition(".")
+        return f"{qualifier} {_words(base)}"
+    if ":" in name:
+        base, _, source = name.partition(":")
+        return f"{_words(base)}, {_SOURCES.get(source, source.replace('_', ' '))}"
+    return _words(name)
 
 
 def html_table(df: pl.DataFrame, headers: dict[str, str] | None = None, caption: str = "",
@@ -132,6 +172,54 @@ def unk_table(bpu: pl.DataFrame) -> pl.DataFrame:
             .sort("corpus", "language", "char_model", "vocab_size")
             .select(*_UNK, "unk_corrected_bits_per_utterance", "char_model",
                     "char_bits_per_utterance"))
+
+
+def unswept_sentence(bpu: pl.DataFrame, correlates: pl.DataFrame | None, settings: dict,
+                     names: dict[str, str] | None = None) -> str:
+    """Which languages of the word-sweep corpora the UNK sweep leaves out and why: a language
+    with open-vocabulary rows but no closed-vocabulary word rows in ``bpu``; its characters per
+    whitespace word of the train split (``train_chars`` / ``train_words`` of the correlates
+    table, spaces included) beside ``word_ngram.max_chars_per_token``. Empty when none is left
+    out."""
+    names = names or {}
+    word = settings.get("word_ngram") or {}
+    corpora = word.get("corpora") or sorted(set(bpu.filter(~pl.col("open_vocabulary"))["corpus"]))
+    listed = set(word.get("languages_without_spaces") or ())
+    limit = word.get("max_chars_per_token")
+    out = []
+    for corpus in corpora:
+        part = bpu.filter(pl.col("corpus") == corpus)
+        swept = set(part.filter(~pl.col("open_vocabulary"))["language"])
+        if not swept:
+            continue
+        left = sorted(set(part.filter(pl.col("open_vocabulary"))["language"]) - swept)
+        if not left:
+            continue
+        ratios = {}
+        if correlates is not None and {"train_chars", "train_words"} <= set(correlates.columns):
+            for lang, chars, n_words in correlates.filter(pl.col("corpus") == corpus).select(
+                    "language", "train_chars", "train_words").iter_rows():
+                if n_words:
+                    ratios[lang] = chars / n_words
+        said = []
+        for lang in left:
+            name = f"{names[lang]} ({lang})" if lang in names else lang
+            detail = [f"{fmt(ratios[lang])} characters per whitespace word"] \
+                if lang in ratios else []
+            if lang in listed:
+                detail.append("listed in word_ngram.languages_without_spaces")
+            said.append(name + (f": {', '.join(detail)}" if detail else ""))
+        why = (f" (above the {fmt(float(limit))} characters per whitespace token of "
+               f"word_ngram.max_chars_per_token)" if limit is not None else "")
+        out.append(
+            f"{corpus}: the vocabulary sweep leaves out {len(left)} language"
+            f"{'s' if len(left) != 1 else ''} written without spaces between words{why}: "
+            f"{'; '.join(said)}. Their whitespace \"words\" are whole phrases, so a word "
+            f"vocabulary would hold phrases and almost every test word would be <unk>; their "
+            f"characters are scored by the open-vocabulary models above. The decision per "
+            f"language, with its measured characters per token, is in "
+            f"results/tables/word_sweep_decisions.csv.")
+    return " ".join(out)
 
 
 #: The scoring conventions shown per token LM (fairppl.lm.scoring.conventions + where the weights

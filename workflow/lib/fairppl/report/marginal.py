@@ -38,11 +38,11 @@ TABLES = {
 }
 
 _NEEDED_HEADERS = {
-    "paths_99_Q": "paths to 99% of the mass, ordered by Q (median over units)",
-    "paths_99_P": "the same, ordered by P",
-    "paths_99_9_Q": "paths to 99.9%, ordered by Q (median; empty: not reached by half)",
-    "paths_99_9_P": "the same, ordered by P",
-    "reach_99_9": "units reaching 99.9% within the paths drawn (fraction)",
+    "paths_99_Q": "median over units (paths, count)",
+    "paths_99_P": "median over units (paths, count)",
+    "paths_99_9_Q": "median over units; empty: not reached by half (paths, count)",
+    "paths_99_9_P": "median over units; empty: not reached by half (paths, count)",
+    "reach_99_9": "within the paths drawn (fraction of units)",
     "n_units": "units (count)",
 }
 

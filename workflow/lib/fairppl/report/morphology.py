@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from .html import constants_text, drop_constant_columns, fmt, html_table, subsection
+from .html import (column_label, constants_text, drop_constant_columns, fmt, html_table,
+                   subsection)
 from .html import paragraph as _p
 from .plots import model_label
 
@@ -174,7 +175,8 @@ def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
         verdict = ("significant after the adjustment" if best["spearman_p_bh"] is not None
                    and best["spearman_p_bh"] < 0.05 else "not significant after the adjustment")
         out.append(f"{model[0] if isinstance(model, tuple) else model}: strongest "
-                   f"{best['predictor']} (rho {best['spearman_rho']:.2f}, adjusted p "
+                   f"{column_label(best['predictor'])} (rho {best['spearman_rho']:.2f}, "
+                   f"adjusted p "
                    f"{fmt(best['spearman_p_bh'])}, {best['n_languages']} languages; "
                    f"{verdict})" + (f"; {'; '.join(mcc)}" if mcc else "") + ".")
     return out
@@ -194,6 +196,9 @@ def predictor_grid(predictors: pl.DataFrame, response: str, corpus: str | None =
             f"{r['spearman_rho']:.2f} ({fmt(r['spearman_p_bh'])}, {r['n_languages']})",
             return_dtype=pl.String))
     wide = data.sort("family", "model").pivot(on="column", index="predictor", values="cell")
+    # the predictors are column names of the correlates and morphology tables: read them out
+    wide = wide.with_columns(pl.col("predictor").map_elements(column_label,
+                                                              return_dtype=pl.String))
     return html_table(wide, {"predictor": "property of the language", **{
         c: "Spearman's rho (BH-adjusted p, languages)" for c in wide.columns[1:]}},
         caption=f"What predicts {response} across {corpus + ' ' if corpus else ''}languages, "
@@ -391,9 +396,11 @@ def lemmas_sentence(coverage: pl.DataFrame | None, names: dict[str, str]) -> str
 
 
 def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
-                    figures: dict[str, str], figure) -> str | None:
+                    figures: dict[str, str], figure,
+                    corpus_types: dict[str, str] | None = None) -> str | None:
     """The section's HTML (None when the stage produced nothing). ``figure(path, alt)`` embeds a
-    PNG; ``figures`` maps ``morphology_<source>`` to the Figure 1 panels of that MCC source.
+    PNG; ``figures`` maps ``morphology_<source>`` to the Figure 1 panels of that MCC source;
+    ``corpus_types`` maps corpus ids to their configured ``type`` (the Europarl sentence).
     Every count, name and comparison in its sentences is computed from the tables."""
     parts = []
     mcc = _have(tables, "mcc")
@@ -456,7 +463,7 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                 sentence = outlier_sentence(languages, "forms_per_lemma", source, names)
                 if sentence:
                     parts.append(_p(sentence, "note"))
-    parts.extend(_difficulty_parts(tables, names))
+    parts.extend(_difficulty_parts(tables, names, corpus_types))
     return "\n".join(p for p in parts if p)
 
 
@@ -497,7 +504,29 @@ def mielke_bible_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -
     return parts
 
 
-def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) -> list[str]:
+def published_source_sentence(difficulty: pl.DataFrame, corpus_types: dict[str, str]) -> str:
+    """What the published difficulties (Mielke et al.'s Europarl values) can be compared with:
+    on a Europarl study the same kind of text, elsewhere a different corpus. A corpus is Europarl
+    when its configured ``type`` is ``europarl`` (``corpus_types``: corpus id -> type), or, with
+    no type given, when its id starts with "europarl"."""
+    corpora = difficulty["corpus"].unique().to_list() if "corpus" in difficulty.columns else []
+
+    def europarl(corpus: str) -> bool:
+        kind = corpus_types.get(corpus)
+        return kind == "europarl" if kind else corpus.lower().startswith("europarl")
+
+    if corpora and all(europarl(c) for c in corpora):
+        return ("Their Europarl values come from the same kind of text (parliament proceedings) "
+                "but their own extract of it and a character LSTM: compare the ranking of the "
+                "shared languages, not the digits.")
+    return ("Their Europarl values come from a different corpus (parliament proceedings, 21 "
+            "European languages) and a character LSTM: only the direction of a shared language "
+            "can be compared.")
+
+
+def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str],
+                      corpus_types: dict[str, str] | None = None) -> list[str]:
+    corpus_types = corpus_types or {}
     parts = []
     difficulty = _have(tables, "difficulty")
     if difficulty is not None:
@@ -509,9 +538,8 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str]) ->
             "every language. The heteroscedastic model is the one behind the authors' published "
             "difficulties (a unit's spread shrinks as its information content grows); the "
             "homoscedastic one gives every cell one noise variance. Difficulty d_j is relative "
-            f"({_fit_description(difficulty)}). Their Europarl values come from a "
-            "different corpus (parliament proceedings, 21 European languages) and a character "
-            "LSTM: only the direction of a shared language can be compared."))
+            f"({_fit_description(difficulty)}). "
+            + published_source_sentence(difficulty, corpus_types)))
         parts.append(difficulty_grid(difficulty, names))
     parts.extend(mielke_bible_parts(tables, names))
     agreement = _have(tables, "agreement")

@@ -16,9 +16,10 @@ import polars as pl
 
 from ..stats.bootstrap import BootstrapSettings
 from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION, TRAIN_SIZE,
-                                 feature_description, feature_names)
+                                 UNSEEN_COLUMNS, feature_description, feature_names)
 from ..stats.metrics import BPU_COLUMNS, describe_units
 from .rankings import (
+    answer_order,
     answer_sentences,
     iso_differences,
     model_agreement,
@@ -27,9 +28,11 @@ from .rankings import (
     wide_table,
 )
 from .html import constants_text as _constants
-from .html import drop_constant_columns, fmt, html_table, unk_table
+from .html import (column_label, drop_constant_columns, fmt, html_table, unk_table,
+                   unswept_sentence)
 from .html import paragraph as _p
 from .compare import end_of_unit_html, model_pairs_html
+from .outliers import outlier_sentences
 
 QUESTION = "How hard is each language to language-model, measured fairly?"
 
@@ -76,6 +79,7 @@ UNITS = {
     "n_languages": "languages compared (count)",
     "spearman_rho": "rank correlation (-1 to 1)",
     "p_value": "two-sided p of rho = 0 (exact up to 8 languages)",
+    "p_adjusted": "p_value adjusted by Benjamini-Hochberg over the table's rows",
     "model": "model / tokenizer",
     "model_a": "model / tokenizer",
     "model_b": "model / tokenizer",
@@ -94,7 +98,8 @@ class ReportInputs:
     all its units), ``models`` (one common unit set per corpus), both with interval columns;
     ``sheet`` is the language sheet; ``unit_counts`` has (corpus, split, n_units);
     ``differences`` and ``model_differences`` are the paired differences between adjacent
-    languages and between models (fairppl.stats.bootstrap)."""
+    languages and between models (fairppl.stats.bootstrap); ``rank_uncertainty`` is the paired
+    bootstrap of the answer's ranking (fairppl.report.rankings.rank_uncertainty_table)."""
 
     bpu: pl.DataFrame
     models: pl.DataFrame
@@ -103,6 +108,7 @@ class ReportInputs:
     bootstrap: BootstrapSettings
     differences: pl.DataFrame | None = None
     model_differences: pl.DataFrame | None = None
+    rank_uncertainty: pl.DataFrame | None = None
     unit_counts: pl.DataFrame | None = None
     dropped: pl.DataFrame | None = None
     tokenizers: pl.DataFrame | None = None
@@ -160,16 +166,18 @@ def answer_section(inp: ReportInputs) -> str:
     main = inp.corpora[0]
     parts = [_p(s, "answer") for s in answer_sentences(
         inp.models, inp.names, main, inp.differences, inp.correlations,
-        tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level, bpu=inp.bpu)]
+        tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level, bpu=inp.bpu,
+        ranks=inp.rank_uncertainty)]
     # The table beside the answer holds the numbers the sentences use: each model on all the
     # units it scored; "Languages x models" has every model on one common unit set.
-    table = wide_table(inp.bpu, inp.sheet, main)
+    table = wide_table(inp.bpu, inp.sheet, main, order=answer_order(inp.models, inp.bpu, main))
     if table.height:
         headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
                    for c in table.columns}
         parts.append(html_table(table, headers, caption=(
-            f"Languages ranked by BPEC on {main}, each model on all the units it scored "
-            f"({_own_units_phrase(inp.bpu, main)}), hardest first; one column per "
+            f"BPEC on {main}, each model on all the units it scored "
+            f"({_own_units_phrase(inp.bpu, main)}), rows in the order of the answer's "
+            f"ranking (mean rank over its models, hardest first); one column per "
             f"open-vocabulary model. {inp.bootstrap.describe()}.")))
     isos = iso_differences(inp.sheet, main)
     parts.append(_p("BPEC = total bits of a language's test text / characters of the English "
@@ -193,13 +201,15 @@ def languages_models_section(inp: ReportInputs) -> str | None:
     parts = []
     for corpus in inp.corpora[:1]:
         for rate, unit in _RATES.items():
-            table = wide_table(inp.models, inp.sheet, corpus, value=rate)
+            table = wide_table(inp.models, inp.sheet, corpus, value=rate,
+                               order=answer_order(inp.models, inp.bpu, corpus))
             if not table.height:
                 break
             headers = {c: UNITS.get(c, unit) for c in table.columns}
             parts.append(html_table(table, headers, caption=(
                 f"{corpus}, {unit.split(' (')[0]}: {_unit_phrase(inp.models, corpus)}; "
-                f"rows in the order of the answer's ranking")))
+                f"rows in the order of the answer's ranking (mean rank over its models, "
+                f"hardest first)")))
     if not parts:
         return None
     # Each model ranked on all the units it scored, as in the answer; pairs sharing fewer than 3
@@ -238,7 +248,7 @@ def second_domain_section(inp: ReportInputs) -> str | None:
     for corpus in inp.corpora[1:]:
         if not open_rows(inp.models, corpus).height:
             continue
-        trained = ""
+        trained, tc = "", []
         if "train_corpus" in inp.models.columns:
             tc = inp.models.filter(corpus=corpus)["train_corpus"].drop_nulls().unique().to_list()
             trained = (f" Models trained on {', '.join(tc)} (pretrained LMs as they are)."
@@ -258,11 +268,16 @@ def second_domain_section(inp: ReportInputs) -> str | None:
         parts.append(html_table(table, {c: UNITS.get(c, "BPEC (bits/char of English) [95% "
                                                        "interval]") for c in table.columns},
                                 caption=f"{corpus}: languages ranked by the first model's BPEC"))
+        parts.extend(_p(s, "note") for s in outlier_sentences(
+            inp.models, inp.correlates, corpus, inp.names,
+            ", ".join(tc) if trained else None))
         transfer = ranking_transfer(inp.models, main, corpus)
         if transfer.height:
             parts.append(html_table(transfer, UNITS, caption=(
                 f"Does the {main} ranking transfer? Spearman between each model's {main} and "
-                f"{corpus} rankings of the languages")))
+                f"{corpus} rankings of the languages ({main}: "
+                f"{_unit_phrase(inp.models, main)}; {corpus}: "
+                f"{_unit_phrase(inp.models, corpus)})")))
     if not parts:
         return None
     return _section("second-domain", "Second domain", "\n".join(parts))
@@ -305,6 +320,11 @@ def unk_section(inp: ReportInputs) -> str | None:
             "distinct OOV types removes the reward for small vocabularies but still does not "
             "spell the words out; only the open-vocabulary rows (above) are comparable. BPEC is "
             "therefore left empty for these rows.")
+    left = unswept_sentence(inp.bpu, getattr(inp, "correlates", None),
+                            getattr(inp, "settings", None) or {},
+                            inp.names if hasattr(inp, "sheet") else {})
+    if left:
+        text += " " + left
     note = _constants(constant)
     body = (_p(text, "note") + figure(inp.figures.get("unk"), "UNK sweep")
             + html_table(table, headers, caption=note))
@@ -331,7 +351,7 @@ def correlates_section(inp: ReportInputs) -> str | None:
              html_table(feats, {**TRAIN_SIZE,
                                 **{f: feature_description(f) for f in feature_names(feats.columns)},
                                 **UNITS, "language": "language id",
-                                OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION,
+                                OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION, **UNSEEN_COLUMNS,
                                 "bpec": f"BPEC of {ref_name} (bits/char of English)"},
                         caption=f"{main}: per language, hardest first")]
     if inp.correlations is not None and inp.correlations.height:
@@ -341,7 +361,8 @@ def correlates_section(inp: ReportInputs) -> str | None:
                 lambda r: "" if r["spearman_rho"] is None else
                 f"{r['spearman_rho']:.2f} (p {fmt(r['p_value'])}, n {r['n_languages']})",
                 return_dtype=pl.String))
-        wide = corr.pivot(on="label", index="feature", values="cell")
+        wide = corr.pivot(on="label", index="feature", values="cell").with_columns(
+            pl.col("feature").map_elements(column_label, return_dtype=pl.String))
         parts.append(html_table(wide, {"feature": "property of the text", **{
             c: "Spearman's rho with BPEC (two-sided p, languages)" for c in wide.columns[1:]}},
             caption="Rank correlation of each property with each model's BPEC"))
@@ -480,7 +501,9 @@ def marginal_section(inp: ReportInputs) -> str | None:
 def morphology_section(inp: ReportInputs) -> str | None:
     from .morphology import morphology_body
 
-    body = morphology_body(inp.morphology, inp.names, inp.figures, figure)
+    types = {c: str((spec or {}).get("type", "")) for c, spec in
+             (inp.settings.get("corpora") or {}).items() if isinstance(spec, dict)}
+    body = morphology_body(inp.morphology, inp.names, inp.figures, figure, types)
     if body is None:
         return None
     return _section("morphology", "Why languages differ: morphology and difficulty", body)

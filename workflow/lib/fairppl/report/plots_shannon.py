@@ -12,6 +12,24 @@ import polars as pl
 from .plots import _empty, _save, model_label, model_styles, plt
 
 
+#: Rank counts are sums of tie-shared fractions, so a rank nobody's answer reached can be left
+#: with floating-point residue (about 1e-16) instead of 0; a count at most this share of the
+#: bettor's total is such residue, counted as 0 and not plotted.
+RESIDUE = 1e-12
+
+
+def rank_shares(part: pl.DataFrame) -> pl.DataFrame:
+    """Panel (c)'s points from one bettor's rows of shannon_ranks.csv (``rank``, ``count``):
+    each rank's share q_r of the total count, sorted by rank, leaving out ranks whose count is
+    0 or floating-point residue (|count| <= :data:`RESIDUE` x total; a log axis shows no 0)."""
+    total = float(part["count"].sum()) if part.height else 0.0
+    if total <= 0:
+        return pl.DataFrame(schema={"rank": part.schema.get("rank", pl.Int64),
+                                    "share": pl.Float64})
+    return (part.filter(pl.col("count") > RESIDUE * total)
+            .select("rank", (pl.col("count") / total).alias("share")).sort("rank"))
+
+
 def shannon_figure(table: pl.DataFrame, ranks: pl.DataFrame, path: str,
                    language: str | None = None, names: dict[str, str] | None = None) -> None:
     """The three panels (module docstring) from results/tables/shannon.csv and
@@ -77,8 +95,8 @@ def shannon_figure(table: pl.DataFrame, ranks: pl.DataFrame, path: str,
     hist = ranks.filter(pl.col("language") == language)
     for (corpus, lang, model, tok), part in sorted(hist.group_by(keys), key=lambda g: g[0]):
         label = model_label(model, tok)
-        share = part["count"] / part["count"].sum()
-        axes[2].scatter(part["rank"], share, color=styles[label]["color"],
+        points = rank_shares(part)
+        axes[2].scatter(points["rank"], points["share"], color=styles[label]["color"],
                         marker=styles[label]["marker"], s=10, alpha=0.7, label=label)
     axes[2].set_xscale("log")
     axes[2].set_yscale("log")

@@ -32,10 +32,11 @@ _INTERVALS = {"bpec": ("bpec_ci_low", "bpec_ci_high"),
 
 
 def wide_table(models: pl.DataFrame, sheet: pl.DataFrame, corpus: str,
-               value: str = "bpec") -> pl.DataFrame:
-    """One row per language of ``corpus`` (hardest first by the reference model's BPEC): name,
-    script, the study's language id (the one figures and files use), then per model its ``value`` and, where the table has one, its
-    interval as 'value [low, high]'. ``sheet`` is the language sheet (corpus, language, name,
+               value: str = "bpec", order: list[str] | None = None) -> pl.DataFrame:
+    """One row per language of ``corpus`` (in ``order``, e.g. :func:`answer_order`, where given;
+    else hardest first by the reference model's BPEC; languages not in it last, by id): name,
+    script, the study's language id (the one figures and files use), then per model its
+    ``value`` and, where the table has one, its interval as 'value [low, high]'. ``sheet`` is the language sheet (corpus, language, name,
     script, iso639_3)."""
     from .html import fmt
 
@@ -52,8 +53,11 @@ def wide_table(models: pl.DataFrame, sheet: pl.DataFrame, corpus: str,
         return f"{fmt(r[value])} [{fmt(r[low])}, {fmt(r[high])}]"
 
     values = {(r["language"], r["label"]): cell(r) for r in rows.iter_rows(named=True)}
-    order = rows.filter(label=labels[0]).sort("bpec", descending=True)["language"].to_list()
-    order += sorted(set(rows["language"]) - set(order))
+    present = set(rows["language"])
+    if order is None:
+        order = rows.filter(label=labels[0]).sort("bpec", descending=True)["language"].to_list()
+    order = [x for x in order if x in present]
+    order += sorted(present - set(order))
     info = {r["language"]: r for r in sheet.filter(corpus=corpus).iter_rows(named=True)}
     out = []
     for rank, lang in enumerate(order, start=1):
@@ -75,9 +79,18 @@ def iso_differences(sheet: pl.DataFrame, corpus: str) -> str:
         "language").rows())
 
 
+def _with_adjusted(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` with ``p_adjusted``: its p_value adjusted by Benjamini-Hochberg over the rows
+    that have one (the adjustment the answer's sentences count with)."""
+    from ..stats.correlates import benjamini_hochberg
+
+    return table.with_columns(p_adjusted=pl.Series(
+        benjamini_hochberg(table["p_value"].to_list()), dtype=pl.Float64))
+
+
 def model_agreement(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
-    """Spearman's rho (and p) between the BPEC rankings of every two models of ``corpus``, over
-    the languages both scored."""
+    """Spearman's rho (and p, raw and Benjamini-Hochberg adjusted over the pairs) between the
+    BPEC rankings of every two models of ``corpus``, over the languages both scored."""
     rows = open_rows(models, corpus)
     out = []
     for a, b in combinations(model_labels(rows), 2):
@@ -87,14 +100,15 @@ def model_agreement(models: pl.DataFrame, corpus: str) -> pl.DataFrame:
         rho, p, n = spearman(joined["a"].to_list(), joined["b"].to_list())
         out.append({"model_a": a, "model_b": b, "n_languages": n, "spearman_rho": rho,
                     "p_value": p})
-    return pl.DataFrame(out, schema={"model_a": pl.String, "model_b": pl.String,
-                                     "n_languages": pl.Int64, "spearman_rho": pl.Float64,
-                                     "p_value": pl.Float64})
+    return _with_adjusted(pl.DataFrame(out, schema={
+        "model_a": pl.String, "model_b": pl.String, "n_languages": pl.Int64,
+        "spearman_rho": pl.Float64, "p_value": pl.Float64}))
 
 
 def ranking_transfer(models: pl.DataFrame, source: str, target: str) -> pl.DataFrame:
-    """Per model scored on both corpora: Spearman's rho (and p) between its BPEC ranking of the
-    languages on ``source`` and on ``target`` (e.g. the Bible and the UDHR)."""
+    """Per model scored on both corpora: Spearman's rho (and p, raw and Benjamini-Hochberg
+    adjusted over the models) between its BPEC ranking of the languages on ``source`` and on
+    ``target`` (e.g. the Bible and the UDHR)."""
     a, b = open_rows(models, source), open_rows(models, target)
     out = []
     for label in model_labels(a):
@@ -105,8 +119,9 @@ def ranking_transfer(models: pl.DataFrame, source: str, target: str) -> pl.DataF
             continue
         rho, p, n = spearman(joined["x"].to_list(), joined["y"].to_list())
         out.append({"model": label, "n_languages": n, "spearman_rho": rho, "p_value": p})
-    return pl.DataFrame(out, schema={"model": pl.String, "n_languages": pl.Int64,
-                                     "spearman_rho": pl.Float64, "p_value": pl.Float64})
+    return _with_adjusted(pl.DataFrame(out, schema={
+        "model": pl.String, "n_languages": pl.Int64, "spearman_rho": pl.Float64,
+        "p_value": pl.Float64}))
 
 
 def _p(p: float | None) -> str:
@@ -134,6 +149,125 @@ def headline_models(rows: pl.DataFrame) -> tuple[list[str], list[str]]:
     # Among models with the most languages, keep those on the reference model's language set.
     full = [m for m in full if sets[m] == sets[full[0]]]
     return full, [m for m in model_labels(rows) if m not in full]
+
+
+#: Two models whose BPEC rankings of a corpus's languages correlate at Spearman's rho at least
+#: this are near-duplicates (e.g. two subword tokenizers of one n-gram model): the answer's
+#: mean rank counts only the first of them in report order, so one ranking is not counted twice.
+NEAR_DUPLICATE_RHO = 0.98
+
+
+def distinct_models(rows: pl.DataFrame, labels: list[str],
+                    threshold: float = NEAR_DUPLICATE_RHO
+                    ) -> tuple[list[str], list[tuple[str, str, float]]]:
+    """(kept, merged): ``labels`` in their order, each kept unless its BPEC ranking (in
+    ``rows``, over the languages both scored) correlates at Spearman's rho >= ``threshold``
+    with a model already kept; ``merged`` has (left out, the kept model it duplicates, rho)."""
+    values = {m: dict(rows.filter(label=m).select("language", "bpec").rows()) for m in labels}
+    kept, merged = [], []
+    for m in labels:
+        for k in kept:
+            shared = sorted(set(values[m]) & set(values[k]))
+            rho, _, _ = spearman([values[m][x] for x in shared], [values[k][x] for x in shared])
+            if rho is not None and rho >= threshold:
+                merged.append((m, k, rho))
+                break
+        else:
+            kept.append(m)
+    return kept, merged
+
+
+def answer_basis(models: pl.DataFrame, bpu: pl.DataFrame | None, corpus: str) -> dict:
+    """What the answer on ``corpus`` rests on: ``full`` and ``partial`` (:func:`headline_models`
+    on the common-units table ``models``), ``own`` (whether the rows are each model on all its
+    units, :func:`_own_units`), ``rows`` (open-vocabulary rows of the full models), ``kept``
+    and ``merged`` (:func:`distinct_models` of the full models on those rows) and
+    ``languages`` (the reference model's, sorted). None when ``corpus`` has no open rows."""
+    common = open_rows(models, corpus)
+    if common.height == 0:
+        return None
+    full, partial = headline_models(common)
+    own = _own_units(bpu, corpus, full)
+    rows = (own if own is not None else common).filter(pl.col("label").is_in(full))
+    kept, merged = distinct_models(rows, full)
+    return {"full": full, "partial": partial, "own": own is not None, "rows": rows,
+            "kept": kept, "merged": merged,
+            "languages": sorted(set(rows.filter(label=full[0])["language"]))}
+
+
+def mean_ranks(rows: pl.DataFrame, labels: list[str]) -> pl.DataFrame:
+    """(language, rank): each language's BPEC rank (1 = hardest) averaged over ``labels``,
+    hardest first, ties by language id."""
+    head = rows.filter(pl.col("label").is_in(labels)).with_columns(
+        rank=pl.col("bpec").rank("ordinal", descending=True).over("label"))
+    return head.group_by("language").agg(pl.col("rank").mean()).sort(["rank", "language"])
+
+
+def answer_order(models: pl.DataFrame, bpu: pl.DataFrame | None, corpus: str) -> list[str]:
+    """The languages of ``corpus`` in the order of the answer's ranking: mean rank over the
+    answer's distinct models (:func:`answer_basis`), hardest first."""
+    basis = answer_basis(models, bpu, corpus)
+    if basis is None:
+        return []
+    return mean_ranks(basis["rows"], basis["kept"])["language"].to_list()
+
+
+def rank_uncertainty_table(models: pl.DataFrame, bpu: pl.DataFrame, scores: pl.DataFrame,
+                           common_scores: pl.DataFrame, english: pl.DataFrame,
+                           settings) -> pl.DataFrame:
+    """Per corpus of ``models``, the paired bootstrap of the answer's ranking
+    (:func:`fairppl.stats.bootstrap.language_rank_bootstrap`): the answer's distinct models
+    (:func:`answer_basis`) on the per-unit ``scores`` (all units; ``common_scores`` where the
+    answer reads the common-units table), on the units every language has under every one of
+    them. ``english`` has (corpus, unit_id, n_english_chars). Columns:
+    :data:`fairppl.stats.bootstrap.RANK_UNCERTAINTY_COLUMNS`."""
+    import numpy as np
+
+    from ..stats.bootstrap import RANK_UNCERTAINTY_COLUMNS, language_rank_bootstrap
+
+    out = []
+    for corpus in sorted(set(models["corpus"])):
+        basis = answer_basis(models, bpu, corpus)
+        if basis is None or len(basis["languages"]) < 2:
+            continue
+        splits = sorted(set(basis["rows"]["split"]))
+        if len(splits) != 1:
+            continue
+        kept, languages = basis["kept"], basis["languages"]
+        source = (scores if basis["own"] else common_scores).filter(
+            (pl.col("corpus") == corpus) & (pl.col("split") == splits[0])
+            & pl.col("open_vocabulary") & pl.col("language").is_in(languages)
+        ).with_columns(label=pl.col("model") + " / " + pl.col("tokenizer")).filter(
+            pl.col("label").is_in(kept))
+        repeated = source.group_by("label", "language", "unit_id").len().filter(
+            pl.col("len") > 1)
+        if repeated.height:
+            raise ValueError(
+                f"{corpus}/{repeated['language'][0]}: model {repeated['label'][0]!r} scored "
+                f"unit {repeated['unit_id'][0]!r} more than once (several training corpora?): "
+                f"cannot rank it")
+        everywhere = (source.group_by("unit_id").len()
+                      .filter(pl.col("len") == len(kept) * len(languages))["unit_id"])
+        part = source.filter(pl.col("unit_id").is_in(everywhere.implode()))
+        units = part.select("unit_id").unique().sort("unit_id").join(
+            english.filter(corpus=corpus).select("unit_id", "n_english_chars"), on="unit_id",
+            how="left")
+        if units.height == 0 or units["n_english_chars"].null_count():
+            continue
+        bits = np.stack([
+            part.filter(label=m).pivot(on="language", index="unit_id", values="bits")
+            .sort("unit_id").select(languages).to_numpy().astype(float) for m in kept])
+        result = language_rank_bootstrap(bits, units["n_english_chars"].to_numpy(), settings)
+        merged = "; ".join(f"{a} (rho {rho:.3f} with {b})" for a, b, rho in basis["merged"])
+        for i, lang in enumerate(languages):
+            out.append([corpus, splits[0], lang, units.height, len(languages), "; ".join(kept),
+                        merged, float(result["mean_rank"][i]), int(result["position"][i]),
+                        int(result["low"][i]), int(result["high"][i]),
+                        float(result["hardest"][i]), float(result["easiest"][i]),
+                        settings.level, settings.replicates, settings.seed])
+    types = [pl.String] * 3 + [pl.Int64] * 2 + [pl.String] * 2 + [pl.Float64] + [pl.Int64] * 3 \
+        + [pl.Float64] * 3 + [pl.Int64] * 2
+    return pl.DataFrame(out, schema=dict(zip(RANK_UNCERTAINTY_COLUMNS, types)), orient="row")
 
 
 def inseparable_groups(differences: pl.DataFrame) -> list[list[str]]:
@@ -181,73 +315,91 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
                      differences: pl.DataFrame | None = None,
                      correlations: pl.DataFrame | None = None,
                      other_corpora: tuple[str, ...] = (), alpha: float = 0.05,
-                     bpu: pl.DataFrame | None = None) -> list[str]:
+                     bpu: pl.DataFrame | None = None,
+                     ranks: pl.DataFrame | None = None) -> list[str]:
     """The answer on ``corpus`` in a few sentences, every one computed from the tables: which
-    models it rests on (:func:`headline_models`, chosen on the common-units table ``models``),
-    the hardest and easiest languages by mean rank over those models with each model's BPEC and
-    interval, whether the paired intervals (``differences``) tell them from their neighbours and
-    the groups they cannot separate under the reference model, how many pairs of models agree
-    beyond chance (Spearman, Benjamini-Hochberg over the pairs), and the caveats the tables
-    support: the reference ranking's correlation with characters per English character
-    (``correlations``) and how the ranking carries over to ``other_corpora``.
+    models it rests on (:func:`headline_models`, chosen on the common-units table ``models``)
+    and which near-duplicates it counts once (:func:`distinct_models`), the hardest and easiest
+    languages by mean rank over the distinct models with each model's BPEC and interval, how
+    sure a paired bootstrap of ranks over units is of them (``ranks``, the table of
+    :func:`rank_uncertainty_table`), whether the paired intervals (``differences``) tell them
+    from their neighbours and the groups they cannot separate under the reference model, how
+    many pairs of models agree beyond chance (Spearman, Benjamini-Hochberg over the pairs), and
+    the caveats the tables support: the reference ranking's correlation with characters per
+    English character (``correlations``) and how the ranking carries over to
+    ``other_corpora``.
 
     With ``bpu`` (each model on all the units it scored) the headline models are read there
     when each has its languages on the same units (:func:`_own_units`): a model scored on
     every test unit is not cut down to the few units a costly model scored."""
     from ..stats.correlates import benjamini_hochberg
-    from .html import fmt
 
-    common = open_rows(models, corpus)
-    if common.height == 0:
+    basis = answer_basis(models, bpu, corpus)
+    if basis is None:
         return [f"No open-vocabulary model scored the {corpus} corpus."]
+    common = open_rows(models, corpus)
     name = lambda lang: names.get(lang, lang)  # noqa: E731
-    full, partial = headline_models(common)
-    own = _own_units(bpu, corpus, full)
-    rows = own if own is not None else common
-    n_units = sorted(set(rows.filter(pl.col("label").is_in(full))["n_units"]))
+    full, partial, kept, rows = basis["full"], basis["partial"], basis["kept"], basis["rows"]
+    own = rows if basis["own"] else None
+    n_units = sorted(set(rows["n_units"]))
     split = ", ".join(sorted(set(rows["split"])))
     units = (f"the same {describe_units(n_units[0], split)} in every language"
              if len(n_units) == 1 else f"{min(n_units)}-{max(n_units)} {split} units")
     if own is not None:
         units = "each on all the units it scored: " + units
-    languages = sorted(set(rows.filter(label=full[0])["language"]))
+    languages = basis["languages"]
     ref = full[0]
-    basis = (f"On {corpus} ({units}), the answer rests on "
-             + (f"the {len(full)} models" if len(full) > 1 else "the one model")
-             + f" that scored all {len(languages)} languages: {', '.join(full)}")
+    basis_text = (f"On {corpus} ({units}), the answer rests on "
+                  + (f"the {len(full)} models" if len(full) > 1 else "the one model")
+                  + f" that scored all {len(languages)} languages: {', '.join(full)}")
     if partial:
         counts = dict(common.group_by("label").agg(pl.col("language").n_unique()).rows())
-        basis += ("; left out of this answer, as scored on fewer languages: "
-                  + ", ".join(f"{m} ({counts[m]})" for m in partial))
-    sentences = [basis + "."]
+        basis_text += ("; left out of this answer, as scored on fewer languages: "
+                       + ", ".join(f"{m} ({counts[m]})" for m in partial))
+    sentences = [basis_text + "."]
+    if basis["merged"]:
+        sentences.append(
+            "Near-duplicates are counted once in the mean rank: "
+            + "; ".join(f"{a} ranks the languages as {b} does (Spearman's rho {rho:.3f})"
+                        for a, b, rho in basis["merged"])
+            + f", at or above the {NEAR_DUPLICATE_RHO:g} that marks a near-duplicate, so ranks "
+            f"are averaged over {', '.join(kept)}.")
     if len(languages) < 2:
         return sentences
-    head = rows.filter(pl.col("label").is_in(full)).with_columns(
+    head = rows.filter(pl.col("label").is_in(kept)).with_columns(
         rank=pl.col("bpec").rank("ordinal", descending=True).over("label"))
-    mean_rank = (head.group_by("language").agg(pl.col("rank").mean())
-                 .sort(["rank", "language"]))
+    mean_rank = mean_ranks(rows, kept)
     hardest, easiest = mean_rank["language"][0], mean_rank["language"][-1]
     n = len(languages)
 
     def extreme(lang: str, rank: int, word: str) -> str:
         part = head.filter(language=lang)
         k = part.filter(pl.col("rank") == rank).height
-        ordered = [part.filter(label=m).row(0, named=True) for m in full]
-        values = ("; ".join(f"{r['label']} {_interval(r)}" for r in ordered) if len(full) > 1
+        ordered = [part.filter(label=m).row(0, named=True) for m in kept]
+        values = ("; ".join(f"{r['label']} {_interval(r)}" for r in ordered) if len(kept) > 1
                   else _interval(ordered[0]))
-        if len(full) == 1:
+        if len(kept) == 1:
             where = word
         elif k == 0:
             others = [(m, head.filter((pl.col("label") == m) & (pl.col("rank") == rank))
-                       ["language"][0]) for m in full]
+                       ["language"][0]) for m in kept]
             where = (f"{word} under none of them; theirs: "
                      + ", ".join(f"{name(x)} ({m})" for m, x in others))
         else:
-            where = f"{word} under {_count(k, len(full), 'models')}"
+            where = f"{word} under {_count(k, len(kept), 'models')}"
         return f"{name(lang)} ({where}; BPEC {values} bits/English char)"
 
     sentences.append(f"Hardest by mean rank over these models: {extreme(hardest, 1, 'first')}. "
                      f"Easiest: {extreme(easiest, n, 'last')}.")
+    for lang, which in ((hardest, "top"), (easiest, "bottom")):
+        value = mean_rank.filter(language=lang)["rank"][0]
+        tied = mean_rank.filter(pl.col("rank") == value)["language"].to_list()
+        if len(tied) > 1:
+            sentences.append(f"{_or([name(x) for x in tied], 'and')} share the {which} mean "
+                             f"rank ({value:.2f}); {name(lang)} is named above as the "
+                             f"{'first' if which == 'top' else 'last'} of them by language "
+                             f"id, not by the data.")
+    sentences.extend(rank_uncertainty_sentences(ranks, corpus, kept, languages, name))
     if differences is not None and differences.height:
         diffs = differences.filter(pl.col("corpus") == corpus).with_columns(
             label=pl.col("model") + " / " + pl.col("tokenizer"))
@@ -289,16 +441,81 @@ def answer_sentences(models: pl.DataFrame, names: dict[str, str], corpus: str,
                    if k == 0 else
                    f"the other pairs' agreement cannot be told from chance with {size} "
                    f"languages")
-        basis_text = "each model on all its units, " if own is not None else ""
+        on = "each model on all its units, " if own is not None else ""
         sentences.append(
             f"Do the models rank the languages alike? {_count(k, agree.height, 'pairs')} of "
-            f"models have a rank correlation different from 0 ({basis_text}Benjamini-Hochberg "
+            f"models have a rank correlation different from 0 ({on}Benjamini-Hochberg "
             f"adjusted p < {alpha:g} over the {agree.height} pairs; {spread}): {verdict}.")
     sentences.extend(_caveats(full, corpus, correlations,
-                              bpu if own is not None else models, other_corpora, alpha))
+                              bpu if own is not None else models, other_corpora, alpha,
+                              common=models if own is not None else None))
     sentences.extend(breadth_sentences(bpu if own is not None else models, corpus, ref,
                                        other_corpora, name))
     return sentences
+
+
+def _or(items: list[str], word: str = "or") -> str:
+    """'a', 'a or b', 'a, b or c'."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {word} {items[-1]}"
+
+
+def _share(x: float) -> str:
+    """A share of replicates as a percentage that never rounds to 0% or 100% unless exact."""
+    if 0 < x < 0.01:
+        return "<1%"
+    if 0.99 < x < 1:
+        return ">99%"
+    return f"{x:.0%}"
+
+
+def rank_uncertainty_sentences(ranks: pl.DataFrame | None, corpus: str, kept: list[str],
+                               languages: list[str], name) -> list[str]:
+    """How sure the paired bootstrap of ranks (``ranks``: :func:`rank_uncertainty_table`) is of
+    ``corpus``'s hardest and easiest language; nothing when the table has no rows of
+    ``corpus`` or was computed on other models or languages than the answer's (``kept``,
+    ``languages``). A language is a candidate for hardest (easiest) when its position's
+    interval reaches the first (last) place; with one candidate the sentence names it and its
+    share of replicates, with more it says the data cannot single one out."""
+    if ranks is None or not ranks.height:
+        return []
+    part = ranks.filter(corpus=corpus)
+    if (not part.height or set(part["models"]) != {"; ".join(kept)}
+            or sorted(part["language"]) != sorted(languages)):
+        return []
+    n = len(languages)
+    first = part.row(0, named=True)
+    level = first["level (fraction)"]
+
+    def verdict(word: str, share: str, place: int, end: str) -> str:
+        bound = "position low (1 = hardest)" if place == 1 else "position high (1 = hardest)"
+        cands = part.filter(pl.col(bound) == place).sort([share, "language"],
+                                                         descending=[True, False])
+        if cands.height == 0:
+            top = part.filter(pl.col(share) > 0).sort([share, "language"],
+                                                      descending=[True, False]).head(3)
+            return (f"the data cannot single out the {word}: no language comes {end} in "
+                    f"{(1 - level) / 2:.1%} of the replicates or more, and none is {word} in "
+                    f"more than {_share(part[share].max())} ("
+                    + ", ".join(f"{name(r['language'])} {_share(r[share])}"
+                                for r in top.iter_rows(named=True)) + ")")
+        if cands.height == 1:
+            r = cands.row(0, named=True)
+            return (f"{name(r['language'])} is {word} in {_share(r[share])} of the "
+                    f"replicates ({level:.0%} interval of its position by mean rank: {r['position low (1 = hardest)']} "
+                    f"to {r['position high (1 = hardest)']} of {n})")
+        listed = [name(x) for x in cands["language"]]
+        shares = ", ".join(f"{name(r['language'])} {_share(r[share])}"
+                           for r in cands.iter_rows(named=True))
+        return (f"the data cannot single out the {word}: {_or(listed)} each come {end} in at "
+                f"least {(1 - level) / 2:.1%} of the replicates, and no language is {word} in "
+                f"more than {_share(part[share].max())} ({shares})")
+
+    return [f"In a paired bootstrap of ranks over the {first['units (count)']:,} units every "
+            f"language has under {'each of these models' if len(kept) > 1 else 'this model'} "
+            f"({first['replicates (count)']:,} replicates, the same resampled units for every "
+            f"language and model), "
+            f"{verdict('hardest', 'hardest (share of replicates)', 1, 'first')}; "
+            f"{verdict('easiest', 'easiest (share of replicates)', n, 'last')}."]
 
 
 def breadth_sentences(table: pl.DataFrame, corpus: str, ref: str, other_corpora, name
@@ -344,12 +561,37 @@ def describe_units_of(rows: pl.DataFrame) -> str:
     return f"{min(sizes):,} to {max(sizes):,} {split} units per language"
 
 
-def _caveats(full, corpus, correlations, table, other_corpora, alpha) -> list[str]:
-    """The reference model's ranking against characters per English character, and whether the
-    ranking of the answer's models (``full``, read in ``table``) carries over to each of
-    ``other_corpora`` (Spearman per model, Benjamini-Hochberg over the models)."""
+def _transfer(table, corpus, other, full, alpha):
+    """(transfer rows of the models ``full``, the models whose rho is positive with a
+    Benjamini-Hochberg adjusted p below ``alpha``, 'rho a to b', 'X on N units and Y on M
+    units'), or None."""
     from ..stats.correlates import benjamini_hochberg
 
+    transfer = ranking_transfer(table, corpus, other).filter(
+        pl.col("model").is_in(full) & pl.col("p_value").is_not_null())
+    if not transfer.height:
+        return None
+    adjusted = benjamini_hochberg(transfer["p_value"].to_list())
+    # A reversed ranking (rho < 0) does not carry over, however small its p.
+    kept = [m for m, p, r in zip(transfer["model"], adjusted, transfer["spearman_rho"])
+            if p is not None and p < alpha and r > 0]
+    lo, hi = transfer["spearman_rho"].min(), transfer["spearman_rho"].max()
+    rho = f"rho {lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"rho {lo:.2f} to {hi:.2f}"
+    labels = transfer["model"].implode()
+    units = (f"{corpus} on "
+             f"{describe_units_of(open_rows(table, corpus).filter(pl.col('label').is_in(labels)))}"
+             f" and {other} on "
+             f"{describe_units_of(open_rows(table, other).filter(pl.col('label').is_in(labels)))}")
+    return transfer, kept, rho, units
+
+
+def _caveats(full, corpus, correlations, table, other_corpora, alpha,
+             common: pl.DataFrame | None = None) -> list[str]:
+    """The reference model's ranking against characters per English character, and whether the
+    ranking of the answer's models (``full``, read in ``table``) carries over to each of
+    ``other_corpora`` (Spearman per model, Benjamini-Hochberg over the models), naming the
+    units of both corpora; where ``common`` (the common-units table, which the report's Second
+    domain section shows) ranks on other units, its result is given too, labelled."""
     ref = full[0]
     out = []
     if correlations is not None and correlations.height:
@@ -369,23 +611,28 @@ def _caveats(full, corpus, correlations, table, other_corpora, alpha) -> list[st
                 out.append(f"No relation of {ref}'s ranking to characters per English "
                            f"character is detected ({stat}).")
     for other in other_corpora:
-        transfer = ranking_transfer(table, corpus, other).filter(
-            pl.col("model").is_in(full) & pl.col("p_value").is_not_null())
-        if not transfer.height:
+        found = _transfer(table, corpus, other, full, alpha)
+        if found is None:
             continue
-        adjusted = benjamini_hochberg(transfer["p_value"].to_list())
-        kept = [m for m, p in zip(transfer["model"], adjusted) if p is not None and p < alpha]
-        lo, hi = transfer["spearman_rho"].min(), transfer["spearman_rho"].max()
-        rho = f"rho {lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"rho {lo:.2f} to {hi:.2f}"
+        transfer, kept, rho, units = found
         sizes = sorted(set(transfer["n_languages"]))
         models = _count(transfer.height, transfer.height, "models") if transfer.height > 1 \
             else "the one model"
         if not kept:
-            out.append(f"Caveat: the {corpus} ranking is not detected to carry over to {other} "
-                       f"under {models} of the answer ({rho}, every p >= "
-                       f"{transfer['p_value'].min():.2g}, {sizes[-1]} languages).")
+            text = (f"Caveat: the {corpus} ranking is not detected to carry over to {other} "
+                    f"under {models} of the answer ({rho}, every p >= "
+                    f"{transfer['p_value'].min():.2g}, {sizes[-1]} languages), ranking {units}.")
         else:
-            out.append(f"The {corpus} ranking carries over to {other} under "
-                       f"{_count(len(kept), transfer.height, 'models')} of the answer "
-                       f"({', '.join(kept)}; Benjamini-Hochberg adjusted p < {alpha:g}; {rho}).")
+            text = (f"The {corpus} ranking carries over to {other} under "
+                    f"{_count(len(kept), transfer.height, 'models')} of the answer "
+                    f"({', '.join(kept)}; Benjamini-Hochberg adjusted p < {alpha:g}; {rho}), "
+                    f"ranking {units}.")
+        again = _transfer(common, corpus, other, full, alpha) if common is not None else None
+        if again is not None and again[3] != units:
+            t2, kept2, rho2, units2 = again
+            text += (f" On the common units of the Second domain table ({units2}): "
+                     f"{rho2}, " + (f"every p >= {t2['p_value'].min():.2g}" if not kept2 else
+                                    f"adjusted p < {alpha:g} under {len(kept2)} of "
+                                    f"{t2.height}") + ".")
+        out.append(text)
     return out

@@ -253,3 +253,82 @@ def paired_model_differences(scores: pl.DataFrame, english: pl.DataFrame,
                                          "ci_high"]}
               | {"excludes_zero": pl.Boolean})
     return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def mean_rank_replicates(counts: np.ndarray, bits: np.ndarray,
+                         english: np.ndarray) -> np.ndarray:
+    """(B x L) mean over models of each language's BPEC rank (1 = highest BPEC, the hardest) in
+    each replicate. ``bits`` is (M x n x L): per model, per unit, per language; ``english`` (n)
+    the English characters of each unit; every model and language uses the same draws
+    ``counts`` (B x n). Ties within a model are ranked in column order."""
+    bits = np.asarray(bits, dtype=float)
+    if bits.ndim != 3:
+        raise ValueError(f"mean_rank_replicates: bits must be models x units x languages, got "
+                         f"shape {bits.shape}")
+    den = counts @ np.asarray(english, dtype=float)
+    total = np.zeros((counts.shape[0], bits.shape[2]))
+    for model_bits in bits:
+        rates = (counts @ model_bits) / den[:, None]
+        order = np.argsort(-rates, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(1, bits.shape[2] + 1)[None, :]
+                          .repeat(len(rates), axis=0), axis=1)
+        total += ranks
+    return total / bits.shape[0]
+
+
+def positions(mean_ranks: np.ndarray) -> np.ndarray:
+    """Position of each language by mean rank along the last axis: 1 + how many languages have
+    a strictly smaller mean rank (1 = hardest; tied languages share the better position)."""
+    mean_ranks = np.asarray(mean_ranks, dtype=float)
+    return 1 + (mean_ranks[..., None, :] < mean_ranks[..., :, None]).sum(axis=-1)
+
+
+def extreme_shares(mean_ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(hardest, easiest): per language, the share of replicates (rows of ``mean_ranks``) in
+    which its mean rank is the smallest (largest); a replicate tied between k languages counts
+    1/k for each, so each share sums to 1 over the languages."""
+    def share(is_extreme):
+        return (is_extreme / is_extreme.sum(axis=1, keepdims=True)).mean(axis=0)
+    lowest = mean_ranks == mean_ranks.min(axis=1, keepdims=True)
+    highest = mean_ranks == mean_ranks.max(axis=1, keepdims=True)
+    return share(lowest.astype(float)), share(highest.astype(float))
+
+
+#: Columns of the rank-uncertainty table, with their units.
+RANK_UNCERTAINTY_COLUMNS = {
+    "corpus": "corpus id", "split": "scored split", "language": "language id",
+    "units (count)": "units every language scored under every model, resampled",
+    "languages (count)": "languages ranked",
+    "models": "models whose ranks are averaged ('; '-separated)",
+    "merged": "near-duplicate models left out of the average, and why",
+    "mean rank (1 = hardest)": "mean over the models of the language's BPEC rank, all units",
+    "position (1 = hardest)": "place of that mean rank among the languages, all units",
+    "position low (1 = hardest)": "lower end of the position's percentile interval",
+    "position high (1 = hardest)": "upper end of the position's percentile interval",
+    "hardest (share of replicates)": "replicates where the language comes first (ties split)",
+    "easiest (share of replicates)": "replicates where the language comes last (ties split)",
+    "level (fraction)": "central coverage of the position interval",
+    "replicates (count)": "bootstrap replicates B", "seed": "seed of the draws",
+}
+
+
+def language_rank_bootstrap(bits: np.ndarray, english: np.ndarray,
+                            settings: BootstrapSettings) -> dict[str, np.ndarray]:
+    """Paired bootstrap of the languages' mean rank over models: the units are drawn once per
+    replicate (:func:`resample_counts`) and those draws serve every model and language. From
+    ``bits`` (M x n x L) and ``english`` (n): per language its mean rank and position on all
+    units, the position's percentile interval (inverted CDF, so each end is a position some
+    replicate took) and its shares of replicates as hardest and easiest."""
+    bits = np.asarray(bits, dtype=float)
+    english = np.asarray(english, dtype=float)
+    point = mean_rank_replicates(np.ones((1, bits.shape[1])), bits, english)[0]
+    counts = resample_counts(bits.shape[1], settings.replicates, settings.seed)
+    reps = mean_rank_replicates(counts, bits, english)
+    place = positions(reps)
+    tail = (1.0 - settings.level) / 2.0
+    low = np.quantile(place, tail, axis=0, method="inverted_cdf")
+    high = np.quantile(place, 1.0 - tail, axis=0, method="inverted_cdf")
+    hardest, easiest = extreme_shares(reps)
+    return {"mean_rank": point, "position": positions(point), "low": low, "high": high,
+            "hardest": hardest, "easiest": easiest}

@@ -9,6 +9,7 @@ inventory and a high OOV rate. That is a property of the writing system, and the
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import polars as pl
 
@@ -59,17 +60,45 @@ def feature_names(columns) -> list[str]:
         c for c in columns if c.startswith(TOKENS_PER_WORD))
 
 
-def unseen_char_rate(train_texts, scored_texts) -> float | None:
-    """The fraction of the characters of ``scored_texts`` that occur nowhere in ``train_texts``:
-    what a character model trained on the train texts meets as unseen (each one charged as
-    ``<unk>`` plus its spelled-out bytes, :func:`fairppl.ngram.char.unseen_char_bits`). None
-    when there is nothing scored."""
+#: Columns beside the features (not correlated): which characters the scored units have that
+#: the train split lacks, so an outlier's cause can be read (and stated) from the table.
+UNSEEN_COLUMNS = {
+    "n_unseen_chars": "characters of the scored units never seen in the train split (count)",
+    "unseen_chars": ("the most frequent of them: character, code point, occurrences "
+                     "(count each)"),
+}
+
+#: How many distinct unseen characters ``unseen_chars`` names.
+UNSEEN_TOP = 5
+
+
+def unseen_characters(train_texts, scored_texts) -> Counter:
+    """Each character of ``scored_texts`` that occurs nowhere in ``train_texts``, with how often
+    it occurs in ``scored_texts``: what a character model trained on the train texts meets as
+    unseen (each one charged as ``<unk>`` plus its spelled-out bytes,
+    :func:`fairppl.ngram.char.unseen_char_bits`)."""
     seen = set().union(*map(set, train_texts))
-    total = unseen = 0
-    for text in scored_texts:
-        total += len(text)
-        unseen += sum(1 for ch in text if ch not in seen)
-    return unseen / total if total else None
+    return Counter(ch for text in scored_texts for ch in text if ch not in seen)
+
+
+def describe_characters(counts: Counter, top: int = UNSEEN_TOP) -> str:
+    """The ``top`` most frequent characters of ``counts`` as 'â U+00E2 46, ‐ U+2010 12' (ties
+    by code point; "+ k more" when there are more), empty for none."""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], ord(kv[0])))
+    shown = [(ch if ch.isprintable() and not ch.isspace() else "?", ord(ch), n)
+             for ch, n in ranked[:top]]
+    text = ", ".join(f"{ch} U+{code:04X} {n:,}" for ch, code, n in shown)
+    return text + (f" (+ {len(ranked) - top} more)" if len(ranked) > top else "")
+
+
+def unseen_char_rate(train_texts, scored_texts) -> float | None:
+    """The fraction of the characters of ``scored_texts`` that occur nowhere in ``train_texts``
+    (:func:`unseen_characters`). None when there is nothing scored."""
+    scored_texts = list(scored_texts)
+    total = sum(len(text) for text in scored_texts)
+    if not total:
+        return None
+    return sum(unseen_characters(train_texts, scored_texts).values()) / total
 
 
 def language_features(units: pl.DataFrame, vocab_size: int = 5000,
@@ -82,7 +111,9 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
     ``unseen_char_rate`` compares the units a corpus's models score (``eval_splits[corpus]``,
     ``all`` for every unit; default ``eval_split``) with the train split of the corpus that
     trained them (``train_corpora[corpus]``, default the corpus itself: the Bible's for the
-    evaluation-only UDHR); null when that corpus has no units of the language here.
+    evaluation-only UDHR); null when that corpus has no units of the language here. Beside it
+    (not features, :data:`UNSEEN_COLUMNS`): ``n_unseen_chars``, how many scored characters are
+    unseen, and ``unseen_chars``, the most frequent of them (:func:`describe_characters`).
 
     ``tokenizers`` maps (corpus, language, tokenizer id) to a SentencePiece model file; each
     tokenizer id adds a ``tokens_per_word.<id>`` column (its pieces per whitespace word on the
@@ -121,9 +152,12 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
             "oov_rate": n_oov / len(test_words) if test_words else None,
             OOV_VOCABULARY: vocab.actual,
             "word_unigram_entropy": entropy,
-            "unseen_char_rate": _unseen(part, corpus, language, train_texts, train_corpora,
-                                        eval_splits.get(corpus, eval_split)),
         }
+        unseen = _unseen(part, corpus, language, train_texts, train_corpora,
+                         eval_splits.get(corpus, eval_split))
+        row["unseen_char_rate"] = unseen[0] if unseen else None
+        row["n_unseen_chars"] = sum(unseen[1].values()) if unseen else None
+        row["unseen_chars"] = describe_characters(unseen[1]) if unseen else None
         for tok in tokenizer_ids:
             path = tokenizers.get((corpus, language, tok))
             row[TOKENS_PER_WORD + tok] = (pieces_per_word(path, train["text"])
@@ -133,18 +167,21 @@ def language_features(units: pl.DataFrame, vocab_size: int = 5000,
               "train_words": pl.Int64, "train_word_types": pl.Int64,
               "type_token_ratio": pl.Float64, "chars_per_english_char": pl.Float64,
               "oov_rate": pl.Float64, OOV_VOCABULARY: pl.Int64,
-              "word_unigram_entropy": pl.Float64, "unseen_char_rate": pl.Float64}
+              "word_unigram_entropy": pl.Float64, "unseen_char_rate": pl.Float64,
+              "n_unseen_chars": pl.Int64, "unseen_chars": pl.String}
     schema.update({TOKENS_PER_WORD + tok: pl.Float64 for tok in tokenizer_ids})
     return pl.DataFrame(rows, schema=schema)
 
 
 def _unseen(part: pl.DataFrame, corpus: str, language: str, train_texts: dict,
-            train_corpora: dict, split: str) -> float | None:
+            train_corpora: dict, split: str) -> tuple[float | None, Counter] | None:
+    """(unseen-character rate, unseen characters) of the units scored against the train split
+    of the corpus that trained the models; None without that train split."""
     train = train_texts.get((train_corpora.get(corpus, corpus), language))
     if train is None:
         return None
-    scored = part if split == "all" else part.filter(split=split)
-    return unseen_char_rate(train, scored["text"])
+    scored = (part if split == "all" else part.filter(split=split))["text"].to_list()
+    return unseen_char_rate(train, scored), unseen_characters(train, scored)
 
 
 def pieces_per_word(model_file, texts) -> float:
