@@ -109,7 +109,8 @@ def wide_plan(tmp_path_factory) -> subprocess.CompletedProcess:
     FLORES-200 rules (tests/test_flores_wide.py reads them back)."""
     wd = make_workdir(tmp_path_factory.mktemp("wide") / "wd", ROOT / "config")
     (wd / "memory.yaml").write_text("resources:\n  memory_mb: {flores_parity: 1234, "
-                                    "flores_bits: 4321}\n", encoding="utf-8")
+                                    "flores_bits: 4321, flores_marginal: 2345}\n",
+                                    encoding="utf-8")
     proc = snakemake(wd, "--dry-run", "--configfile", "config/config.yaml",
                      "config/wide/config.yaml", str(wd / "memory.yaml"), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

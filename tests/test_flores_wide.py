@@ -502,6 +502,7 @@ def test_the_wide_profile_plans_the_flores_jobs(wide_plan):
                     "flores_tables": "1"}
     marginal = proc.stdout.split("rule flores_marginal:")[1].split("\n\n")[0]
     assert "output: results/flores/marginal/smollm2-135m.parquet" in marginal
+    assert "mem_mb=2345," in marginal
     parity = proc.stdout.split("rule flores_parity:")[1].split("\n\n")[0]
     inputs = parity.split("input: ")[1].split("\n")[0].split(", ")
     assert inputs[:3] == ["resources/downloads/flores200/flores200_dataset.tar.gz",

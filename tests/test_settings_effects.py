@@ -90,7 +90,7 @@ MEMORY_RULES = ("prepare_corpus", "extract_europarl", "lemmatize_corpus", "forms
                 "marginal_ngram", "marginal_lengths", "marginal_caching",
                 "marginal_samples_needed", "marginal_lm", "mcc_apertium", "train_neural",
                 "score_neural", "train_ngram", "cache_pretrained", "score_pretrained",
-                "shannon_bets", "flores_parity", "flores_bits")
+                "shannon_bets", "flores_parity", "flores_bits", "flores_marginal")
 MEMORY = {rule: 1001 + i for i, rule in enumerate(MEMORY_RULES)}
 CHANGES.update({f"resources.memory_mb.{rule}": mb for rule, mb in MEMORY.items()})
 
