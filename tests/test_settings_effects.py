@@ -331,7 +331,8 @@ def test_resources_memory_gpu_and_runtime_cap(plans):
     # test_every_memory_key_is_its_rules, and for FLORES-200
     # tests/test_flores_wide.py::test_the_wide_profile_plans_the_flores_jobs
     assert set(MEMORY_RULES) - set(planned) == {"extract_europarl", "cache_pretrained",
-                                                "flores_parity", "flores_bits"}
+                                                "flores_parity", "flores_bits",
+                                                "flores_marginal"}
     for rule in ("train_neural", "score_neural", "score_pretrained", "marginal_lm"):
         assert {j["resources"]["gpu"] for j in changed[rule]} == {0}, rule
         assert {j["resources"]["gpu"] for j in base[rule]} == {1}, rule
