@@ -388,6 +388,10 @@ def test_the_studys_own_sentencepiece_models_count_where_a_language_has_one(tmp_
                      f"study has not trained its tokenizers here): its rows are left out"]
     assert sorted(counters) == ["bible/spm-u"]
     assert sorted(counters["bible/spm-u"]) == ["deu_Latn", "eng_Latn"]
+    # a corpus the sheet does not have is refused, naming the sheet and its corpora
+    with pytest.raises(InputError, match=r"languages.tsv: no language of corpus 'nope'; "
+                                         r"expected one of the sheet's corpora \['bible', 'udhr'\]"):
+        spm_counters(tmp_path / "tok", tmp_path / "languages.tsv", list(FILES), ["spm-u"], "nope")
     table = study_table(FILES, counters)
     assert table["code"].to_list() == ["deu_Latn", "eng_Latn"]
     rows = {r["code"]: r for r in table.iter_rows(named=True)}

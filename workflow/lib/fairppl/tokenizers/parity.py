@@ -388,6 +388,9 @@ def spm_counters(tokenizers_dir: str | os.PathLike, languages_tsv: str | os.Path
     import sentencepiece
 
     sheet = pl.read_csv(languages_tsv, separator="\t", infer_schema_length=0)
+    if not sheet.filter(pl.col("corpus") == corpus).height:
+        raise InputError(f"{languages_tsv}: no language of corpus {corpus!r}; expected one of "
+                         f"the sheet's corpora {sorted(set(sheet['corpus']))}")
     rows = sheet.filter(pl.col("corpus") == corpus).iter_rows(named=True)
     mapped = [(r["language"], flores_code(r["iso639_3"], r["script"], codes)) for r in rows]
     out, notes = {}, []
