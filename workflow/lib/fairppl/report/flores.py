@@ -90,24 +90,24 @@ def marginal_parts(marginal: pl.DataFrame, names: dict[str, str]) -> list[str]:
             change = pl.col("marginal minus canonical premium (ratio)")
             lower = ", ".join(names.get(c, c) for c in moved.filter(change < 0)["code"])
             higher = ", ".join(names.get(c, c) for c in moved.filter(change > 0)["code"])
-            sentence += (
-                f"the interval of that change excludes 0 in {moved.height} of {others.height} "
-                f"codes. "
-                + (f"Lower under the marginal: {lower}; there, part of the canonical premium is "
-                   f"the one segmentation the tokenizer picks, not the language. "
-                   if lower else "")
-                + (f"Higher under the marginal: {higher}; there, the marginal gains English "
-                   f"more than the language. " if higher else ""))
+            said = [f"the interval of that change excludes 0 in {moved.height} of "
+                    f"{others.height} codes."]
+            if lower:
+                said.append(f"Lower under the marginal: {lower}; there, part of the canonical "
+                            f"premium is the one segmentation the tokenizer picks, not the "
+                            f"language.")
+            if higher:
+                said.append(f"Higher under the marginal: {higher}; there, the marginal gains "
+                            f"English more than the language.")
         else:
-            sentence += (
-                f"its interval holds 0 in all {others.height} codes: on this slice the bits a "
-                f"token premium costs are not an artefact of the one segmentation the "
-                f"tokenizer picks.")
+            said = [f"its interval holds 0 in all {others.height} codes: on this slice the bits "
+                    f"a token premium costs are not an artefact of the one segmentation the "
+                    f"tokenizer picks."]
         n = int(part["sentences (count)"].max())
         if n < ROUGH_BELOW:
-            sentence += (f" With {n} sentences a code these intervals are rough; raise "
-                         f"flores.marginal.sentences (config/gpu takes 100).")
-        parts.append(_p(sentence.replace("  ", " ").replace(" .", ".")))
+            said.append(f"With {n} sentences a code these intervals are rough; raise "
+                        f"flores.marginal.sentences (config/gpu takes 100).")
+        parts.append(_p(sentence + " ".join(said)))
     shown = marginal.select(
         "code", pl.col("code").replace_strict(names, default="").alias("language"), "model",
         "sentences (count)", f"tokens {rel} (ratio)", f"canonical bits {rel} (ratio)",
