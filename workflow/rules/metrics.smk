@@ -87,6 +87,9 @@ rule correlates_table:
         # split of the corpus that trained them (the Bible's for the UDHR)
         train_corpora={c: train_corpus(config, c) for c in ENABLED},
         eval_splits={c: evaluation_split(config, c) for c in ENABLED},
+        # the text properties are computed on the units common to the languages of each
+        # corpus's common unit set, as models.csv's (corpora.<id>.common_min_share)
+        common_min_share=common_min_shares(),
     script:
         "../scripts/correlates_table.py"
 

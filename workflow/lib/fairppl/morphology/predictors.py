@@ -32,8 +32,11 @@ def family(model: str, tokenizer: str) -> str:
 
 def predictor_table(features: pl.DataFrame, measures: pl.DataFrame) -> pl.DataFrame:
     """One row per (corpus, language, predictor): value and description, from the correlates
-    table ``features`` and the morphology measures ``measures`` (corpus, language, measure,
-    source, value; a measure becomes the predictor ``<measure>:<source>``)."""
+    table ``features`` (its features, :func:`fairppl.stats.correlates.feature_names`: the unit
+    and word counts beside them are not predictors) and the morphology measures ``measures``
+    (corpus, language, measure, source, value; a measure becomes the predictor
+    ``<measure>:<source>``). A null value (a language its corpus's common units leave out) makes
+    no row."""
     rows = []
     for name in feature_names(features.columns):
         rows.append(features.select("corpus", "language", pl.lit(name).alias("predictor"),

@@ -42,7 +42,7 @@ _WORDS = {"bpec": "BPEC", "bpu": "bits/utterance", "ci": "interval", "mcc": "MCC
           "pos": "part of speech", "vocab": "vocabulary", "pearson": "Pearson",
           "spearman": "Spearman", "apertium": "Apertium", "unimorph": "UniMorph",
           "gini": "Gini", "flores": "FLORES", "mc": "Monte Carlo", "ess": "effective sample size",
-          "rmse": "RMSE", "sd": "SD", "abs": "absolute", "logp": "log P", "bpe": "BPE"}
+          "rmse": "RMSE", "sd": "SD", "ttr": "type/token ratio", "abs": "absolute", "logp": "log P", "bpe": "BPE"}
 
 #: How the source after a colon is written (``forms_per_lemma:apertium``: "forms per lemma,
 #: Apertium"); any other source as it is.
