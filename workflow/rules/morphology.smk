@@ -147,6 +147,8 @@ rule morphology_regressions:
         "../../envs/morphology.yaml"
     params:
         permutation=permutation_settings(),
+        # the sheet's language families: the family-controlled tests beside the plain one
+        families=language_families(),
     script:
         "../scripts/morphology_regressions.py"
 
@@ -180,6 +182,9 @@ rule difficulty_table:
         predictors="results/tables/difficulty_predictors.csv",
         mielke="results/tables/difficulty_mielke_bible.csv",
         mielke_rows="results/tables/difficulty_mielke_bible_rows.csv",
+        # the spread between translations of one language beside that between languages
+        translations="results/tables/difficulty_translations.csv",
+        translation_rows="results/tables/difficulty_translations_rows.csv",
     log:
         "logs/difficulty_table.log",
     localrule: True
@@ -188,6 +193,10 @@ rule difficulty_table:
     params:
         bootstrap=bootstrap_settings(),
         difficulty=difficulty_settings(),
+        sheet=difficulty_sheet(),
+        # the permutations and the sheet's language families of the family-controlled tests
+        permutation=permutation_settings(),
+        families=language_families(),
     script:
         "../scripts/difficulty_table.py"
 

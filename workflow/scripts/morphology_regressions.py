@@ -9,7 +9,7 @@ import polars as pl
 from fairppl.core.io import write_table
 from fairppl.core.latex import write_latex
 from fairppl.morphology.languages import regression_inputs
-from fairppl.morphology.regression import regression_table
+from fairppl.morphology.regression import FAMILY_COLUMNS, regression_table
 from fairppl.stats.permutation import PermutationSettings
 
 #: The units line of the LaTeX table (short: the CSV's documentation has the long form).
@@ -22,11 +22,14 @@ def main(snakemake):
     settings = PermutationSettings(**snakemake.params.permutation)
     languages = pl.read_csv(snakemake.input.languages, infer_schema_length=None)
     long = regression_inputs(languages).rename({"x": "value", "y": "bpec", "excluded": "reason"})
-    table = regression_table(long, settings)
+    table = regression_table(long, settings, language_families=snakemake.params.families)
     logging.info("%d regressions from %d language rows; %s", table.height, languages.height,
                  settings.describe())
     write_table(table, csv=snakemake.output.csv)
-    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus", "test_family"),
+    # the family-controlled columns stay in the CSV and the report: the LaTeX table keeps the
+    # paper's width
+    write_latex(table.filter(pl.col("measure") == "mcc").drop("note", "corpus", "test_family",
+                                                             *FAMILY_COLUMNS),
                 snakemake.output.tex, caption="Regressions of BPEC on morphological counting "
                 "complexity across languages (slope interval: the inverted permutation test; "
                 "_bh columns: Benjamini-Hochberg over the models of one measure source and text).",

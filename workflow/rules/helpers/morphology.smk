@@ -79,6 +79,15 @@ def permutation_settings():
     }
 
 
+def language_families():
+    """Language id -> family of the sheet's `family` column ("" where not known), for the
+    family-controlled tests of the stage's correlations; None where the sheet gives none.
+    """
+    from fairppl.config.sheet import families_by_language
+
+    return families_by_language(LANGUAGES)
+
+
 def difficulty_settings():
     """The difficulty model and its interval (morphology.difficulty)."""
     block = config["morphology"]["difficulty"]
@@ -93,6 +102,21 @@ def open_score_files(corpus=None):
         for path in score_files()
         if not Path(path).name.startswith("kenlm-word-")
         and (corpus is None or path.startswith(f"results/scores/{corpus}/"))
+    ]
+
+
+def difficulty_sheet():
+    """The sheet's rows of the difficulty corpora (corpus, language, iso639_3,
+    english_reference): which translations are of one language."""
+    return [
+        {
+            "corpus": row.corpus,
+            "language": row.language,
+            "iso639_3": row.iso639_3,
+            "english_reference": row.english_reference,
+        }
+        for row in LANGUAGES
+        if row.corpus in difficulty_corpora()
     ]
 
 

@@ -34,13 +34,23 @@ class Language:
     source_id: str
     english_reference: bool
     line: int
+    #: top-level language family; "" where the sheet has no ``family`` column or leaves the
+    #: cell empty (not known)
+    family: str = ""
+
+
+#: Cell values that stand for "not known": an unknown family is an empty cell, never a word
+#: that would group every unknown language into one family.
+FAMILY_PLACEHOLDERS = frozenset({"unknown", "none", "na", "n/a", "null", "nan", "-", "--",
+                                 "unclassified", "isolate"})
 
 
 def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
                    unique: list[tuple[str, ...]]) -> list[dict]:
     """Read a tab-separated sheet with a header and validate each row against the JSON schema
     at ``schema_path`` (booleans written true/false/yes/no/1/0, lists comma-separated where the
-    schema says array; a leading UTF-8 byte-order mark ignored). ``unique`` lists field tuples
+    schema says array; a leading UTF-8 byte-order mark ignored; a row may stop before trailing
+    columns the schema does not require, which are then empty). ``unique`` lists field tuples
     that must not repeat. Returns the rows as dicts with their 1-based ``line``."""
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
@@ -79,9 +89,17 @@ def read_tsv_sheet(path: str, schema_path: str, what: str, config_key: str,
         values = line.split("\t")
         if all(not v.strip() for v in values):
             continue
+        left_out = header[len(values):]
+        if len(values) < len(header) and not any(h in required for h in left_out):
+            # trailing optional columns left out (a row written before the sheet had them, or
+            # a spreadsheet that drops trailing empty cells): empty, as their cells would be
+            values = values + [""] * len(left_out)
         if len(values) != len(header):
+            optional = [h for h in header if h not in required]
             raise InputError(
-                f"{len(values)} fields, expected {len(header)} tab-separated fields ({header})",
+                f"{len(values)} fields, expected {len(header)} tab-separated fields ({header}"
+                + (f"; the optional {optional} may be left out at the end of a row"
+                   if optional else "") + ")",
                 path=path, line=lineno)
         record: dict = dict(zip(header, (v.strip() for v in values)))
         for name, value in list(record.items()):
@@ -119,7 +137,40 @@ def read_language_sheet(path: str, schema_path: str) -> list[Language]:
     languages = [Language(**row) for row in rows]
     check_iso639_3(languages, path)
     check_iso15924(languages, path)
+    check_families(languages, path)
     return languages
+
+
+def check_families(languages: list[Language], path: str) -> None:
+    """The ``family`` column: no placeholder word for "not known" (:data:`FAMILY_PLACEHOLDERS`;
+    leave the cell empty), and one family per ISO 639-3 code and per language id across the
+    rows that give one."""
+    first: dict[tuple[str, str], Language] = {}
+    for row in languages:
+        if not row.family:
+            continue
+        if row.family.lower() in FAMILY_PLACEHOLDERS:
+            raise InputError(f"field 'family': {row.family!r} stands for no family; expected the "
+                             f"language's top-level family (an isolate: the language's own name), "
+                             f"or an empty cell where it is not known", path=path, line=row.line)
+        for key in (("ISO 639-3 code", row.iso639_3), ("language id", row.language)):
+            seen = first.setdefault(key, row)
+            if seen.family != row.family:
+                raise InputError(f"field 'family': {row.family!r} for {key[0]} {key[1]!r}, "
+                                 f"which line {seen.line} gives family {seen.family!r}; expected "
+                                 f"one family per language", path=path, line=row.line)
+
+
+def families_by_language(languages: list[Language]) -> dict[str, str] | None:
+    """Language id -> its family ("" where the sheet leaves it empty: not known), for the
+    family-controlled tests across languages; None where no row gives a family (a sheet
+    without the column). :func:`check_families` has made each language id's family one."""
+    if not any(row.family for row in languages):
+        return None
+    out: dict[str, str] = {}
+    for row in languages:
+        out[row.language] = row.family or out.get(row.language, "")
+    return out
 
 
 @dataclass(frozen=True)

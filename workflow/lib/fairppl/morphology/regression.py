@@ -27,6 +27,14 @@ Mielke et al. pooled all their tests into one family; ours are smaller, because 
 sources answer different questions (the words-vs-lemmas contrast is read across texts, not
 pooled).
 
+Languages are not independent: languages of one family share traits, and a test that treats
+them as independent draws over-states the evidence (:mod:`fairppl.stats.family`). Where the
+language sheet gives every language of a row its family, the row carries three family-controlled
+p-values beside the plain one (:data:`FAMILY_COLUMNS`: the within-family permutation test, the
+studentized permutation test of the family means, the family-clustered t) and flags where they
+and the plain test fall on different sides of :data:`FAMILY_ALPHA`; where a language has no
+family the row says so in its note and those columns stay empty.
+
 With fewer than :data:`MIN_LANGUAGES` languages, or one x value for all of them, the row is kept
 with empty statistics and a ``note`` that says why; languages without a measure value or without
 a BPEC are left out of that regression and named in the note. Where so few languages remain that
@@ -42,9 +50,14 @@ import numpy as np
 import polars as pl
 from scipy.stats import pearsonr
 
+from scipy.stats import rankdata
+
 from ..core.errors import InputError
 from ..stats.correlates import EXACT_DP_MAX_PAIRS, benjamini_hochberg, spearman
-from ..stats.permutation import EXACT_MAX, PermutationSettings, slope_test
+from ..stats.family import (clustered_slope, family_means, studentized_slope_test,
+                            within_family_permutations, within_family_slope_test)
+from ..stats.permutation import (EXACT_MAX, PermutationSettings, reference_permutations,
+                                 slope_test)
 
 #: The fewest languages a regression is computed on.
 MIN_LANGUAGES = 3
@@ -65,6 +78,40 @@ LONG_COLUMNS = {
     "value": "the language's measure (its unit depends on the measure); empty: no data",
     "bpec": "BPEC on that text (bits/char of English); empty: not scored",
 }
+
+#: The level at which ``family_disagrees`` compares the plain test with the family-controlled
+#: ones (the report's, :data:`fairppl.report.morphology.ALPHA`).
+FAMILY_ALPHA = 0.05
+
+
+def _family_columns(of: str, plain: str) -> dict[str, str]:
+    """The family-controlled columns, for tests of ``of`` against the plain test ``plain``."""
+    return {
+        "n_families": "language families among the row's languages (count; empty where the "
+                      "sheet gives no family for some language: the note names them)",
+        "within_family_p": f"two-sided permutation p-value of the pooled within-family slope "
+                           f"of {of}, values permuted only within language families (1 where no "
+                           f"family holds two languages with distinct values: no power)",
+        "family_means_p": f"two-sided studentized permutation p-value of the slope of {of} "
+                          f"over the family means (one point per language family)",
+        "clustered_p": f"two-sided p-value of the least-squares slope of {of} with a "
+                       f"family-clustered (CR1) standard error, Student t with families - 1 "
+                       f"degrees of freedom (an approximation)",
+        "family_disagrees": f"true where {plain} and a family-controlled p-value fall on "
+                            f"different sides of {FAMILY_ALPHA} (significant plainly, not under "
+                            f"family control, or the reverse)",
+    }
+
+
+#: Family-controlled columns of :func:`regression_table` (tests of the slope itself).
+FAMILY_COLUMNS_SLOPE = _family_columns("BPEC on the measure", "permutation_p")
+#: Family-controlled columns of :func:`predictor_correlations` (tests of the rank slope, the
+#: analogue of Spearman's rho: ranks over the row's languages).
+FAMILY_COLUMNS_RANK = _family_columns("the ranks (Spearman's rho's analogue; ranks over the "
+                                      "row's languages)", "spearman_p")
+#: The family-controlled columns (the names both tables share).
+FAMILY_COLUMNS = tuple(FAMILY_COLUMNS_SLOPE)
+
 
 #: Columns of ``morphology.csv`` (one row per regression), with their units.
 REGRESSION_COLUMNS = {
@@ -89,6 +136,7 @@ REGRESSION_COLUMNS = {
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages, t approximation above)",
     "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family",
+    **FAMILY_COLUMNS_SLOPE,
     "test_family": "the family of tests the row's p-values are adjusted over: corpus:measure:"
               "source:text (every model and tokenizer)",
     "note": "why statistics are empty, languages left out, unbounded intervals",
@@ -100,6 +148,11 @@ REGRESSION_COLUMNS = {
 #: slope (``permutation_p``), which holds its level.
 _STATS = ["slope", "slope_low", "slope_high", "intercept", "pearson_r", "permutation_p",
           "spearman_rho", "spearman_p"]
+
+#: Types of the family-controlled columns.
+_FAMILY_SCHEMA = {"n_families": pl.Int64, "within_family_p": pl.Float64,
+                  "family_means_p": pl.Float64, "clustered_p": pl.Float64,
+                  "family_disagrees": pl.Boolean}
 
 #: The family keys of a regression (:func:`family_of`).
 FAMILY_KEYS = ("corpus", "measure", "source", "text")
@@ -153,6 +206,78 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
+class _References:
+    """Permutation reference sets reused across the rows that share a family layout (the
+    within-family set) or a number of families (the family means')."""
+
+    def __init__(self, settings: PermutationSettings):
+        self.settings = settings
+        self._within: dict[tuple, tuple] = {}
+        self._means: dict[int, tuple] = {}
+
+    def within(self, families: list[str]) -> tuple[np.ndarray, bool]:
+        key = tuple(families)
+        if key not in self._within:
+            self._within[key] = within_family_permutations(families, self.settings)
+        return self._within[key]
+
+    def means(self, groups: int) -> tuple[np.ndarray, bool]:
+        if groups not in self._means:
+            self._means[groups] = reference_permutations(groups, self.settings)
+        return self._means[groups]
+
+
+def family_control(x, y, languages: list[str], families: dict[str, str] | None,
+                   plain_p: float | None,
+                   settings: PermutationSettings = PermutationSettings(),
+                   references: _References | None = None) -> tuple[dict, str]:
+    """The family-controlled columns (:data:`FAMILY_COLUMNS`) of one slope of ``y`` on ``x``
+    over ``languages``, and a note ("" when nothing needs saying).
+
+    ``families`` maps a language id to its family ("" or absent: not known); None means the
+    sheet gives no families, and every column stays empty without a note. A language without a
+    family empties the columns too, and the note names it (no test on part of the languages).
+    ``plain_p`` is the plain test's p-value; None (no plain test) leaves the columns empty.
+    A method that cannot run (one family: no family means, no clustered error) leaves its
+    column empty and the note says why; ``family_disagrees`` compares the plain test with the
+    p-values that exist, at :data:`FAMILY_ALPHA`."""
+    out: dict = dict.fromkeys(FAMILY_COLUMNS)
+    if families is None or plain_p is None:
+        return out, ""
+    missing = [lang for lang in languages if not families.get(lang)]
+    if missing:
+        return out, (f"no language family in the sheet for {', '.join(missing)}: no "
+                     f"family-controlled tests")
+    references = references or _References(settings)
+    named = [families[lang] for lang in languages]
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    groups = len(set(named))
+    notes = []
+    within = within_family_slope_test(x, y, named, settings, reference=references.within(named))
+    if not within.informative_families:
+        notes.append("no language family holds two languages with distinct values: the "
+                     "within-family test has no power (p = 1)")
+    means_p = clustered_p = None
+    if groups < 2:
+        notes.append(f"every language is in family {named[0]!r}: no family-means or clustered "
+                     f"test")
+    else:
+        means = family_means(x, y, named)
+        mx, my = means["mean x"].to_numpy(), means["mean y"].to_numpy()
+        if np.ptp(mx) > 0:
+            means_p = studentized_slope_test(mx, my, settings,
+                                             reference=references.means(groups)).p
+        else:
+            notes.append(f"the {groups} family means of x are equal: no family-means test")
+        clustered_p = clustered_slope(x, y, named, settings.level).p
+    controlled = [p for p in (within.p, means_p, clustered_p) if p is not None]
+    plain = plain_p <= FAMILY_ALPHA
+    out.update(n_families=groups, within_family_p=within.p, family_means_p=means_p,
+               clustered_p=clustered_p,
+               family_disagrees=any((p <= FAMILY_ALPHA) != plain for p in controlled))
+    return out, _join(*notes)
+
+
 def with_difference(long: pl.DataFrame) -> pl.DataFrame:
     """``long`` (columns of :data:`LONG_COLUMNS`, texts ``words`` and ``lemmas``) with the
     ``difference`` rows added: per language, BPEC on words - BPEC on lemmas, empty where either
@@ -185,14 +310,17 @@ def _check_long(long: pl.DataFrame) -> None:
 
 def regression_table(long: pl.DataFrame,
                      settings: PermutationSettings = PermutationSettings(),
-                     min_languages: int = MIN_LANGUAGES) -> pl.DataFrame:
+                     min_languages: int = MIN_LANGUAGES,
+                     language_families: dict[str, str] | None = None) -> pl.DataFrame:
     """The rows of ``morphology.csv`` (:data:`REGRESSION_COLUMNS`) from the long table ``long``
     (:data:`LONG_COLUMNS`; one row per corpus, model, measure, source, text and language; a
     ``tokenizer`` column, when present, is a key too and kept after ``model``; an optional
     ``reason`` column says why a language's value or BPEC is empty). A language whose value or
     BPEC is empty is left out of that regression and named in the note with its reason. The
     permutation and Spearman p-values are adjusted by Benjamini-Hochberg over each ``family``
-    (``test_family``, :func:`family_of`). Two rows for one language of one regression raise InputError."""
+    (``test_family``, :func:`family_of`). Two rows for one language of one regression raise
+    InputError. ``language_families`` (language id -> family, from the sheet; None: the sheet
+    gives none) adds the family-controlled tests of the slope (:func:`family_control`)."""
     _check_long(long)
     keys = ["corpus", "model"] + (["tokenizer"] if "tokenizer" in long.columns else []) + [
         "measure", "source", "text"]
@@ -205,6 +333,7 @@ def regression_table(long: pl.DataFrame,
     has_reason = "reason" in long.columns
     long = long.with_columns(pl.col("value", "bpec").cast(pl.Float64))
     rows = []
+    references = _References(settings)
     for key, part in long.sort(keys + ["language"]).group_by(keys, maintain_order=True):
         usable = part.filter(pl.col("value").is_not_null() & pl.col("value").is_not_nan()
                              & pl.col("bpec").is_not_null() & pl.col("bpec").is_not_nan())
@@ -218,12 +347,18 @@ def regression_table(long: pl.DataFrame,
                       min_languages)
         if left_out:
             row["note"] = _join(row["note"], "left out: " + ", ".join(left_out))
+        control, said = family_control(usable["value"].to_list(), usable["bpec"].to_list(),
+                                       usable["language"].to_list(), language_families,
+                                       row["permutation_p"], settings, references)
+        row.update(control)
+        row["note"] = _join(row["note"], said)
         named = dict(zip(keys, key))
         rows.append(named | row | {"test_family": family_of(named)})
     schema = ({k: pl.String for k in keys} | {"n_languages": pl.Int64}
               | {k: pl.Float64 for k in _STATS} | {"permutations": pl.Int64,
                                                    "test_family": pl.String,
-                                                   "note": pl.String})
+                                                   "note": pl.String}
+              | _FAMILY_SCHEMA)
     table = with_adjusted_p(pl.DataFrame(rows, schema=schema, orient="row"),
                             columns=("permutation_p", "spearman_p"), by=["test_family"])
     order = [c for c in REGRESSION_COLUMNS if c in table.columns]
@@ -261,11 +396,17 @@ PREDICTOR_COLUMNS = {
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages)",
     "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family's tests",
+    **FAMILY_COLUMNS_RANK,
+    "note": "why the family-controlled columns are empty or one of them is (empty when "
+            "nothing needs saying)",
 }
 
 
 def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
-                           families: list[str] | None = None) -> pl.DataFrame:
+                           families: list[str] | None = None,
+                           language_families: dict[str, str] | None = None,
+                           settings: PermutationSettings = PermutationSettings()
+                           ) -> pl.DataFrame:
     """Pearson's r and Spearman's rho with its p-value (exact up to ``EXACT_DP_MAX_PAIRS``
     languages), across languages, of every response with every predictor (Mielke et al. 2019's
     test of MCC against simple corpus statistics). Pearson's r has no p-value here: its t test
@@ -278,7 +419,13 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
     The Benjamini-Hochberg adjustment runs over the rows that share the ``families`` columns
     (default: corpus, the present keys and response, so every predictor tested for one model and
     response is one family; pass ["corpus", "family", "response"] to correct over every model of
-    a family too)."""
+    a family too).
+
+    ``language_families`` (language id -> language family, from the sheet; None: the sheet
+    gives none) adds the family-controlled tests (:func:`family_control`, ``settings`` for
+    their permutations) of the slope of the ranks (average ranks for ties over the row's
+    languages), whose plain permutation test is the permutation test of Spearman's rho; they
+    are compared with ``spearman_p``."""
     for name, frame, need in (("responses", responses, ["corpus", "language", "response",
                                                         "value"]),
                               ("predictors", predictors, ["corpus", "language", "predictor",
@@ -296,6 +443,7 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
                       & pl.col("y").is_not_null() & pl.col("y").is_not_nan()))
     rows = []
     group = keys + ["response", "predictor"]
+    references = _References(settings)
     for key, part in joined.sort(group + ["language"]).group_by(group, maintain_order=True):
         x, y = part["x"].to_list(), part["y"].to_list()
         row = dict(zip(group, key)) | {"n_languages": len(x), "pearson_r": None,
@@ -304,13 +452,19 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
             result = pearsonr(x, y)
             rho, p, _ = spearman(x, y, exact_max=EXACT_DP_MAX_PAIRS)
             row.update(pearson_r=float(result.statistic), spearman_rho=rho, spearman_p=p)
-        rows.append(row)
+        control, note = family_control(rankdata(x), rankdata(y), part["language"].to_list(),
+                                       language_families, row["spearman_p"], settings,
+                                       references)
+        rows.append(row | control | {"note": note})
     schema = ({k: pl.String for k in group} | {"n_languages": pl.Int64}
-              | {c: pl.Float64 for c in ["pearson_r", "spearman_rho", "spearman_p"]})
+              | {c: pl.Float64 for c in ["pearson_r", "spearman_rho", "spearman_p"]}
+              | _FAMILY_SCHEMA | {"note": pl.String})
     table = pl.DataFrame(rows, schema=schema, orient="row")
     by = families if families is not None else keys + ["response"]
     unknown = [c for c in by if c not in table.columns]
     if unknown:
         raise ValueError(f"predictor correlations: families {unknown} are not columns of "
                          f"{table.columns}")
-    return with_adjusted_p(table, columns=("spearman_p",), by=by)
+    table = with_adjusted_p(table, columns=("spearman_p",), by=by)
+    return table.select(*group, *[c for c in PREDICTOR_COLUMNS if c in table.columns
+                                 and c not in group])
