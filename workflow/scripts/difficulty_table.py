@@ -9,7 +9,9 @@ difficulty and BPEC across languages (difficulty_predictors.csv): every morpholo
 every property of the correlates table, with Benjamini-Hochberg adjusted p-values; and the
 difficulties beside Mielke et al.'s on the Bibles that are their text
 (difficulty_mielke_bible.csv, its rows in difficulty_mielke_bible_rows.csv;
-fairppl.morphology.mielke_bible)."""
+fairppl.morphology.mielke_bible); and the spread of difficulty between translations of one
+language beside that between languages (difficulty_translations.csv, its translations in
+difficulty_translations_rows.csv; fairppl.morphology.translations)."""
 
 import logging
 
@@ -21,7 +23,9 @@ from fairppl.morphology import mielke_bible
 from fairppl.morphology.difficulty import difficulty_table, difficulty_vs_bpec
 from fairppl.morphology.predictors import family, predictor_table
 from fairppl.morphology.regression import predictor_correlations
+from fairppl.morphology.translations import translation_tables
 from fairppl.stats.bootstrap import BootstrapSettings
+from fairppl.stats.permutation import PermutationSettings
 
 
 def read_scores(paths) -> pl.DataFrame:
@@ -60,8 +64,10 @@ def main(snakemake):
             "corpus", "model", "tokenizer", "language", pl.lit("bpec").alias("response"),
             pl.col("bpec").alias("value")),
     ])
-    correlations = predictor_correlations(with_family(responses),
-                                          predictors.drop("predictor_description"))
+    correlations = predictor_correlations(
+        with_family(responses), predictors.drop("predictor_description"),
+        language_families=snakemake.params.families,
+        settings=PermutationSettings(**snakemake.params.permutation))
     correlations = correlations.join(
         predictors.select("predictor", "predictor_description").unique("predictor"),
         on="predictor", how="left")
@@ -76,6 +82,10 @@ def main(snakemake):
         logging.info("Mielke et al.'s Bibles: %s", line)
     write_table(summary, csv=snakemake.output.mielke)
     write_table(rows, csv=snakemake.output.mielke_rows)
+    spread, spread_rows = translation_tables(
+        difficulty, pl.DataFrame(snakemake.params.sheet), level=settings.level)
+    write_table(spread, csv=snakemake.output.translations)
+    write_table(spread_rows, csv=snakemake.output.translation_rows)
     write_table(difficulty, csv=snakemake.output.csv)
     write_table(agreement, csv=snakemake.output.agreement)
     write_table(correlations, csv=snakemake.output.predictors)

@@ -23,4 +23,6 @@ TABLES = {
     "premium": "tokenizer_premium.csv",
     "mielke_bible": "difficulty_mielke_bible.csv",
     "mielke_bible_rows": "difficulty_mielke_bible_rows.csv",
+    "translations": "difficulty_translations.csv",
+    "translation_rows": "difficulty_translations_rows.csv",
 }

@@ -1,7 +1,10 @@
 """Per-language difficulty (Mielke et al. 2019, "What kind of language is hard to
 language-model?", section 2): the bits y_ij of unit i in language j explained by a unit effect
 and a language difficulty d_j, fitted on every unit each model scored (missing translations,
-units dropped in one language, are simply absent cells).
+units dropped in one language, are simply absent cells). A "language" j is a sheet id, i.e. one
+translation, as in the authors' Model 2, which fits one d_j per Bible: two translations of one
+language (K'iche' and K'iche' SIL) get a d_j each, and :mod:`.translations` sets their spread
+beside the spread between languages.
 
 Two models (``model``):
 

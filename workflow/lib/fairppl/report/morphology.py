@@ -15,6 +15,21 @@ from .html import (column_label, constants_text, drop_constant_columns, fmt, htm
                    subsection)
 from .html import paragraph as _p
 from .plots import model_label
+from .translations import translation_parts
+
+#: Units of the family-controlled columns (fairppl.morphology.regression.FAMILY_COLUMNS).
+FAMILY_HEADERS = {
+    "n_families": "language families among the languages (count)",
+    "within_family_p": "two-sided p, values permuted only within language families",
+    "family_means_p": "two-sided p over the family means (studentized permutation)",
+    "clustered_p": "two-sided p, family-clustered t (approximate)",
+    "family_disagrees": "plain and family-controlled tests differ at 0.05",
+}
+
+#: Readable names of the family-controlled columns.
+FAMILY_LABELS = {"n_families": "families", "within_family_p": "within-family p",
+                 "family_means_p": "family-means p", "clustered_p": "clustered p",
+                 "family_disagrees": "family control disagrees"}
 
 #: Units of the columns the section shows.
 HEADERS = {
@@ -77,6 +92,7 @@ HEADERS = {
     "covered": "has a lemmatizer",
     "share_changed": "word tokens the lemmatizer changed (fraction)",
     "reason": "",
+    **FAMILY_HEADERS,
 }
 
 
@@ -207,6 +223,94 @@ def predictor_grid(predictors: pl.DataFrame, response: str, corpus: str | None =
 
 #: The significance level the report's words use for adjusted p-values.
 ALPHA = 0.05
+
+def _row_name(row: dict) -> str:
+    """A correlation's row as a reader names it: model, then predictor and response, or measure,
+    source and text."""
+    what = ([column_label(row["predictor"]), f"for {row['response']}"] if "predictor" in row
+            else [f"{row['source']} {row['measure']}", f"on {row['text']}"])
+    return " ".join([row.get("model", "")] + what).strip()
+
+
+def _verb(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
+def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
+                            limit: int = 6) -> str:
+    """One sentence, computed from ``table`` (a table of correlations across languages with the
+    family-controlled columns of :mod:`fairppl.morphology.regression`): how many of the rows
+    significant by the plain test (column ``plain``, named ``plain_name``) at :data:`ALPHA` stay
+    significant under every family-controlled test, and which rows disagree (``family_disagrees``;
+    the first ``limit`` named, then a count). Rows whose languages lack a family are counted.
+    "" where the table has no family-controlled tests and no row lacks a family (a sheet without
+    families)."""
+    if "n_families" not in table.columns or plain not in table.columns:
+        return ""
+    rows = _labelled(table.filter(pl.col(plain).is_not_null())).to_dicts()
+    tested = [r for r in rows if r["n_families"] is not None]
+    lacking = [r for r in rows if r["n_families"] is None
+               and "no language family in the sheet" in (r.get("note") or "")]
+    if not tested and not lacking:
+        return ""
+    parts = []
+    if tested:
+        significant = [r for r in tested if r[plain] <= ALPHA]
+        kept = [r for r in significant if not r["family_disagrees"]]
+        lost = [r for r in significant if r["family_disagrees"]]
+        gained = [r for r in tested if r[plain] > ALPHA and r["family_disagrees"]]
+        families = sorted({r["n_families"] for r in tested})
+        span = (f"{families[0]}" if len(families) == 1 else f"{families[0]} to {families[-1]}")
+        parts.append(f"of the {len(significant)} correlations significant at {ALPHA} by "
+                     f"{plain_name} ({len(tested)} tested, over {span} language families), "
+                     f"{len(kept)} {_verb(len(kept), 'stays', 'stay')} significant under every "
+                     f"family-controlled test (within-family permutation, studentized family "
+                     f"means, family-clustered t)")
+
+        def named(group: list[dict]) -> str:
+            names = [_row_name(r) for r in group[:limit]]
+            more = f" and {len(group) - limit} more" if len(group) > limit else ""
+            return ", ".join(names) + more
+
+        if lost:
+            parts.append(f"{len(lost)} {_verb(len(lost), 'loses', 'lose')} it under family "
+                         f"control ({named(lost)})")
+        if gained:
+            parts.append(f"{len(gained)} not significant plainly "
+                         f"{_verb(len(gained), 'is', 'are')} significant under a "
+                         f"family-controlled test ({named(gained)})")
+    if lacking:
+        parts.append(f"{len(lacking)} {_verb(len(lacking), 'has', 'have')} a language without "
+                     f"a family in the sheet and no family-controlled test")
+    text = "; ".join(parts)
+    return "Languages of one family are not independent draws: " + text + "."
+
+
+def family_control_table(table: pl.DataFrame, plain: str, caption: str,
+                         names: dict[str, str]) -> str:
+    """The rows of ``table`` that are significant by the plain test (``plain``) or where family
+    control disagrees, with the plain and family-controlled p-values side by side; "" where
+    there are none (or no family-controlled tests)."""
+    if "family_disagrees" not in table.columns:
+        return ""
+    shown = table.filter(pl.col("n_families").is_not_null()
+                         & ((pl.col(plain) <= ALPHA) | pl.col("family_disagrees")))
+    if not shown.height:
+        return ""
+    keys = [c for c in ("model", "tokenizer", "predictor", "response", "measure", "source",
+                        "text") if c in shown.columns]
+    estimate = [c for c in ("spearman_rho", "slope", "pearson_r") if c in shown.columns][:1]
+    shown = shown.select(*keys, *estimate, "n_languages", plain, "within_family_p",
+                         "family_means_p", "clustered_p", "n_families", "family_disagrees")
+    if "predictor" in shown.columns:
+        shown = shown.with_columns(pl.col("predictor").map_elements(column_label,
+                                                                    return_dtype=pl.String))
+    shown, constant = drop_constant_columns(_named(_labelled(shown), names),
+                                            keep=("model", "family_disagrees"))
+    stated = constants_text(constant)
+    return html_table(shown, HEADERS, caption=caption + (f" ({stated})" if stated else ""),
+                      labels=FAMILY_LABELS)
+
 
 #: What each MCC source is, for the sentence that introduces the sources a study has.
 SOURCE_TEXT = {
@@ -457,6 +561,10 @@ def morphology_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                             "The regressions with a fit; morphology.csv has every row, with the "
                             "languages left out and why", names,
                             keep=("model", "measure", "source", "text")))
+        sentence = family_control_sentence(regressions, "permutation_p",
+                                           "the permutation test of the slope")
+        if sentence:
+            parts.append(_p(sentence, "note"))
         languages = _have(tables, "languages")
         if languages is not None and {"measure", "source", "value"} <= set(languages.columns):
             for source in ("simplemma", "apertium"):
@@ -524,6 +632,19 @@ def published_source_sentence(difficulty: pl.DataFrame, corpus_types: dict[str, 
             "can be compared.")
 
 
+def _family_parts(predictors: pl.DataFrame, where: str, names: dict[str, str]) -> list[str]:
+    """The family-controlled tests of the predictors of difficulty: the sentence and the rows
+    significant plainly or where family control disagrees (nothing without families)."""
+    sentence = family_control_sentence(predictors, "spearman_p", "Spearman's test")
+    if not sentence:
+        return []
+    return [_p(where + sentence, "note"), family_control_table(
+        predictors, "spearman_p", f"{where}{'p' if where else 'P'}redictors of difficulty "
+        f"significant by Spearman's "
+        f"test or where family control disagrees: the plain p beside the family-controlled ones "
+        f"(tests of the rank slope)", names)]
+
+
 def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str],
                       corpus_types: dict[str, str] | None = None) -> list[str]:
     corpus_types = corpus_types or {}
@@ -541,6 +662,7 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str],
             f"({_fit_description(difficulty)}). "
             + published_source_sentence(difficulty, corpus_types)))
         parts.append(difficulty_grid(difficulty, names))
+    parts.extend(translation_parts(tables, names))
     parts.extend(mielke_bible_parts(tables, names))
     agreement = _have(tables, "agreement")
     if agreement is not None:
@@ -563,6 +685,8 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str],
             parts.extend(_p(where + s, "answer")
                          for s in predictor_sentences(part, "difficulty"))
             parts.append(predictor_grid(part, "difficulty", corpus if where else None))
+            parts.extend(_family_parts(part.filter(pl.col("response") == "difficulty"),
+                                       where, names))
     fairness = _have(tables, "fairness")
     if fairness is not None:
         parts.append(subsection("fairness", "Fairness"))
