@@ -368,12 +368,21 @@ def test_difficulty_vs_bpec_ranking():
     assert (row["largest_shift_language"], row["largest_shift"]) == ("tur", 1)
     same = difficulty_vs_bpec(difficulty.filter(pl.col("language") != "tur"), models)
     assert same["same_ranking"].to_list() == [True]
-    # Two models of one corpus are one family: BH over their two p-values, by hand.
+    # Two models of one corpus answer one question: BH over their two p-values, by hand.
     other = difficulty.with_columns(model=pl.lit("m2"),
                                     difficulty=pl.Series([1.2, 0.8, 1.3, 1.0]))
     both = difficulty_vs_bpec(pl.concat([difficulty, other]),
                               pl.concat([models, models.with_columns(model=pl.lit("m2"))]))
     assert both.columns == ["corpus", "model", "tokenizer"] + list(AGREEMENT_COLUMNS)
-    assert set(both["test_family"]) == {"bible"}
+    assert set(both["test_family"]) == {"difficulty-agreement"}
+    # and so does another corpus's model: m = 3, BH from the sorted p-values by hand
+    pooled = difficulty_vs_bpec(
+        pl.concat([difficulty, other, difficulty.with_columns(corpus=pl.lit("udhr"))]),
+        pl.concat([models, models.with_columns(model=pl.lit("m2")),
+                   models.with_columns(corpus=pl.lit("udhr"))]))
+    assert pooled.height == 3 and set(pooled["test_family"]) == {"difficulty-agreement"}
+    q = sorted(pooled["spearman_p"].to_list())
+    by_hand = [min(3 * q[0], 1.5 * q[1], q[2]), min(1.5 * q[1], q[2]), q[2]]
+    assert sorted(pooled["spearman_p_bh"].to_list()) == pytest.approx(by_hand)
     p1, p2 = sorted(both["spearman_p"].to_list())
     assert sorted(both["spearman_p_bh"].to_list()) == pytest.approx([min(2 * p1, p2), p2])

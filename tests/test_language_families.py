@@ -207,12 +207,71 @@ def test_offset_families_reject_plainly_but_not_within_families():
     assert row["permutation_p"] <= 0.05
     # every within-family permutation (4! x 3! = 144) reaches |slope| 0: p = 1
     assert row["within_family_p"] == 1.0
-    # three family means: the identity alone is as extreme as the observed pairing
-    assert row["family_means_p"] == pytest.approx(_studentized_means_p(X, Y, GROUPS))
-    assert row["family_means_p"] == pytest.approx(1 / 6)
+    # three family means: the identity alone is as extreme as the observed pairing, p = 1/6,
+    # the smallest p 3! pairings allow: a test that cannot reach 0.05 is left out
+    assert _studentized_means_p(X, Y, GROUPS) == pytest.approx(1 / 6)
+    assert row["family_means_p"] is None
     assert row["clustered_p"] == pytest.approx(_clustered_p(X, Y, GROUPS))
     assert row["n_families"] == 3 and row["family_disagrees"] is True
+    assert row["note"] == ("3 families: the family-means test's smallest p, 1/6, exceeds 0.05: "
+                           "no family-means test")
+
+
+def test_four_family_means_are_tested_against_every_pairing():
+    # a fourth family (one language) makes 4! = 24 pairings: smallest p 1/24 < 0.05
+    langs, x, y = LANGS + ["d1"], X + [31.0], Y + [25.0]
+    groups = [lang[0] for lang in langs]
+    long = pl.DataFrame({"corpus": "c", "language": langs, "model": "m", "measure": "mcc",
+                         "source": "published", "text": "words", "value": x, "bpec": y})
+    families = {lang: lang[0].upper() for lang in langs}
+    (row,) = regression_table(long, S, language_families=families).to_dicts()
+    assert row["n_families"] == 4
+    assert row["family_means_p"] == pytest.approx(_studentized_means_p(x, y, groups))
     assert row["note"] == ""
+
+
+def test_a_test_that_cannot_reach_alpha_does_not_disagree():
+    # Two families, y = x + a small wobble in both: significant plainly, within families and
+    # by the clustered t; the family means are 2 points (2! = 2 pairings, p = 1 always), so
+    # they cannot contradict the plain test and are left out of family_disagrees.
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]
+    wobble = [0.01, -0.01, 0.02, -0.02, 0.01, -0.01] * 2
+    langs = [f"a{i}" for i in range(6)] + [f"b{i}" for i in range(6)]
+    long = pl.DataFrame({"corpus": "c", "language": langs, "model": "m", "measure": "mcc",
+                         "source": "published", "text": "words", "value": x,
+                         "bpec": [v + w for v, w in zip(x, wobble)]})
+    families = {lang: lang[0] for lang in langs}
+    (row,) = regression_table(long, S, language_families=families).to_dicts()
+    assert row["permutation_p"] <= 0.05
+    assert row["within_family_p"] == pytest.approx(1 / 1000)  # 999 draws, none as extreme
+    assert row["clustered_p"] <= 0.05
+    assert row["family_means_p"] is None
+    assert row["family_disagrees"] is False
+    assert row["note"] == ("2 families: the family-means test's smallest p, 1/2, exceeds 0.05: "
+                           "no family-means test")
+    # the report counts it among the correlations that survive family control
+    sentence = family_control_sentence(pl.DataFrame([row]), "permutation_p",
+                                       "the permutation test")
+    assert "of the 1 correlations significant at 0.05 by the permutation test (1 tested, " \
+        "over 2 language families), 1 stays significant" in sentence
+
+
+def test_within_family_test_needs_twenty_arrangements():
+    # one family of two languages and five isolates: 2! = 2 within-family arrangements, smallest
+    # p 1/2; a family with no two distinct values has none
+    langs = ["a1", "a2", "b1", "c1", "d1", "e1", "f1"]
+    x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    long = pl.DataFrame({"corpus": "c", "language": langs, "model": "m", "measure": "mcc",
+                         "source": "published", "text": "words", "value": x, "bpec": x})
+    (row,) = regression_table(long, S, language_families={g: g[0] for g in langs}).to_dicts()
+    assert row["within_family_p"] is None
+    assert row["note"] == ("2 within-family arrangements: the within-family test's smallest p, "
+                           "1/2, exceeds 0.05: no within-family test")
+    (isolates,) = regression_table(long, S, language_families={g: g for g in langs}).to_dicts()
+    assert isolates["within_family_p"] is None
+    assert isolates["note"] == ("no language family holds two languages with distinct values: "
+                                "no within-family test")
+    assert isolates["family_means_p"] is not None and isolates["family_disagrees"] is False
 
 
 def test_a_within_family_relation_hidden_plainly_is_found():
@@ -264,9 +323,12 @@ def test_predictor_correlations_control_the_rank_slope():
     # over b) carry no within-family slope either
     assert row["within_family_p"] == 1.0
     rx, ry = rankdata(X), rankdata(Y)
-    assert row["family_means_p"] == pytest.approx(_studentized_means_p(rx, ry, GROUPS))
+    # three families: 3! pairings of the means cannot give p <= 0.05, no family-means test
+    assert row["family_means_p"] is None
     assert row["clustered_p"] == pytest.approx(_clustered_p(rx, ry, GROUPS))
-    assert row["family_disagrees"] is True and row["note"] == ""
+    assert row["family_disagrees"] is True
+    assert row["note"] == ("3 families: the family-means test's smallest p, 1/6, exceeds 0.05: "
+                           "no family-means test")
     (none,) = predictor_correlations(responses, predictors).to_dicts()
     assert none["n_families"] is None and none["note"] == ""
     assert none["spearman_p"] == row["spearman_p"]
@@ -316,3 +378,17 @@ def test_report_says_nothing_without_families():
     assert family_control_sentence(lacking, "spearman_p", "Spearman's test") == (
         "Languages of one family are not independent draws: 2 have a language without a "
         "family in the sheet and no family-controlled test.")
+
+
+def test_report_sentence_skips_rows_no_family_test_could_run():
+    # the first row is significant plainly but every family-controlled p is empty (e.g. three
+    # languages of one family): it must not count as "staying significant" vacuously
+    table = _predictors([False, False, True], [0.01, 0.02, 0.4]).with_columns(
+        within_family_p=pl.Series([None, 0.01, 0.02]),
+        family_means_p=pl.Series([None, 0.02, 0.03]),
+        clustered_p=pl.Series([None, 0.03, 0.04]))
+    sentence = family_control_sentence(table, "spearman_p", "Spearman's test")
+    assert sentence.startswith(
+        "Languages of one family are not independent draws: of the 1 correlations significant "
+        "at 0.05 by Spearman's test (2 tested, over 2 to 3 language families), 1 stays "
+        "significant under every family-controlled test")

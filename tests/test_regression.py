@@ -19,8 +19,17 @@ from scipy.stats import (
 )
 
 from fairppl.core.errors import InputError
+from fairppl.morphology import TABLES
+from fairppl.morphology.questions import (
+    QUESTIONS,
+    REGRESSION_TEXTS,
+    RESPONSES,
+    pooled,
+    question_of,
+)
 from fairppl.morphology.regression import (
     REGRESSION_COLUMNS,
+    TEXTS,
     predictor_correlations,
     regress,
     regression_table,
@@ -34,7 +43,11 @@ from fairppl.stats.correlates import (
     spearman,
 )
 from fairppl.report.html import fmt
-from fairppl.report.morphology import regression_sentences
+from fairppl.report.morphology import (
+    predictor_sentences,
+    regression_sentences,
+    small_n_sentence,
+)
 from fairppl.stats.permutation import PermutationSettings, slope_test
 
 # Anscombe's quartet, first set: slope 0.5001, intercept 3.0001, r 0.8164 (Anscombe 1973).
@@ -222,7 +235,7 @@ def test_regression_table_rows_and_notes():
     words = rows["words"]
     assert words["n_languages"] == 5 and words["permutations"] == 120
     assert words["note"] == "left out: tur (no measure)"
-    assert words["test_family"] == "bible:mcc:published:words"
+    assert set(table["test_family"]) == {"morphology-cost"}
     sub = _long().filter((pl.col("text") == "words") & pl.col("value").is_not_null())
     ref = linregress(sub["value"].to_numpy(), sub["bpec"].to_numpy())
     assert words["slope"] == pytest.approx(ref.slope)
@@ -233,23 +246,93 @@ def test_regression_table_rows_and_notes():
     assert rows["difference"]["slope"] == pytest.approx(0.002)  # words - lemmas = 0.002 * mcc
 
 
-def test_families_adjust_over_models_by_hand():
-    """Two models of one corpus, measure, source and text are one family: each model's
-    permutation and Spearman p-values are adjusted with m = 2 (by hand: sorted p1 <= p2 give
-    min(2 p1, p2) and p2), and a different text is a different family."""
+def _bh_by_hand(ps):
+    """Benjamini-Hochberg written out: sorted p_(1..m), p_(k) m / k, then the running minimum
+    from the largest down, capped at 1; returned in the input order."""
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i])
+    out, running = [0.0] * m, 1.0
+    for k in range(m, 0, -1):
+        i = order[k - 1]
+        running = min(running, ps[i] * m / k)
+        out[i] = running
+    return out
+
+
+def test_every_regression_is_adjusted_over_the_whole_question():
+    """Two models on three texts, two corpora: what the old rule cut into six families of one
+    corpus, measure, source and text (two rows each) is one question, so every p-value is
+    adjusted with m = 12; checked against BH written out and, on a hand-made case, against
+    numbers worked by hand."""
     second = _long().with_columns(model=pl.lit("kenlm-char-o3"),
                                   bpec=pl.col("bpec") * (1 + 0.3 * pl.col("language")
                                                          .is_in(["eng", "pol"])))
-    table = regression_table(with_difference(pl.concat([_long(), second])), S)
+    both = with_difference(pl.concat([_long(), second]))
+    table = regression_table(pl.concat([both, both.with_columns(corpus=pl.lit("udhr"),
+                                                                bpec=pl.col("bpec") ** 2)]), S)
     assert table.columns == list(REGRESSION_COLUMNS)
-    assert sorted(set(table["test_family"])) == [f"bible:mcc:published:{t}"
-                                            for t in ("difference", "lemmas", "words")]
-    for (family,), part in table.group_by("test_family"):
-        assert part.height == 2
-        for column in ("permutation_p", "spearman_p"):
-            p1, p2 = sorted(part[column].to_list())
-            by_hand = sorted([min(2 * p1, p2), p2])
-            assert sorted(part[f"{column}_bh"].to_list()) == pytest.approx(by_hand)
+    assert table.height == 12 and set(table["test_family"]) == {"morphology-cost"}
+    for column in ("permutation_p", "spearman_p"):
+        ps = table[column].to_list()
+        assert table[f"{column}_bh"].to_list() == pytest.approx(_bh_by_hand(ps))
+        # not the old family's adjustment (m = 2 within corpus, text): it differs on some row
+        old = pl.concat(with_adjusted_p(part, columns=(column,)) for _, part in
+                        table.drop(f"{column}_bh").group_by("corpus", "text"))
+        assert sorted(old[f"{column}_bh"].to_list()) != pytest.approx(
+            sorted(table[f"{column}_bh"].to_list()))
+
+
+def test_two_old_families_adjusted_together_by_hand():
+    """Rows of one question that the old rule put in two families (texts words and difference)
+    are adjusted together: p = 0.01, 0.04 (words) and 0.03, 0.20 (difference), m = 4: sorted
+    0.01, 0.03, 0.04, 0.20 scale to 0.04, 0.06, 0.0533, 0.20; from the top down the running
+    minimum gives 0.04, 0.0533, 0.0533, 0.20. Per old family (m = 2) the words rows would have
+    been 0.02, 0.04: the 0.04 row was significant at 0.05 and is not now."""
+    table = pl.DataFrame({"text": ["words", "words", "difference", "difference"],
+                          "permutation_p": [0.01, 0.04, 0.03, 0.20]})
+    table = table.with_columns(test_family=pl.Series(
+        [question_of("morphology", r).id for r in table.iter_rows(named=True)]))
+    out = with_adjusted_p(table, columns=("permutation_p",), by=["test_family"])
+    assert out["permutation_p_bh"].to_list() == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.20])
+    per_text = with_adjusted_p(table, columns=("permutation_p",), by=["text"])
+    assert per_text["permutation_p_bh"].to_list()[:2] == pytest.approx([0.02, 0.04])
+
+
+def test_every_row_has_exactly_one_question():
+    """Representative rows of each table go to their question; a row no question declares, or
+    a table without questions, is refused; no two questions of a table accept one row."""
+    assert tuple(TEXTS) == REGRESSION_TEXTS
+    for text in TEXTS:
+        row = {"corpus": "bible", "model": "m", "measure": "forms_per_lemma",
+               "source": "apertium", "text": text}
+        assert question_of("morphology", row).id == "morphology-cost"
+    for response in ("difficulty", "bpec"):
+        row = {"corpus": "udhr", "family": "subword", "model": "m", "tokenizer": "spm",
+               "response": response, "predictor": "mcc:published"}
+        assert question_of("difficulty_predictors", row).id == "difficulty-predictors"
+    assert question_of("difficulty_agreement", {"corpus": "bible", "model": "m"}).id == (
+        "difficulty-agreement")
+    with pytest.raises(InputError, match="no declared question of difficulty_predictors takes "
+                                         "the row response='surprisal'"):
+        question_of("difficulty_predictors", {"response": "surprisal"})
+    with pytest.raises(InputError, match="no declared question of shannon"):
+        question_of("shannon", {"text": "words"})
+    tables = {q.table for q in QUESTIONS}
+    probes = [{"text": t, "response": r} for t in TEXTS for r in RESPONSES]
+    for table in tables:
+        for row in probes:
+            assert sum(q.member(row) for q in QUESTIONS if q.table == table) == 1
+    assert len({q.id for q in QUESTIONS}) == len(QUESTIONS)
+    assert {f"{q.table}.csv" for q in QUESTIONS} <= set(TABLES.values())
+
+
+def test_pooled_counts_tests_of_the_question():
+    table = pl.DataFrame({"test_family": ["morphology-cost"] * 3 + ["other"],
+                          "permutation_p": [0.1, None, float("nan"), 0.2]})
+    assert pooled(table, "morphology-cost", "permutation_p") == 1
+    assert pooled(table.with_columns(permutation_p=pl.lit(0.5)), "morphology-cost",
+                  "permutation_p") == 3
+    assert pooled(table, "morphology-cost", "spearman_p") == 0
 
 
 def test_regression_table_reason_column_and_too_few():
@@ -306,13 +389,16 @@ def test_predictor_correlations_with_bh_per_family():
     assert row["pearson_r"] == pytest.approx(ref.statistic)
     assert "pearson_p" not in row
     assert row["spearman_p"] == pytest.approx(exact_spearman_p(*zip(*pairs)))
-    # The family is (corpus, family, model, tokenizer, response): 2 predictors per response.
-    for (_,), part in table.group_by("response"):
-        assert part["spearman_p_bh"].to_list() == pytest.approx(
-            false_discovery_control(part["spearman_p"].to_numpy(), method="bh"))
-    everything = predictor_correlations(responses, predictors, families=["corpus"])
-    assert everything["spearman_p_bh"].to_list() == pytest.approx(
-        false_discovery_control(everything["spearman_p"].to_numpy(), method="bh"))
+    # One question: both responses and both predictors are adjusted together (m = 4), not
+    # per response as before.
+    assert set(table["test_family"]) == {"difficulty-predictors"}
+    assert table["spearman_p_bh"].to_list() == pytest.approx(
+        false_discovery_control(table["spearman_p"].to_numpy(), method="bh"))
+    assert table["spearman_p_bh"].to_list() == pytest.approx(
+        _bh_by_hand(table["spearman_p"].to_list()))
+    per_response = pl.concat(with_adjusted_p(part.drop("spearman_p_bh"), columns=("spearman_p",))
+                             for _, part in table.group_by("response"))
+    assert sorted(per_response["spearman_p_bh"]) != pytest.approx(sorted(table["spearman_p_bh"]))
     with pytest.raises(InputError, match="lack columns"):
         predictor_correlations(responses.drop("response"), predictors)
 
@@ -325,4 +411,47 @@ def test_report_sentences_carry_the_adjusted_p_values():
     (sentence,) = regression_sentences(table, "published")
     assert f"permutation p {fmt(words['permutation_p'])}, Spearman rho" in sentence
     assert f"(p {fmt(words['spearman_p'])}, adjusted {fmt(words['spearman_p_bh'])})" in sentence
-    assert f"(adjusted p {fmt(words['permutation_p_bh'])})" in sentence
+    assert (f"(adjusted p {fmt(words['permutation_p_bh'])} over the 3 tests of question "
+            f"morphology-cost)") in sentence
+
+
+def test_report_sentences_name_the_question_and_the_tests_pooled():
+    """The count in the sentences is every test of the question in the whole table, not of the
+    rows the sentence speaks of: a second source's rows raise it from 3 to 6, and a row without
+    a p-value is no test."""
+    one = regression_table(with_difference(_long()), S).with_columns(tokenizer=pl.lit("char"))
+    two = regression_table(with_difference(pl.concat([
+        _long(), _long().with_columns(source=pl.lit("apertium"))])), S).with_columns(
+        tokenizer=pl.lit("char"))
+    (sentence,) = regression_sentences(two, "published")
+    assert sentence.count("over the 6 tests of question morphology-cost)") == 3
+    assert ('adjusted by Benjamini-Hochberg over the 6 tests of the question "Does a '
+            "language's morphological complexity explain how costly its text is to model?\"") \
+        in small_n_sentence(two)
+    assert "over the 3 tests of the question" in small_n_sentence(one)
+    blank = two.with_columns(permutation_p=pl.when(pl.col("source") == "apertium")
+                             .then(None).otherwise(pl.col("permutation_p")))
+    assert "over the 3 tests of the question" in small_n_sentence(blank)
+    # an old table whose test_family is no declared question: no count is claimed
+    old = one.with_columns(test_family=pl.lit("bible:mcc:published:words"))
+    (sentence,) = regression_sentences(old, "published")
+    assert "tests of question" not in sentence and "(adjusted p " in sentence
+
+
+def test_predictor_sentence_counts_every_test_of_the_question():
+    rows = [{"corpus": c, "family": "character", "model": "kenlm-char-o5", "tokenizer": "char",
+             "response": "difficulty", "predictor": pred, "n_languages": 8,
+             "spearman_rho": rho, "spearman_p": p, "spearman_p_bh": bh,
+             "test_family": "difficulty-predictors"}
+            for c, pred, rho, p, bh in [("bible", "train_word_types", 0.9, 0.001, 0.004),
+                                        ("bible", "mcc:published", 0.1, 0.8, 0.8),
+                                        ("udhr", "train_word_types", 0.5, 0.2, 0.27),
+                                        ("udhr", "mcc:published", 0.2, None, None)]]
+    table = pl.DataFrame(rows)
+    (bible,) = predictor_sentences(table.filter(corpus="bible"), "difficulty",
+                                   over="over the 3 tests of question difficulty-predictors")
+    assert ("significant after the adjustment over the 3 tests of question "
+            "difficulty-predictors") in bible
+    (udhr,) = predictor_sentences(table.filter(corpus="udhr"), "difficulty")
+    assert ("not significant after the adjustment over the one test of question "
+            "difficulty-predictors") in udhr

@@ -10,6 +10,7 @@ import pytest
 from conftest import ROOT
 from fairppl.morphology.published import read_published_mcc
 from fairppl.report.morphology import (
+    family_control_table,
     morphology_body,
     outlier_sentence,
     regression_sentences,
@@ -39,7 +40,7 @@ def _regressions(n: int, p_bh: float, slope: float = 0.002) -> pl.DataFrame:
         "n_languages": [n], "slope": [slope], "slope_low": [0.0005], "slope_high": [0.004],
         "intercept": [0.1], "pearson_r": [0.8], "pearson_p": [0.01], "permutation_p": [p_bh / 2],
         "permutation_p_bh": [p_bh], "spearman_rho": [0.79], "spearman_p": [0.03],
-        "spearman_p_bh": [0.05], "test_family": ["bible:mcc:published:difference"], "note": [""]})
+        "spearman_p_bh": [0.05], "test_family": ["morphology-cost"], "note": [""]})
 
 
 BIBLE_NAMES = {lang: lang.upper() for lang in
@@ -65,12 +66,16 @@ def test_small_n_sentence_and_verdicts_follow_the_adjusted_p():
     table = pl.concat([_regressions(8, 0.01), _regressions(11, 0.2)])
     assert "With 8 to 11 languages per regression" in small_n_sentence(table)
     assert "permutation test" in small_n_sentence(table)
+    assert ("adjusted by Benjamini-Hochberg over the 2 tests of the question \"Does a "
+            "language's morphological complexity explain how costly its text is to model?\"") \
+        in small_n_sentence(table)
     assert "With 21 languages per regression" in small_n_sentence(_regressions(21, 0.3))
     assert verdict(0.01, 0.3, 8, "x").startswith("consistent with a rise of x")
     assert verdict(0.01, -0.3, 8, "x").startswith("consistent with a fall of x")
     assert verdict(0.2, 0.3, 8, "x") == "a relation is not detected with 8 languages (adjusted p 0.200)"
     detected = " ".join(regression_sentences(_regressions(8, 0.01), "published"))
-    assert "consistent with a rise of the cost of inflection with MCC (adjusted p 0.0100)" in detected
+    assert ("consistent with a rise of the cost of inflection with MCC (adjusted p 0.0100 over "
+            "the one test of question morphology-cost)") in detected
     missed = " ".join(regression_sentences(_regressions(8, 0.2), "published"))
     assert "not detected with 8 languages" in missed and "consistent with" not in missed
 
@@ -178,3 +183,25 @@ def test_published_difficulty_sentence_follows_the_corpus():
     assert "the same kind of text" in body and "a different corpus" not in body
     body = morphology_body({"difficulty": table("bible")}, {}, {}, lambda path, alt: "")
     assert "a different corpus" in body
+
+
+def test_family_control_table_reads_an_all_empty_csv_column():
+    """A sheet without families leaves the family-controlled columns empty, and a CSV reads them
+    back as text: no table (and no error), while a true read back as text still shows its row."""
+    empty = pl.DataFrame({"model": ["m", "n"], "spearman_p": [0.01, 0.2],
+                          "n_families": [None, None], "within_family_p": [None, None],
+                          "family_means_p": [None, None], "clustered_p": [None, None],
+                          "family_disagrees": [None, None]},
+                         schema_overrides={c: pl.String for c in (
+                             "n_families", "within_family_p", "family_means_p", "clustered_p",
+                             "family_disagrees")})
+    assert family_control_table(empty, "spearman_p", "c", {}) == ""
+    one = empty.with_columns(n_families=pl.Series(["3", "3"]),
+                             family_disagrees=pl.Series(["false", "true"]),
+                             tokenizer=pl.lit("char"), n_languages=pl.lit(8),
+                             spearman_rho=pl.Series([0.9, 0.4]))
+    shown = family_control_table(one, "spearman_p", "c", {})
+    # m: significant plainly; n: not, but family control disagrees (and without it, gone)
+    assert "m / char" in shown and "n / char" in shown
+    neither = one.with_columns(family_disagrees=pl.Series(["false", "false"]))
+    assert "n / char" not in family_control_table(neither, "spearman_p", "c", {})

@@ -162,12 +162,17 @@ def test_report_sentence_states_the_table_numbers():
     assert (f"holds {100 * one['within_share']:.1f}% of the variance (one-way analysis of "
             f"variance; 95% interval {100 * one['within_share_low']:.1f}% to "
             f"{100 * one['within_share_high']:.1f}%)") in sentence
-    # two models: the smallest to the largest, no interval
-    two = pl.concat([summary, summary.with_columns(model=pl.lit("m2"),
-                                                   within_pct=pl.col("within_pct") * 2)])
+    # two models: the smallest to the largest, and the interval holding both models' intervals
+    # (the second model's: 0.5% to 80%), never a point estimate without its uncertainty
+    two = pl.concat([summary, summary.with_columns(
+        model=pl.lit("m2"), within_pct=pl.col("within_pct") * 2,
+        within_share_low=pl.lit(0.005), within_share_high=pl.lit(0.8))])
     [sentence] = translation_sentences(two, {"quc": "K'iche'"})
     assert f"varies by {within:.1f}% to {2 * within:.1f}%" in sentence
-    assert "over the 2 models" in sentence and "interval" not in sentence
+    assert "over the 2 models" in sentence
+    high = 100 * max(one["within_share_high"], 0.8)
+    assert sentence.endswith(f"(one-way analysis of variance; the models' 95% intervals "
+                             f"together span 0.5% to {high:.1f}%).")
     html = "".join(translation_parts({"translations": summary, "translation_rows": rows},
                                      names))
     assert "K&#x27;iche&#x27; (SIL)" in html and f"{within:.1f}%" in html

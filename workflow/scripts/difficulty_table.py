@@ -3,10 +3,11 @@ unit each model scored (results/tables/difficulty.csv and its LaTeX copy; morpho
 picks the model, heteroscedastic by default as the authors published, and its interval; the
 difficulties average 1 over the languages, the authors' normalisation, so the published values
 beside are on the same scale), the agreement of the difficulties with the common-set BPEC
-ranking, Benjamini-Hochberg adjusted over the corpus's models (difficulty_agreement.csv), and
+ranking, Benjamini-Hochberg adjusted over every corpus's models (difficulty_agreement.csv), and
 what predicts
 difficulty and BPEC across languages (difficulty_predictors.csv): every morphology measure and
-every property of the correlates table, with Benjamini-Hochberg adjusted p-values; and the
+every property of the correlates table, with p-values adjusted by Benjamini-Hochberg over the
+whole table, one question (fairppl.morphology.questions); and the
 difficulties beside Mielke et al.'s on the Bibles that are their text
 (difficulty_mielke_bible.csv, its rows in difficulty_mielke_bible_rows.csv;
 fairppl.morphology.mielke_bible); and the spread of difficulty between translations of one

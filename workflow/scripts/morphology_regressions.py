@@ -32,7 +32,8 @@ def main(snakemake):
                                                              *FAMILY_COLUMNS),
                 snakemake.output.tex, caption="Regressions of BPEC on morphological counting "
                 "complexity across languages (slope interval: the inverted permutation test; "
-                "_bh columns: Benjamini-Hochberg over the models of one measure source and text).",
+                "_bh columns: Benjamini-Hochberg over every regression of the stage, one "
+                "question: morphology-cost).",
                 label="tab:morphology", headers=LATEX_UNITS)
 
 

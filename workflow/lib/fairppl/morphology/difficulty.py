@@ -89,6 +89,7 @@ from ..core.errors import InputError
 from ..stats.bootstrap import BootstrapSettings, percentile_interval, resample_counts
 from ..stats.correlates import EXACT_DP_MAX_PAIRS, spearman
 from ..stats.metrics import OPTIONAL_KEYS
+from .questions import question_of
 from .regression import with_adjusted_p
 
 #: Interval methods of :func:`fit_difficulty`.
@@ -607,9 +608,11 @@ AGREEMENT_COLUMNS = {
     "spearman_rho": "Spearman correlation of difficulty and BPEC across languages (-1 to 1)",
     "spearman_p": f"two-sided p-value (exact up to {EXACT_DP_MAX_PAIRS} languages, t "
                   f"approximation above)",
-    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family",
-    "test_family": "the family of tests adjusted together: the corpus (every model's "
-                   "agreement test)",
+    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over every test of the row's "
+                     "question (test_family)",
+    "test_family": "multiple-testing family: the id of the question the row's test answers "
+                   "(fairppl.morphology.questions; here difficulty-agreement, every corpus and "
+                   "model), over whose tests spearman_p is adjusted (not a language family)",
     "same_ranking": "the two rank the languages in the same order (true/false)",
     "largest_shift_language": "the language whose rank moves most (first in the BPEC order)",
     "largest_shift": "its rank by difficulty minus its rank by BPEC (1 = hardest; signed)",
@@ -622,8 +625,9 @@ def difficulty_vs_bpec(difficulty: pl.DataFrame, models: pl.DataFrame) -> pl.Dat
     bits-per-utterance table): one row per key (corpus, model, tokenizer and train_corpus where
     both tables have it) with :data:`AGREEMENT_COLUMNS`. Rows without a BPEC (closed
     vocabulary) are left out. The claim "the difficulties rank the languages as BPEC does" is
-    made for every model of a corpus, so those tests are one family and their Spearman
-    p-values are adjusted over it by Benjamini-Hochberg."""
+    one question (:data:`fairppl.morphology.questions.QUESTIONS`, difficulty-agreement) asked
+    of every model of every corpus, so its Spearman p-values are adjusted by Benjamini-Hochberg
+    over all of them."""
     keys = [k for k in ["corpus", "model", "tokenizer"] + OPTIONAL_KEYS
             if k in difficulty.columns and k in models.columns]
     joined = difficulty.select(*keys, "language", "difficulty").join(
@@ -641,7 +645,7 @@ def difficulty_vs_bpec(difficulty: pl.DataFrame, models: pl.DataFrame) -> pl.Dat
         named = dict(zip(keys, key))
         rows.append(named | {
             "n_languages": n, "spearman_rho": rho, "spearman_p": p, "spearman_p_bh": None,
-            "test_family": str(named.get("corpus", "all")),
+            "test_family": question_of("difficulty_agreement", named).id,
             "same_ranking": by_bpec == by_difficulty, "largest_shift_language": worst,
             "largest_shift": shifts[worst]})
     types = {"n_languages": pl.Int64, "same_ranking": pl.Boolean, "largest_shift": pl.Int64,

@@ -3,9 +3,10 @@ complexity stops explaining difficulty once more languages are added, and that s
 of the text (word types, type/token ratio, ...) explain it better. This module tests that on the
 study's data: each language's difficulty and BPEC against every morphology measure (by source)
 and every property of the correlates table, Pearson and Spearman across languages, with
-Benjamini-Hochberg adjusted p-values over every predictor tested for one model and response
-(:func:`fairppl.morphology.regression.predictor_correlations` computes them; this module names
-the predictors and the families).
+Benjamini-Hochberg adjusted p-values over every test of the question, as Mielke et al. pooled
+theirs (:data:`fairppl.morphology.questions.QUESTIONS`;
+:func:`fairppl.morphology.regression.predictor_correlations` computes them; this module names
+the predictors and the segmentation families).
 
 Models are grouped into segmentation families (:func:`family`) so that a reader sees whether the
 answer depends on how the text is cut: characters, subword pieces, or a pretrained LM's own

@@ -17,15 +17,14 @@ within Monte Carlo error at 8, 11, 17 and 22 languages, except the t test of Pea
 skewed measure and heavy-tailed BPEC at 8 languages, 0.064, which is why it is not the basis of
 claims.)
 
-Multiple testing: the regressions that make one claim form a **family** (``test_family``), and
-the permutation and Spearman p-values are adjusted over it by Benjamini-Hochberg (``_bh``
-columns), as Mielke et al. (2019) adjusted theirs. The rule (:func:`family_of`): one family per
-corpus, measure, measure source and text, i.e. one panel of Cotterell et al.'s Figure 1 for one source of the
-measure, tested on every model and tokenizer of the study; a claim such as "the cost of
-inflection rises with the published MCC" is read from the adjusted p-values of its family.
-Mielke et al. pooled all their tests into one family; ours are smaller, because the texts and
-sources answer different questions (the words-vs-lemmas contrast is read across texts, not
-pooled).
+Multiple testing: every test answers one of the questions declared up front in
+:data:`fairppl.morphology.questions.QUESTIONS`, and the permutation and Spearman p-values are
+adjusted by Benjamini-Hochberg over every test of that question (``_bh`` columns; the
+question's id is the row's ``test_family``, the multiple-testing family), as Mielke et al.
+(2019) pooled all the tests of their question into one family. Every regression of
+``morphology.csv`` answers one question (does morphological complexity explain the cost of a
+language's text?), so a claim such as "the cost of inflection rises with the published MCC" is
+adjusted over every corpus, model, measure, source and text, not over its own panel alone.
 
 Languages are not independent: languages of one family share traits, and a test that treats
 them as independent draws over-states the evidence (:mod:`fairppl.stats.family`). Where the
@@ -58,6 +57,7 @@ from ..stats.family import (clustered_slope, family_means, studentized_slope_tes
                             within_family_permutations, within_family_slope_test)
 from ..stats.permutation import (EXACT_MAX, PermutationSettings, reference_permutations,
                                  slope_test)
+from .questions import question_of
 
 #: The fewest languages a regression is computed on.
 MIN_LANGUAGES = 3
@@ -90,10 +90,13 @@ def _family_columns(of: str, plain: str) -> dict[str, str]:
         "n_families": "language families among the row's languages (count; empty where the "
                       "sheet gives no family for some language: the note names them)",
         "within_family_p": f"two-sided permutation p-value of the pooled within-family slope "
-                           f"of {of}, values permuted only within language families (1 where no "
-                           f"family holds two languages with distinct values: no power)",
+                           f"of {of}, values permuted only within language families (empty "
+                           f"where its reference set is too small for a p of {FAMILY_ALPHA} or "
+                           f"less, e.g. no family holding two languages with distinct values: "
+                           f"the note says so)",
         "family_means_p": f"two-sided studentized permutation p-value of the slope of {of} "
-                          f"over the family means (one point per language family)",
+                          f"over the family means (one point per language family; empty under "
+                          f"4 families: G! pairings cannot give a p of {FAMILY_ALPHA} or less)",
         "clustered_p": f"two-sided p-value of the least-squares slope of {of} with a "
                        f"family-clustered (CR1) standard error, Student t with families - 1 "
                        f"degrees of freedom (an approximation)",
@@ -129,16 +132,20 @@ REGRESSION_COLUMNS = {
     "pearson_r": "Pearson correlation (-1 to 1)",
     "permutation_p": f"two-sided permutation p-value of the slope, the same test as of Pearson's "
                      f"r (exact up to {EXACT_MAX} languages, else Monte Carlo)",
-    "permutation_p_bh": "permutation_p adjusted by Benjamini-Hochberg over the family",
+    "permutation_p_bh": "permutation_p adjusted by Benjamini-Hochberg over every test of the "
+                        "row's question (test_family)",
     "permutations": f"size of the permutation reference set: n! (every permutation) up to "
                     f"{EXACT_MAX} languages, else 1 + the Monte Carlo draws (count)",
     "spearman_rho": "Spearman rank correlation (-1 to 1)",
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages, t approximation above)",
-    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family",
+    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over every test of the row's "
+                     "question (test_family)",
     **FAMILY_COLUMNS_SLOPE,
-    "test_family": "the family of tests the row's p-values are adjusted over: corpus:measure:"
-              "source:text (every model and tokenizer)",
+    "test_family": "multiple-testing family: the id of the question the row's test answers "
+                   "(fairppl.morphology.questions; here every regression answers "
+                   "morphology-cost), over whose tests its p-values are adjusted (not a "
+                   "language family)",
     "note": "why statistics are empty, languages left out, unbounded intervals",
 }
 
@@ -153,15 +160,6 @@ _STATS = ["slope", "slope_low", "slope_high", "intercept", "pearson_r", "permuta
 _FAMILY_SCHEMA = {"n_families": pl.Int64, "within_family_p": pl.Float64,
                   "family_means_p": pl.Float64, "clustered_p": pl.Float64,
                   "family_disagrees": pl.Boolean}
-
-#: The family keys of a regression (:func:`family_of`).
-FAMILY_KEYS = ("corpus", "measure", "source", "text")
-
-
-def family_of(row: dict) -> str:
-    """The family of a regression row: ``corpus:measure:source:text``."""
-    return ":".join(str(row[k]) for k in FAMILY_KEYS)
-
 
 def regress(x, y, settings: PermutationSettings = PermutationSettings(),
             min_languages: int = MIN_LANGUAGES) -> dict:
@@ -238,9 +236,13 @@ def family_control(x, y, languages: list[str], families: dict[str, str] | None,
     sheet gives no families, and every column stays empty without a note. A language without a
     family empties the columns too, and the note names it (no test on part of the languages).
     ``plain_p`` is the plain test's p-value; None (no plain test) leaves the columns empty.
-    A method that cannot run (one family: no family means, no clustered error) leaves its
-    column empty and the note says why; ``family_disagrees`` compares the plain test with the
-    p-values that exist, at :data:`FAMILY_ALPHA`."""
+    A method that cannot run (one family: no family means, no clustered error), or whose
+    reference set is too small for its p to reach :data:`FAMILY_ALPHA` (fewer than 1 / alpha
+    permutations: 2 or 3 families for the family means; no family holding two distinct values,
+    or too few within-family arrangements, for the within-family test), leaves its column
+    empty and the note says why: such a test cannot contradict a significant plain test.
+    ``family_disagrees`` compares the plain test with the p-values that exist, at
+    :data:`FAMILY_ALPHA`."""
     out: dict = dict.fromkeys(FAMILY_COLUMNS)
     if families is None or plain_p is None:
         return out, ""
@@ -254,9 +256,16 @@ def family_control(x, y, languages: list[str], families: dict[str, str] | None,
     groups = len(set(named))
     notes = []
     within = within_family_slope_test(x, y, named, settings, reference=references.within(named))
+    within_p = within.p
     if not within.informative_families:
-        notes.append("no language family holds two languages with distinct values: the "
-                     "within-family test has no power (p = 1)")
+        within_p = None
+        notes.append("no language family holds two languages with distinct values: no "
+                     "within-family test")
+    elif within.permutations * FAMILY_ALPHA < 1:
+        within_p = None
+        notes.append(f"{within.permutations} within-family arrangements: the within-family "
+                     f"test's smallest p, 1/{within.permutations}, exceeds {FAMILY_ALPHA}: no "
+                     f"within-family test")
     means_p = clustered_p = None
     if groups < 2:
         notes.append(f"every language is in family {named[0]!r}: no family-means or clustered "
@@ -264,15 +273,19 @@ def family_control(x, y, languages: list[str], families: dict[str, str] | None,
     else:
         means = family_means(x, y, named)
         mx, my = means["mean x"].to_numpy(), means["mean y"].to_numpy()
-        if np.ptp(mx) > 0:
+        pairings = len(references.means(groups)[0])
+        if pairings * FAMILY_ALPHA < 1:
+            notes.append(f"{groups} families: the family-means test's smallest p, "
+                         f"1/{pairings}, exceeds {FAMILY_ALPHA}: no family-means test")
+        elif np.ptp(mx) > 0:
             means_p = studentized_slope_test(mx, my, settings,
                                              reference=references.means(groups)).p
         else:
             notes.append(f"the {groups} family means of x are equal: no family-means test")
         clustered_p = clustered_slope(x, y, named, settings.level).p
-    controlled = [p for p in (within.p, means_p, clustered_p) if p is not None]
+    controlled = [p for p in (within_p, means_p, clustered_p) if p is not None]
     plain = plain_p <= FAMILY_ALPHA
-    out.update(n_families=groups, within_family_p=within.p, family_means_p=means_p,
+    out.update(n_families=groups, within_family_p=within_p, family_means_p=means_p,
                clustered_p=clustered_p,
                family_disagrees=any((p <= FAMILY_ALPHA) != plain for p in controlled))
     return out, _join(*notes)
@@ -317,10 +330,11 @@ def regression_table(long: pl.DataFrame,
     ``tokenizer`` column, when present, is a key too and kept after ``model``; an optional
     ``reason`` column says why a language's value or BPEC is empty). A language whose value or
     BPEC is empty is left out of that regression and named in the note with its reason. The
-    permutation and Spearman p-values are adjusted by Benjamini-Hochberg over each ``family``
-    (``test_family``, :func:`family_of`). Two rows for one language of one regression raise
-    InputError. ``language_families`` (language id -> family, from the sheet; None: the sheet
-    gives none) adds the family-controlled tests of the slope (:func:`family_control`)."""
+    permutation and Spearman p-values are adjusted by Benjamini-Hochberg over every row of the
+    row's question (``test_family``, :func:`fairppl.morphology.questions.question_of`). Two
+    rows for one language of one regression raise InputError. ``language_families`` (language
+    id -> family, from the sheet; None: the sheet gives none) adds the family-controlled tests
+    of the slope (:func:`family_control`)."""
     _check_long(long)
     keys = ["corpus", "model"] + (["tokenizer"] if "tokenizer" in long.columns else []) + [
         "measure", "source", "text"]
@@ -353,7 +367,7 @@ def regression_table(long: pl.DataFrame,
         row.update(control)
         row["note"] = _join(row["note"], said)
         named = dict(zip(keys, key))
-        rows.append(named | row | {"test_family": family_of(named)})
+        rows.append(named | row | {"test_family": question_of("morphology", named).id})
     schema = ({k: pl.String for k in keys} | {"n_languages": pl.Int64}
               | {k: pl.Float64 for k in _STATS} | {"permutations": pl.Int64,
                                                    "test_family": pl.String,
@@ -395,15 +409,19 @@ PREDICTOR_COLUMNS = {
     "spearman_rho": "Spearman rank correlation (-1 to 1)",
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages)",
-    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over the family's tests",
+    "spearman_p_bh": "spearman_p adjusted by Benjamini-Hochberg over every test of the row's "
+                     "question (test_family)",
     **FAMILY_COLUMNS_RANK,
+    "test_family": "multiple-testing family: the id of the question the row's test answers "
+                   "(fairppl.morphology.questions; here difficulty-predictors, every corpus, "
+                   "model, response and predictor), over whose tests spearman_p is adjusted "
+                   "(not a language family)",
     "note": "why the family-controlled columns are empty or one of them is (empty when "
             "nothing needs saying)",
 }
 
 
 def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
-                           families: list[str] | None = None,
                            language_families: dict[str, str] | None = None,
                            settings: PermutationSettings = PermutationSettings()
                            ) -> pl.DataFrame:
@@ -416,10 +434,9 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
     and family (a model family: character, subword, pretrained); ``predictors``: corpus,
     language, predictor, value. One row per response key, response and predictor, on the
     languages that have both values (fewer than 3, or a constant column: empty statistics).
-    The Benjamini-Hochberg adjustment runs over the rows that share the ``families`` columns
-    (default: corpus, the present keys and response, so every predictor tested for one model and
-    response is one family; pass ["corpus", "family", "response"] to correct over every model of
-    a family too).
+    The Benjamini-Hochberg adjustment runs over every row of a question
+    (:func:`fairppl.morphology.questions.question_of`, ``test_family``): every corpus, model,
+    response and predictor of the table answer one question, as Mielke et al.'s tests did.
 
     ``language_families`` (language id -> language family, from the sheet; None: the sheet
     gives none) adds the family-controlled tests (:func:`family_control`, ``settings`` for
@@ -455,16 +472,12 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
         control, note = family_control(rankdata(x), rankdata(y), part["language"].to_list(),
                                        language_families, row["spearman_p"], settings,
                                        references)
-        rows.append(row | control | {"note": note})
+        question = question_of("difficulty_predictors", dict(zip(group, key))).id
+        rows.append(row | control | {"test_family": question, "note": note})
     schema = ({k: pl.String for k in group} | {"n_languages": pl.Int64}
               | {c: pl.Float64 for c in ["pearson_r", "spearman_rho", "spearman_p"]}
-              | _FAMILY_SCHEMA | {"note": pl.String})
+              | _FAMILY_SCHEMA | {"test_family": pl.String, "note": pl.String})
     table = pl.DataFrame(rows, schema=schema, orient="row")
-    by = families if families is not None else keys + ["response"]
-    unknown = [c for c in by if c not in table.columns]
-    if unknown:
-        raise ValueError(f"predictor correlations: families {unknown} are not columns of "
-                         f"{table.columns}")
-    table = with_adjusted_p(table, columns=("spearman_p",), by=by)
+    table = with_adjusted_p(table, columns=("spearman_p",), by=["test_family"])
     return table.select(*group, *[c for c in PREDICTOR_COLUMNS if c in table.columns
                                  and c not in group])

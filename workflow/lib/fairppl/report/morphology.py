@@ -20,8 +20,10 @@ from .translations import translation_parts
 #: Units of the family-controlled columns (fairppl.morphology.regression.FAMILY_COLUMNS).
 FAMILY_HEADERS = {
     "n_families": "language families among the languages (count)",
-    "within_family_p": "two-sided p, values permuted only within language families",
-    "family_means_p": "two-sided p over the family means (studentized permutation)",
+    "within_family_p": "two-sided p, values permuted only within language families (empty: "
+                       "too few arrangements to reach 0.05)",
+    "family_means_p": "two-sided p over the family means (studentized permutation; empty: "
+                      "under 4 families, no p of 0.05 or less possible)",
     "clustered_p": "two-sided p, family-clustered t (approximate)",
     "family_disagrees": "plain and family-controlled tests differ at 0.05",
 }
@@ -51,11 +53,11 @@ HEADERS = {
     "pearson_r": "Pearson's r",
     "pearson_p": "two-sided p (t test)",
     "permutation_p": "two-sided permutation p of the slope and r",
-    "permutation_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "permutation_p_bh": "Benjamini-Hochberg adjusted over every test of the question",
     "permutations": "permutations behind the p (count)",
     "spearman_rho": "Spearman's rho",
     "spearman_p": "two-sided p (exact up to 12 languages)",
-    "spearman_p_bh": "Benjamini-Hochberg adjusted over the family",
+    "spearman_p_bh": "Benjamini-Hochberg adjusted over every test of the question",
     "difficulty": "d_j, the languages average 1",
     "difficulty_model": "model that produced it",
     "normalisation": "how the languages average 1",
@@ -76,7 +78,7 @@ HEADERS = {
     "predictor": "property of the language",
     "p_bh": "Benjamini-Hochberg adjusted p",
     "family": "segmentation family",
-    "test_family": "family of tests adjusted together",
+    "test_family": "multiple-testing family: the question the test answers",
     "ratio": "hardest / easiest BPEC (ratio)",
     "ratio_low": "paired bootstrap over units, lower end",
     "ratio_high": "upper end",
@@ -174,11 +176,16 @@ def _fit_description(difficulty: pl.DataFrame) -> str:
     return f"{' and '.join(models)} model; {mean} of each model's languages = 1"
 
 
-def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
+def predictor_sentences(predictors: pl.DataFrame, response: str,
+                        over: str | None = None) -> list[str]:
     """Per model: the predictor with the smallest adjusted p (then the largest |Spearman rho|)
-    for ``response``, and where MCC (each source) stands, so a reader sees whether morphology or a simple
-    statistic of the text explains difficulty."""
+    for ``response``, and where MCC (each source) stands, so a reader sees whether morphology or
+    a simple statistic of the text explains difficulty. ``over`` says what the p-values were
+    adjusted over (:func:`adjusted_over` of the whole table; counted in ``predictors`` when
+    None)."""
     out = []
+    over = adjusted_over(predictors, "spearman_p") if over is None else over
+    pooled = f" {over}" if over else ""
     data = _labelled(predictors.filter((pl.col("response") == response)
                                        & pl.col("spearman_rho").is_not_null()))
     for model, part in sorted(data.group_by("model"), key=lambda g: g[0]):
@@ -188,8 +195,9 @@ def predictor_sentences(predictors: pl.DataFrame, response: str) -> list[str]:
                f"{fmt(r['spearman_p_bh'])}, {r['n_languages']} languages)"
                for r in part.filter(pl.col("predictor").str.starts_with("mcc:"))
                .sort("predictor").iter_rows(named=True)]
-        verdict = ("significant after the adjustment" if best["spearman_p_bh"] is not None
-                   and best["spearman_p_bh"] < 0.05 else "not significant after the adjustment")
+        verdict = (f"significant after the adjustment{pooled}" if best["spearman_p_bh"]
+                   is not None and best["spearman_p_bh"] < ALPHA else
+                   f"not significant after the adjustment{pooled}")
         out.append(f"{model[0] if isinstance(model, tuple) else model}: strongest "
                    f"{column_label(best['predictor'])} (rho {best['spearman_rho']:.2f}, "
                    f"adjusted p "
@@ -248,7 +256,11 @@ def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
     if "n_families" not in table.columns or plain not in table.columns:
         return ""
     rows = _labelled(table.filter(pl.col(plain).is_not_null())).to_dicts()
-    tested = [r for r in rows if r["n_families"] is not None]
+    # a row none of whose family-controlled tests could run (too few languages or families to
+    # reach ALPHA) is not tested: it would "stay significant" vacuously
+    tested = [r for r in rows if r["n_families"] is not None
+              and any(r.get(c) is not None
+                      for c in ("within_family_p", "family_means_p", "clustered_p"))]
     lacking = [r for r in rows if r["n_families"] is None
                and "no language family in the sheet" in (r.get("note") or "")]
     if not tested and not lacking:
@@ -293,8 +305,11 @@ def family_control_table(table: pl.DataFrame, plain: str, caption: str,
     there are none (or no family-controlled tests)."""
     if "family_disagrees" not in table.columns:
         return ""
+    disagrees = pl.col("family_disagrees")
+    if table.schema["family_disagrees"] != pl.Boolean:  # all empty in the CSV: read as text
+        disagrees = disagrees.cast(pl.String) == "true"
     shown = table.filter(pl.col("n_families").is_not_null()
-                         & ((pl.col(plain) <= ALPHA) | pl.col("family_disagrees")))
+                         & ((pl.col(plain) <= ALPHA) | disagrees))
     if not shown.height:
         return ""
     keys = [c for c in ("model", "tokenizer", "predictor", "response", "measure", "source",
@@ -332,24 +347,47 @@ def _p_column(df: pl.DataFrame) -> tuple[str, str]:
     return "spearman_p", "spearman_p_bh" if "spearman_p_bh" in df.columns else "spearman_p"
 
 
-def verdict(adjusted: float | None, estimate: float | None, n: int, what: str) -> str:
+def adjusted_over(table: pl.DataFrame, column: str, words: bool = False) -> str:
+    """Over what the ``<column>_bh`` p-values of ``table`` (a whole stage table) were adjusted:
+    'over the N tests of question <id>' (with the question in words when ``words``), counted in
+    the table; '' where its ``test_family`` is not one declared question
+    (:data:`fairppl.morphology.questions.QUESTIONS`)."""
+    from ..morphology.questions import BY_ID, describe, pooled
+
+    ids = set(table["test_family"].drop_nulls()) if "test_family" in table.columns else set()
+    if len(ids) != 1 or next(iter(ids)) not in BY_ID:
+        return ""
+    (question,) = ids
+    if words:
+        return "over " + describe(table, question, column)
+    n = pooled(table, question, column)
+    return f"over the {'one test' if n == 1 else f'{n} tests'} of question {question}"
+
+
+def verdict(adjusted: float | None, estimate: float | None, n: int, what: str,
+            over: str = "") -> str:
     """Words that match an adjusted test: 'consistent with a rise of ...' only where the adjusted
-    p is below :data:`ALPHA`, 'not detected with n languages' otherwise."""
+    p is below :data:`ALPHA`, 'not detected with n languages' otherwise; ``over`` says what the
+    p was adjusted over (:func:`adjusted_over`)."""
     if adjusted is None or estimate is None:
         return f"no test ({n} languages)"
+    said = f"(adjusted p {fmt(adjusted)}{' ' + over if over else ''})"
     if adjusted < ALPHA:
         direction = "a rise" if estimate > 0 else "a fall"
-        return f"consistent with {direction} of {what} (adjusted p {fmt(adjusted)})"
-    return f"a relation is not detected with {n} languages (adjusted p {fmt(adjusted)})"
+        return f"consistent with {direction} of {what} {said}"
+    return f"a relation is not detected with {n} languages {said}"
 
 
 def regression_sentences(regressions: pl.DataFrame, source: str,
                          names: dict[str, str] | None = None) -> list[str]:
     """What the MCC regressions of one source say, model by model: the slope on each text with
-    its interval, Spearman's rho, and a verdict from the adjusted p-value of the row's family."""
+    its interval, Spearman's rho, and a verdict from the p-value adjusted over every test of the
+    row's question (``regressions``: the whole table, which the count of tests pooled is read
+    from)."""
     out = []
     rows = regressions.filter((pl.col("measure") == "mcc") & (pl.col("source") == source))
     raw, adjusted = _p_column(rows)
+    over = adjusted_over(regressions, raw)
     unfit = []
     for (model, tok), part in sorted(rows.group_by(["model", "tokenizer"]), key=lambda g: g[0]):
         bits = []
@@ -373,7 +411,7 @@ def regression_sentences(regressions: pl.DataFrame, source: str,
                 f"{interval}, {'permutation' if raw == 'permutation_p' else 'Spearman'} p "
                 f"{fmt(r.get(raw))}, Spearman rho {fmt(r['spearman_rho'])} (p "
                 f"{fmt(r['spearman_p'])}, adjusted {fmt(r.get('spearman_p_bh'))}): "
-                + verdict(r.get(adjusted), r["slope"], r["n_languages"], what))
+                + verdict(r.get(adjusted), r["slope"], r["n_languages"], what, over))
         if bits:
             out.append(f"{model_label(model, tok)}: " + "; ".join(bits) + ".")
     if unfit:
@@ -414,8 +452,11 @@ def small_n_sentence(regressions: pl.DataFrame) -> str:
     test = ("a permutation test of the slope (exact up to 8 languages; the slope's interval "
             "inverts it)"
             if raw == "permutation_p" else "Spearman's rho (exact p up to 8 languages)")
-    family = (" over the regressions of one measure, source and text across models (the "
-              "test_family column)" if "test_family" in regressions.columns else "")
+    over = adjusted_over(regressions, raw, words=True)
+    family = (f" {over} (every corpus, model, measure, source and text: the multiple-testing "
+              f"family of the test_family column)" if over else
+              " over the rows of one test_family" if "test_family" in regressions.columns
+              else "")
     return (f"With {span} per regression, a slope or a correlation can be large by chance: the "
             f"p-values come from {test} and are adjusted by Benjamini-Hochberg{family}. A "
             f"relation is claimed only where its adjusted p is below {ALPHA:g}; even then it "
@@ -670,20 +711,24 @@ def _difficulty_parts(tables: dict[str, pl.DataFrame], names: dict[str, str],
                             "BPEC on the common units does?", names, keep=("model",)))
     predictors = _have(tables, "predictors")
     if predictors is not None:
+        over = adjusted_over(predictors, "spearman_p", words=True)
         parts.append(_p(
             "Does MCC predict difficulty once the simple statistics of the text are in the "
             "running? Each predictor is correlated with each model's difficulty across "
-            "languages; the p-values are adjusted for every predictor tested for that model "
-            "(Benjamini-Hochberg). Cells: Spearman's rho (adjusted p, languages); the full "
+            "languages; the p-values are adjusted by Benjamini-Hochberg "
+            + (f"{over} (every corpus, model, response and predictor, as Mielke et al. pooled "
+               f"theirs)" if over else "over the rows of one test_family")
+            + ". Cells: Spearman's rho (adjusted p, languages); the full "
             "table with Pearson's r and BPEC as the response is "
             "results/tables/difficulty_predictors.csv.", "note"))
+        short = adjusted_over(predictors, "spearman_p")
         corpora = (predictors["corpus"].unique(maintain_order=True).to_list()
                    if "corpus" in predictors.columns else [None])
         for corpus in corpora:
             part = predictors if corpus is None else predictors.filter(corpus=corpus)
             where = f"{corpus}: " if len(corpora) > 1 else ""
             parts.extend(_p(where + s, "answer")
-                         for s in predictor_sentences(part, "difficulty"))
+                         for s in predictor_sentences(part, "difficulty", short))
             parts.append(predictor_grid(part, "difficulty", corpus if where else None))
             parts.extend(_family_parts(part.filter(pl.col("response") == "difficulty"),
                                        where, names))

@@ -99,9 +99,16 @@ def translation_sentences(summary: pl.DataFrame, iso_names: dict[str, str]) -> l
             text += (f"; the translation holds {_span([100 * s for s in share], '%')} of the "
                      f"variance (one-way analysis of variance")
             one = part.row(0, named=True)
+            lows = part["within_share_low"].drop_nulls().to_list()
+            highs = part["within_share_high"].drop_nulls().to_list()
             if models == 1 and one["within_share_low"] is not None:
                 text += (f"; {one['ci_level']:.0%} interval {100 * one['within_share_low']:.1f}%"
                          f" to {100 * one['within_share_high']:.1f}%")
+            elif lows and highs:
+                # several models: the interval that holds every model's, so that a point
+                # estimate per model is never read without its (often wide) uncertainty
+                text += (f"; the models' {one['ci_level']:.0%} intervals together span "
+                         f"{100 * min(lows):.1f}% to {100 * max(highs):.1f}%")
             text += ")"
         sentences.append(text + ".")
     return sentences
