@@ -35,12 +35,13 @@ TEST_APT_PACKAGES := chromium
 # first for every recipe and every job Snakemake runs from it.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: study study-wide test test-heavy bench setup system-packages resources lint clean help
+.PHONY: study study-wide test test-fast test-heavy bench setup system-packages resources lint clean help
 
 help:
 	@echo "make study   run the default study end to end and write results/report.html"
 	@echo "make study-wide  the default study plus the Bible corpora and FLORES-200 (docs/wide.md)"
 	@echo "make test    run the test suite (unit, lint, dry runs, end to end, report)"
+	@echo "make test-fast  the unit tests alone: no Snakemake, no pretrained LMs, no cluster"
 	@echo "make test-heavy  the SLURM tests with the whole test config from scratch, and a killed estimator"
 	@echo "make bench   benchmark the scoring path and the LM-guided marginal (vs a bare forward)"
 
@@ -63,6 +64,12 @@ test test-heavy: APT_PACKAGES += $(TEST_APT_PACKAGES)
 
 test: setup resources
 	$(VENV)/bin/pytest
+
+# The inner loop: the tests that run no Snakemake (every test that does is marked `e2e`, and
+# tests/conftest.py fails one that runs it unmarked), load no pretrained LM, start no cluster
+# and read no real corpus at full size (docs/tests.md, "Tests").
+test-fast: setup
+	$(VENV)/bin/pytest -m "not e2e and not pretrained and not slurm and not heavy and not data"
 
 # Beyond the 20 minutes of `make test` on 2 cores: the SLURM tests with the whole test config run
 # through the cluster from scratch (`make test` reruns one language's jobs through it), and the

@@ -47,6 +47,96 @@ for _name, _path in _resource_paths().items():
 os.environ.pop("FAIRPPL_MIRROR", None)
 
 
+# --- the test tiers (docs/tests.md) ------------------------------------------------------------
+#: Fixtures that run Snakemake (or start the SLURM cluster): a test using one is marked `e2e`
+#: at collection, besides the tests marked by hand.
+E2E_FIXTURES = ("study", "wide_plan", "cluster", "slurm_study", "slurm_out_of_memory",
+                "slurm_site")
+#: The test being set up, run or torn down (None between tests): the guard's subject.
+_CURRENT_ITEM: list = [None]
+
+
+def _runs_snakemake(args) -> bool:
+    """Whether a subprocess command line (a list or a shell string) starts Snakemake: its
+    program, `python -m snakemake`, or a Python snippet that uses its API."""
+    parts = [args] if isinstance(args, (str, bytes, os.PathLike)) else args
+    text = " ".join(os.fsdecode(part) for part in parts)
+    words = text.split()  # `sh -c "... snakemake ..."` as well
+    return (any(Path(w).name == "snakemake" for w in words) or "-m snakemake" in text
+            or "SnakemakeApi(" in text)
+
+
+def _refuse_unmarked(what: str) -> None:
+    """Fail the current test if it runs Snakemake without the `e2e` mark: `make test-fast`
+    leaves out `e2e` tests, so every test that runs Snakemake must carry the mark (this guard
+    keeps the marks true in every run of the full suite)."""
+    item = _CURRENT_ITEM[0]
+    if item is None or threading.current_thread() is not threading.main_thread():
+        return  # background runs (tests/slurm_study.py) and session teardown
+    if item.get_closest_marker("e2e") is None:
+        raise AssertionError(
+            f"{item.nodeid} runs Snakemake ({what}) but is not marked e2e: add "
+            f"@pytest.mark.e2e (or the module's pytestmark), so that `make test-fast` leaves "
+            f"it out")
+
+
+class _GuardedPopen(subprocess.Popen):
+    def __init__(self, args, *rest, **kwargs):
+        if _runs_snakemake(args):
+            _refuse_unmarked(" ".join(map(str, args)) if not isinstance(args, str) else args)
+        super().__init__(args, *rest, **kwargs)
+
+
+subprocess.Popen = _GuardedPopen  # subprocess.run and check_output create theirs through it
+
+
+#: Fixtures that hand a test the real corpora, models or published figures at full size.
+DATA_FIXTURES = ("resources_ready", "shared_corpora", "shared_anchors")
+
+
+class _Tiers:
+    """At collection, before pytest's `-m` selection reads the marks: a test that uses one of
+    :data:`E2E_FIXTURES` is marked `e2e`, one that uses one of :data:`DATA_FIXTURES` `data`."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config, items):
+        for item in items:
+            names = getattr(item, "fixturenames", ())
+            if any(name in names for name in E2E_FIXTURES):
+                item.add_marker(pytest.mark.e2e)
+            if any(name in names for name in DATA_FIXTURES):
+                item.add_marker(pytest.mark.data)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(_Tiers(), "fairppl-tiers")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _CURRENT_ITEM[0] = item
+    try:
+        return (yield)
+    finally:
+        _CURRENT_ITEM[0] = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _snakemake_api_guard():
+    """The in-process Snakemake API (tests/test_settings_effects.py) under the same guard."""
+    from snakemake.api import SnakemakeApi
+
+    original = SnakemakeApi.__enter__
+
+    def guarded(self):
+        _refuse_unmarked("snakemake.api.SnakemakeApi")
+        return original(self)
+
+    SnakemakeApi.__enter__ = guarded
+    yield
+    SnakemakeApi.__enter__ = original
+
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT

@@ -1180,6 +1180,7 @@ def _run(name, tmp_path, request):
     return function(tmp_path)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_message_names_file_place_and_expectation(name, tmp_path, request):
     message, file, where = _run(name, tmp_path, request)
@@ -1221,6 +1222,7 @@ def test_troubleshooting_table_lists_every_case():
     assert len(rows) >= 20
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_troubleshooting_symptom_is_the_real_message(name, tmp_path, request):
     message, file, _ = _run(name, tmp_path, request)

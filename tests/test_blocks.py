@@ -166,6 +166,7 @@ def smollm2_vocab():
     return tok, vocab_from_hf(tok)
 
 
+@pytest.mark.pretrained
 def test_smollm2_brute_force_and_defaults_in_top_m(smollm2_vocab):
     tok, vocab = smollm2_vocab
     for word in [b" the", b" God", b"ing"]:

@@ -189,6 +189,7 @@ def test_errors_name_file_and_line(tiny_dir, tmp_path, capsys, case, expected):
 
 @pytest.mark.skipif(not (SMOLLM2 / "model.safetensors").exists(),
                     reason=f"SmolLM2 weights absent at {SMOLLM2} (make resources)")
+@pytest.mark.pretrained
 def test_smollm2_exact_on_two_short_lines(tmp_path):
     out = tmp_path / "smol.jsonl"
     texts = _texts(tmp_path, ["Amen.", "Jesus wept."])

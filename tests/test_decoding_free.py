@@ -312,6 +312,7 @@ def test_real_sentencepiece_vocabulary(tmp_path):
     assert checked >= 10
 
 
+@pytest.mark.pretrained
 def test_real_byte_level_vocabulary():
     hf = Path(__file__).resolve().parents[1] / "resources" / "models" / "smollm2-135m" / "hf"
     if not (hf / "tokenizer.json").exists():

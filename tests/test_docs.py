@@ -304,6 +304,7 @@ def _dry_run(tokens: list[str], tmp_path: Path, fill_digests: bool = True):
     return subprocess.run(cmd, cwd=wd, capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("where,tokens", _project_commands({"snakemake"}))
 def test_snakemake_command_dry_runs(where, tokens, tmp_path):
     proc = _dry_run(tokens, tmp_path)
@@ -313,6 +314,7 @@ def test_snakemake_command_dry_runs(where, tokens, tmp_path):
     assert "This was a dry-run" in out or "Nothing to be done" in out, out[-2000:]
 
 
+@pytest.mark.e2e
 def test_europarl_without_digests_names_the_missing_pairs(tmp_path):
     """The recipe's comment: until every pair has its sha256 the run stops at start-up and
     names the missing pairs."""

@@ -196,6 +196,7 @@ def test_download_with_a_bad_checksum_keeps_nothing(tmp_path, http_dir):
 # Workflow: the profile of the full reproduction, and an end-to-end run
 # --------------------------------------------------------------------------------------------
 
+@pytest.mark.e2e
 def test_profile_has_the_papers_21_languages_and_plans_every_stage(tmp_path):
     sheet = pl.read_csv(ROOT / "config" / "europarl" / "languages.tsv", separator="\t")
     assert sorted(sheet["source_id"]) == sorted(

@@ -401,6 +401,7 @@ def test_the_flores_block_is_checked_at_start_up(change, message):
 KOREAN = {**FILES, "kor_Hang": ("하나 둘.\n셋.\n", "넷, 다섯.\n")}
 
 
+@pytest.mark.e2e
 def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypatch,
                                                               resources_ready, tiny_model):
     """flores.enabled, corpus (an entry of another name), codes (one code and English),

@@ -3,6 +3,7 @@ Bible language (canonical scoring, the LM-guided marginal, the pretrained bettor
 precision (float32) passes the start-up check that refuses bfloat16 there."""
 
 
+import pytest
 import yaml
 
 from conftest import ROOT, assert_ok, make_workdir, snakemake
@@ -21,6 +22,7 @@ def planned(out: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.e2e
 def test_gpu_profile_plans_every_unit_of_every_language_and_refuses_bfloat16(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     profile = wd / "config" / "gpu" / "config.yaml"

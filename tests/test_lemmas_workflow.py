@@ -99,6 +99,7 @@ def _edit_config(wd, edit):
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
 
 
+@pytest.mark.e2e
 def test_dry_run_default_config(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     proc = snakemake(wd, "--dry-run", "--forceall", "lemmas")
@@ -117,6 +118,7 @@ def test_dry_run_default_config(tmp_path):
     assert full["lemmatize_corpus"] == 1 and full["score_char_ngram"] == 44 + 17
 
 
+@pytest.mark.e2e
 def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     _edit_config(wd, lambda c: c["lemmas"].update(corpora=["bible", "udhr"]))
@@ -143,6 +145,7 @@ def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):
      "'udhr' takes its models from 'bible', which is not lemmatized"),
     (lambda c: c["lemmas"].update(char_ngrams=True), "unknown key(s) ['char_ngrams']"),
 ])
+@pytest.mark.e2e
 def test_bad_lemmas_config_is_reported(tmp_path, edit, expected):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     _edit_config(wd, edit)

@@ -332,6 +332,7 @@ def _weight_terms(vocab, text, ids, M):
     return sum(max(len(c) for c in cands) for cands in plan.candidates) + 1
 
 
+@pytest.mark.pretrained
 def test_real_smollm2_fast_path_equals_the_papers_procedure(smollm2_real):
     """On the real SmolLM2 the fast path (K samples together, KVTree with a tree mask and stored
     key/values) and the paper's procedure (one sample at a time; both the tree-masked and the
@@ -422,6 +423,7 @@ def _forward_logp(model, start, ids, position_ids=None, allowed=None):
     return float(torch.log_softmax(logits.double(), -1)[torch.arange(n), torch.tensor(ids)].sum())
 
 
+@pytest.mark.pretrained
 def test_real_smollm2_pruning_moves_the_estimate_within_its_bound(smollm2_real):
     """With the study's K and M on the real SmolLM2, pruning at 1e-3 runs fewer positions and
     the estimate moves by no more than the reported bound (plus float32 rounding of the sums
@@ -686,6 +688,7 @@ def _bible_verses(pairs):
     return [normalize(by_id[lang][unit]) for lang, unit in pairs]
 
 
+@pytest.mark.pretrained
 @pytest.mark.usefixtures("one_torch_thread")
 def test_real_smollm2_batched_units_equal_the_one_unit_path(smollm2_real):
     """On the real SmolLM2 in float32, short Bible verses in English, Russian, Chinese and Hindi

@@ -172,6 +172,7 @@ def test_text_bytes_prefix_modes():
     assert mv.TokenVocab([b"a"], prefix_space="unless_space").text_bytes("a") == b" a"
 
 
+@pytest.mark.pretrained
 def test_smollm2_byte_level():
     _needs(SMOLLM2)
     tok, vocab = _hf(str(SMOLLM2)), _hf_vocab(str(SMOLLM2))
@@ -190,6 +191,7 @@ def test_smollm2_byte_level():
         assert lattice.count_paths(vocab.lattice(data)) == _brute_count(vocab, data), text
 
 
+@pytest.mark.pretrained
 def test_gemma3_sentencepiece_style():
     _needs(GEMMA3)
     tok, vocab = _hf(str(GEMMA3)), _hf_vocab(str(GEMMA3))
@@ -207,6 +209,7 @@ def test_gemma3_sentencepiece_style():
         assert lattice.count_paths(vocab.lattice(data)) == _brute_count(vocab, data), text
 
 
+@pytest.mark.pretrained
 def test_gemma3_lattice_of_a_verse_is_fast():
     _needs(GEMMA3)
     pytest.importorskip("fairppl.marginal.lattice")

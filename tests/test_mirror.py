@@ -125,6 +125,7 @@ def test_a_mirror_that_is_not_a_folder_is_refused(tmp_path, monkeypatch):
         download_url(f"{NOWHERE}/x.tgz", "abc", str(tmp_path / "x.tgz"))
 
 
+@pytest.mark.e2e
 def test_the_download_rule_reads_the_mirror_from_the_environment(tmp_path, mirror, monkeypatch):
     """The workflow's download rule (a local rule) with every URL unreachable: a Europarl
     corpus's pair archives and a url corpus's archive come from the mirror, checked; a changed

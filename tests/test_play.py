@@ -710,6 +710,7 @@ def test_the_config_check_refuses_a_cut_or_damaged_player_file(campaign):
         check_players(config["shannon"]["players"], "config.yaml")
 
 
+@pytest.mark.e2e
 def test_a_dry_run_refuses_a_player_file_cut_short(campaign, tmp_path):
     """The check runs when Snakemake parses the workflow: the dry run stops with the line."""
     import yaml

@@ -35,6 +35,9 @@ from pathlib import Path
 
 import pytest
 
+#: End to end: a real browser against the real server (no Snakemake, but no unit test either).
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 #: John 10:30 and 11:35 (in corpus order): short verses, the same units in every language.

@@ -210,6 +210,7 @@ def smollm2():
     return load_lm(SMOLLM2, device="cpu")
 
 
+@pytest.mark.pretrained
 def test_real_smollm2_on_a_flores_slice(shared_corpora, shared_anchors, smollm2, tmp_path):
     """3 codes x 2 sentences through the command; one sentence per code checked directly."""
     import polars as pl

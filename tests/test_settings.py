@@ -648,6 +648,7 @@ def test_neural_shape_check_agrees_with_the_trainer():
 SNAKEMAKE_YAML_ERROR = "Config file is not valid JSON or YAML."
 
 
+@pytest.mark.e2e
 def test_overlay_errors_as_a_user_meets_them(tmp_path):
     """A real `snakemake --dry-run --configfile <overlay>`: a key given twice in the overlay is
     refused with the overlay's name and line; a syntax error is refused by Snakemake itself
@@ -692,6 +693,7 @@ def test_overlay_errors_as_a_user_meets_them(tmp_path):
         "':' (while parsing a flow sequence that starts on line 2, column 17)\n")
 
 
+@pytest.mark.e2e
 def test_startup_refusals_as_a_user_meets_them(tmp_path):
     """A real `snakemake --dry-run` in a working directory: the lemma control's Transformer
     without its unlemmatized twin, and (once the Bible is prepared) a shannon.max_unit_chars no
@@ -764,6 +766,7 @@ def _workdir_editor(tmp_path):
     return wd, edit
 
 
+@pytest.mark.e2e
 def test_placeholder_pattern_that_does_not_compile_is_refused_at_start_up(tmp_path):
     """`(unclosed` passed the dry run and failed inside prepare_corpus (align_units); now the
     dry run refuses it, naming the pattern's index, the regex error and what was expected."""
@@ -831,6 +834,7 @@ def test_a_bad_entry_of_a_map_in_a_oneof_is_named_with_its_key():
         str(err.value)
 
 
+@pytest.mark.e2e
 def test_language_lists_are_held_against_the_sheet(tmp_path):
     """Every key of the schema that lists language ids is held against the language sheet at
     start-up; the two that were not: word_ngram.languages_without_spaces (any row of the sheet)
@@ -898,6 +902,7 @@ def test_language_lists_are_held_against_the_sheet(tmp_path):
     assert "Building DAG of jobs" not in proc.stdout
 
 
+@pytest.mark.e2e
 def test_max_unit_chars_reads_the_units_only_when_they_are_current(tmp_path):
     """shannon.max_unit_chars is held against the prepared units only where the run will not
     prepare them again: a real Bible prepared by Snakemake, then a dry run that refuses a limit

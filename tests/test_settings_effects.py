@@ -20,6 +20,9 @@ import yaml
 
 from conftest import ROOT, VENV_BIN, workdir_of_test_config
 
+#: Every test here plans the workflow with Snakemake's API (a dry run in a subprocess).
+pytestmark = pytest.mark.e2e
+
 #: Plans the workflow in a working directory and prints one JSON line: every planned job's rule,
 #: wildcards, params, resources and output (argv: repository root, working directory, attempt).
 PLAN = """

@@ -138,6 +138,7 @@ def _site(tmp: Path, source: Path, edit) -> Path:
     return site
 
 
+@pytest.mark.e2e
 def test_the_templates_numbers_plan_the_study_and_replacements_are_noted(tmp_path, tiny_model):
     """The site template with numbers in its `config:` block (marginal.lm.batch_tokens) plans
     the study; its `max_runtime: 1440` over an overlay's 600 is noted at start-up; the
@@ -161,6 +162,7 @@ def test_the_templates_numbers_plan_the_study_and_replacements_are_noted(tmp_pat
     assert "not of type" not in said and "note: the SLURM" not in said
 
 
+@pytest.mark.e2e
 def test_command_line_numbers_are_numbers(tmp_path, tiny_model):
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     code, said = _dry_run(wd, "--config", "shannon={units_per_call: 8}",
@@ -190,6 +192,7 @@ with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
 """
 
 
+@pytest.mark.e2e
 def test_the_replacement_note_is_in_the_reports_settings(tmp_path, tiny_model):
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     proc = subprocess.run([str(VENV_BIN / "python"), "-c", REPORT_NOTES, str(ROOT / "Snakefile"),
@@ -217,6 +220,7 @@ def test_a_number_out_of_bounds_is_refused_for_its_bound_not_its_type():
     assert typed({"kenlm": {"version": "0"}}, SCHEMA) == {"kenlm": {"version": "0"}}
 
 
+@pytest.mark.e2e
 def test_a_set_resources_rule_that_no_rule_has_is_refused(tmp_path, tiny_model):
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     code, said = _dry_run(wd, "--set-resources", "train_nueral:mem_mb=9000",
@@ -227,6 +231,7 @@ def test_a_set_resources_rule_that_no_rule_has_is_refused(tmp_path, tiny_model):
             "workflow such as train_neural") in said, said[-3000:]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("situation", ["wrong", "no-slurm-commands", "no-accounting"])
 def test_accounts_partitions_and_qos_are_checked_before_submitting(tmp_path, tiny_model,
                                                                    situation):
@@ -302,6 +307,7 @@ rule a:
 """
 
 
+@pytest.mark.e2e
 def test_a_group_job_whose_submission_fails_fails_instead_of_hanging(tmp_path):
     """Plugin 2.8.0 refuses a wrong account (its own sacctmgr check) in a handler that fails on
     a group job: without fairppl.config.cluster.report_failed_group_submissions the run waits
@@ -358,6 +364,7 @@ def test_profile_check_passes_the_shipped_profiles():
         assert "every key is a Snakemake option" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_profile_check_names_file_line_key_and_the_right_spelling(tmp_path):
     """What Snakemake answers with its usage text (a misspelt or unknown key) or ignores (a
     misspelt rule name), and a `config:` value the schema refuses, each on its line."""

@@ -109,7 +109,10 @@ def test_entropy_and_sample_scores_match_sentencepiece(tiny, alpha):
                 continue
             lat = U.lattice(m, text)
             want = sp.calculate_entropy(text, alpha)  # float32 arithmetic inside
-            assert entropy(lat, tau) == pytest.approx(want, rel=1e-4, abs=2e-6), (text, alpha)
+            # sentencepiece sums in float32: an entropy near 0 is a difference of terms of up to
+            # ~50 nats, each rounded to 2^-24 of itself (~3e-6), so its absolute error reaches
+            # ~1e-5 (measured: 0.0002330 against the exact 0.0002361 on "  two  spaces ")
+            assert entropy(lat, tau) == pytest.approx(want, rel=1e-4, abs=1e-5), (text, alpha)
             for ids, score in sp.sample_encode_and_score(text, num_samples=6, alpha=alpha):
                 assert path_logq(lat, tuple(ids), tau) == pytest.approx(score, abs=2e-4)
 

@@ -117,6 +117,7 @@ def test_default_list_agrees_with_the_bible():
 # in the workflow
 
 
+@pytest.mark.e2e
 def test_languages_without_spaces_get_no_word_jobs(tmp_path):
     """The decision is in the job graph: a dry run of the default config plans word models for
     the 20 spaced Bible languages and none for zho or jpn, plus the decision table."""
@@ -134,6 +135,7 @@ def test_languages_without_spaces_get_no_word_jobs(tmp_path):
     assert "results/tables/word_sweep_decisions.csv" in out
 
 
+@pytest.mark.e2e
 def test_a_list_the_data_contradict_fails_the_run(tmp_path, resources_ready):
     """The tiny study with Korean listed as written without spaces: the rule measures 2.88
     characters per whitespace token and stops the run with a message naming the language."""

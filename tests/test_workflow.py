@@ -8,6 +8,7 @@ import yaml
 from conftest import ROOT, SNAKEMAKE, VENV_BIN, make_workdir, snakemake
 
 
+@pytest.mark.e2e
 def test_snakemake_lint_is_clean():
     proc = subprocess.run([SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
@@ -37,6 +38,7 @@ def _job_counts(stdout: str) -> dict[str, int]:
     return counts
 
 
+@pytest.mark.e2e
 def test_dry_run_default_config(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     proc = snakemake(wd, "--dry-run", "--forceall")
@@ -54,6 +56,7 @@ def test_dry_run_default_config(tmp_path):
     assert counts["all"] == 1
 
 
+@pytest.mark.e2e
 def test_dry_run_test_config(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     proc = snakemake(wd, "--dry-run", "--forceall")
@@ -68,6 +71,7 @@ def test_dry_run_test_config(tmp_path):
     assert counts["score_word_ngram"] == 9
 
 
+@pytest.mark.e2e
 def test_dry_run_marginal_default_config(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     proc = snakemake(wd, "--dry-run", "--forceall", "marginal")
@@ -84,6 +88,7 @@ def test_dry_run_marginal_default_config(tmp_path):
     assert full["marginal_ngram"] == 22 and full["marginal_lm"] == 6 * (1 + 2)
 
 
+@pytest.mark.e2e
 def test_dry_run_without_marginal_stage(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     _edit_config(wd, lambda c: c["marginal"].update(corpora=[]))
@@ -100,6 +105,7 @@ def _edit_config(wd, edit):
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "edit, expected",
     [
@@ -139,6 +145,7 @@ def test_config_schema_violation_is_reported(tmp_path, edit, expected):
     assert "config/config.yaml: field '" in out and expected in out, out[-3000:]
 
 
+@pytest.mark.e2e
 def test_language_listed_twice_is_reported(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     sheet = wd / "config" / "languages.tsv"
@@ -151,6 +158,7 @@ def test_language_listed_twice_is_reported(tmp_path):
            "(first on line 3)" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 
+@pytest.mark.e2e
 def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "config")
     _edit_config(wd, lambda c: c["corpora"]["flores200"].update(enabled=True))
@@ -159,6 +167,7 @@ def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
     assert "`corpora.flores200.sha256` is null" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "row, expected",
     [
@@ -187,6 +196,7 @@ def test_bad_model_sheet_rows_fail_before_any_work(tmp_path, row, expected):
     assert "invalid input" in out and expected in out, out[-3000:]
 
 
+@pytest.mark.e2e
 def test_yaml_syntax_error_names_file_and_line(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     path = wd / "config" / "config.yaml"
@@ -202,6 +212,7 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
         out[-3000:]
 
 
+@pytest.mark.e2e
 def test_stray_quote_in_sheet_is_reported_on_its_line(tmp_path):
     wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
     sheet = wd / "config" / "languages.tsv"
@@ -215,6 +226,7 @@ def test_stray_quote_in_sheet_is_reported_on_its_line(tmp_path):
         out[-3000:]
 
 
+@pytest.mark.e2e
 def test_unreachable_hub_id_fails_at_start_up_in_one_sentence(tmp_path, monkeypatch):
     """No network and HF_HUB_OFFLINE unset: an hf row used to fail in its job after about 50 s
     with a traceback; it now stops the start-up with one sentence naming the row, the id and
@@ -242,6 +254,7 @@ def test_unreachable_hub_id_fails_at_start_up_in_one_sentence(tmp_path, monkeypa
     assert "Traceback" not in out, out[-3000:]
 
 
+@pytest.mark.e2e
 def test_evaluation_only_language_without_model_is_refused(tmp_path):
     """A UDHR language that the Bible lacks and no pretrained model lists was prepared and then
     silently left out of every table; it is refused at start-up, naming its line."""
