@@ -54,6 +54,10 @@ E2E_FIXTURES = ("study", "wide_plan", "cluster", "slurm_study", "slurm_out_of_me
                 "slurm_site")
 #: The test being set up, run or torn down (None between tests): the guard's subject.
 _CURRENT_ITEM: list = [None]
+#: True while the autouse :func:`slurm_runs` starts its background runs (and builds the shared
+#: study for them) in the set-up of whichever test comes first: that work is the session's, not
+#: that test's, and only sessions that select the `slurm` tests do it.
+_BACKGROUND_SETUP: list = [False]
 
 
 def _runs_snakemake(args) -> bool:
@@ -71,7 +75,8 @@ def _refuse_unmarked(what: str) -> None:
     leaves out `e2e` tests, so every test that runs Snakemake must carry the mark (this guard
     keeps the marks true in every run of the full suite)."""
     item = _CURRENT_ITEM[0]
-    if item is None or threading.current_thread() is not threading.main_thread():
+    if (item is None or _BACKGROUND_SETUP[0]
+            or threading.current_thread() is not threading.main_thread()):
         return  # background runs (tests/slurm_study.py) and session teardown
     if item.get_closest_marker("e2e") is None:
         raise AssertionError(
@@ -435,6 +440,7 @@ def slurm_runs(request):
         return
     base = Path(tempfile.mkdtemp(prefix="slurm-study-"))
     background = {}
+    _BACKGROUND_SETUP[0] = True
     try:
         if "slurm_site" in wanted:
             background["site"] = runs.SiteRuns(started, base / "site").start()
@@ -443,6 +449,7 @@ def slurm_runs(request):
                                         request.getfixturevalue("tiny_model"))
             background["study"] = runs.BackgroundStudy(started, wd, mode).start()
         if wanted <= {"slurm_site"}:  # the site's runs need no local study
+            _BACKGROUND_SETUP[0] = False
             yield background
             return
         local_wd, _ = request.getfixturevalue("study")
@@ -454,8 +461,10 @@ def slurm_runs(request):
             background["out_of_memory"] = runs.BackgroundStudy(
                 started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
                 timeout=900).start()
+        _BACKGROUND_SETUP[0] = False
         yield background
     finally:
+        _BACKGROUND_SETUP[0] = False
         for run in background.values():
             run.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -92,3 +92,14 @@ def test_a_fixture_that_runs_snakemake_marks_its_tests(request):
             if "resources_ready" in getattr(i, "fixturenames", ())]
     assert all(i.get_closest_marker("data") for i in data)
     assert request.node.get_closest_marker("e2e") is None
+
+
+def test_the_sessions_background_runs_are_not_charged_to_the_first_test():
+    # slurm_runs (autouse) builds the shared study in whichever test's set-up comes first
+    conftest._BACKGROUND_SETUP[0] = True
+    try:
+        _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
+    finally:
+        conftest._BACKGROUND_SETUP[0] = False
+    with pytest.raises(AssertionError):
+        _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
