@@ -1,6 +1,7 @@
 # Shared set-up: validation of the config and the language sheets, wildcard constraints, and the
 # named helpers that several stages use (which token LMs score a language, which corpus trains
-# them). Each stage's own helpers sit at the top of its rule file (no lambdas in rules).
+# them). Each stage's own helpers are in workflow/rules/helpers/<stage>.smk, included by its rule
+# file (no lambdas in rules).
 import os
 import sys
 from pathlib import Path
