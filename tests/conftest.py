@@ -42,6 +42,12 @@ def _resource_paths():
 for _name, _path in _resource_paths().items():
     if _path.exists():
         os.environ.setdefault(_name, str(_path))
+# The session runs work side by side on two cores (the shared study's build and the SLURM runs in
+# the background, beside the tests): an OpenMP thread waiting at a barrier then sleeps instead of
+# spinning, in this process and every job it starts (torch's threads). Measured: two copies of
+# tests/test_lm_guided.py's real-SmolLM2 test side by side took 112 s each with spinning threads,
+# 51 s each with sleeping ones (one alone: 39 and 47 s). Set it otherwise in the shell to compare.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # A mirror of the downloads set in the developer's shell would answer the tests' local servers'
 # URLs (fairppl.corpus.mirror): the tests that want one set it themselves.
 os.environ.pop("FAIRPPL_MIRROR", None)
@@ -54,9 +60,9 @@ E2E_FIXTURES = ("study", "wide_plan", "cluster", "slurm_study", "slurm_out_of_me
                 "slurm_site")
 #: The test being set up, run or torn down (None between tests): the guard's subject.
 _CURRENT_ITEM: list = [None]
-#: True while the autouse :func:`slurm_runs` starts its background runs (and builds the shared
-#: study for them) in the set-up of whichever test comes first: that work is the session's, not
-#: that test's, and only sessions that select the `slurm` tests do it.
+#: True while the autouse :func:`study_build` and :func:`slurm_runs` start the session's
+#: background work (the shared study's build, the SLURM runs) in the set-up of whichever test
+#: comes first: that work is the session's, not that test's.
 _BACKGROUND_SETUP: list = [False]
 
 
@@ -339,15 +345,115 @@ def workdir_of_test_config(path: Path, tiny: Path) -> Path:
     return wd
 
 
+class StudyBuild:
+    """The shared test study (rule `all` on tests/config in ``wd``) built by Snakemake in the
+    background: :func:`study_build` starts it at the session's start, so that the tests that do
+    not read it run meanwhile (they are ordered first, see :func:`pytest_collection_modifyitems`);
+    a waiting thread runs the callbacks of :meth:`then` once it ends (the SLURM reruns of the
+    finished study start there)."""
+
+    def __init__(self, wd: Path):
+        self.wd = wd
+        self.log_path = wd.parent / "snakemake.log"
+        self.returncode: int | None = None
+        self.seconds: float | None = None
+        self.errors: list[str] = []
+        self._callbacks: list = []
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._child: subprocess.Popen | None = None
+
+    def start(self) -> "StudyBuild":
+        cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(self.wd),
+               "--cores", "2"]
+        env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+        self._t0 = time.monotonic()
+        with open(self.log_path, "w") as out:
+            # its own session: stop() ends Snakemake and its jobs together
+            self._child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                           start_new_session=True)
+        threading.Thread(target=self._wait, daemon=True, name="study-build").start()
+        return self
+
+    def _wait(self) -> None:
+        self.returncode = self._child.wait()
+        self.seconds = time.monotonic() - self._t0
+        with self._lock:
+            callbacks, self._callbacks = self._callbacks, None
+        for callback in callbacks:
+            self._call(callback)
+        self._done.set()
+
+    def _call(self, callback) -> None:
+        try:
+            callback(self)
+        except Exception as error:  # reported by result(), not lost in the thread
+            self.errors.append(f"{callback.__name__}: {type(error).__name__}: {error}")
+
+    def then(self, callback) -> None:
+        """Call ``callback(self)`` once the build has ended (at once where it has)."""
+        with self._lock:
+            if self._callbacks is not None:
+                self._callbacks.append(callback)
+                return
+        self._call(callback)
+
+    def result(self) -> tuple[int, str]:
+        """Wait for the end (and the callbacks): Snakemake's exit status and its log."""
+        self._done.wait()
+        assert not self.errors, "after the study's build: " + "; ".join(self.errors)
+        return self.returncode, self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def stop(self) -> None:
+        if self._child is not None and self._child.poll() is None:
+            os.killpg(self._child.pid, 9)
+        self._done.wait(timeout=60)
+
+
+def _uses(item, fixture: str) -> bool:
+    return fixture in getattr(item, "fixturenames", ())
+
+
+@pytest.fixture(scope="session", autouse=True)
+def study_build(request, tmp_path_factory):
+    """Starts the shared study's build (:class:`StudyBuild`) in the set-up of the session's first
+    test where a selected test reads it (fixture `study`); None where none does or the resources
+    are not built (`study` then skips with the reason)."""
+    if not any(_uses(item, "study") for item in request.session.items):
+        yield None
+        return
+    try:
+        request.getfixturevalue("resources_ready")
+    except pytest.skip.Exception:
+        yield None
+        return
+    wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
+                                request.getfixturevalue("tiny_model"))
+    _BACKGROUND_SETUP[0] = True  # the session's work, not the first test's
+    try:
+        build = StudyBuild(wd).start()
+    finally:
+        _BACKGROUND_SETUP[0] = False
+    try:
+        yield build
+    finally:
+        build.stop()
+
+
 @pytest.fixture(scope="session")
-def study(tmp_path_factory, resources_ready, tiny_model):
+def study(study_build, resources_ready, tiny_model, tmp_path_factory):
     """The finished test study (rule `all` on tests/config, once per session, shared by every
-    module that asserts on its outputs): its working directory and bits-per-utterance table."""
-    wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd", tiny_model)
-    assert_ok(snakemake(wd))
+    module that asserts on its outputs; built in the background from the session's start,
+    :func:`study_build`): its working directory and bits-per-utterance table."""
+    build = study_build
+    if build is None:  # asked for by name only (request.getfixturevalue)
+        build = StudyBuild(workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
+                                                  tiny_model)).start()
+    returncode, log = build.result()
+    assert returncode == 0, f"snakemake failed building the test study:\n{log[-8000:]}"
     import polars as pl
 
-    return wd, pl.read_parquet(wd / "results" / "tables" / "bpu.parquet")
+    return build.wd, pl.read_parquet(build.wd / "results" / "tables" / "bpu.parquet")
 
 
 @pytest.fixture(scope="session")
@@ -391,23 +497,30 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """The tests on the SLURM cluster go last, so that the rest of the suite runs while the
-    background runs (:func:`slurm_runs`) do: first those waiting for them, then the others
-    (their jobs would otherwise queue behind the runs' jobs)."""
-    def uses(item, fixture):
-        return fixture in getattr(item, "fixturenames", ())
-
+    """The order of the run, in three parts: first the modules whose tests do not read the shared
+    study (they run while :func:`study_build` builds it in the background), then those that do;
+    last the tests on the SLURM cluster, so that the rest of the suite runs while the background
+    runs (:func:`slurm_runs`) do: first those waiting for them, then the others (their jobs would
+    otherwise queue behind the runs' jobs). A module stays whole (its module-scoped fixtures are
+    set up once)."""
     waiting = [item for item in items
-               if uses(item, "slurm_study") or uses(item, "slurm_out_of_memory")
-               or uses(item, "slurm_site")]
-    on_cluster = [item for item in items if uses(item, "cluster") and item not in waiting]
-    last = waiting + on_cluster
-    if waiting:
-        items[:] = [item for item in items if item not in last] + last
+               if _uses(item, "slurm_study") or _uses(item, "slurm_out_of_memory")
+               or _uses(item, "slurm_site")]
+    on_cluster = [item for item in items if _uses(item, "cluster") and item not in waiting]
+    last = waiting + on_cluster if waiting else []
+    placed = set(map(id, last))
+    rest = [item for item in items if id(item) not in placed]
+
+    def module(item):
+        return item.nodeid.split("::")[0]
+
+    reading = {module(item) for item in rest if _uses(item, "study")}
+    items[:] = ([item for item in rest if module(item) not in reading]
+                + [item for item in rest if module(item) in reading] + last)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def slurm_runs(request):
+def slurm_runs(request, study_build):
     """Snakemake runs through the SLURM cluster in the background (tests/slurm_study.py), started
     where a selected test waits for them, while the other tests run: ``study``, the test config
     (fixture `slurm_study` of test_slurm.py), ``out_of_memory``, a job over its memory
@@ -418,7 +531,8 @@ def slurm_runs(request):
     tests then skip with the reason).
 
     Environment variable ``FAIRPPL_SLURM_STUDY``: ``rerun`` (the default, `make test`) starts
-    the test config's run once the local study is built, on a copy of it without the outputs of
+    the test config's run as soon as the local study is built (from the build's waiting thread,
+    :class:`StudyBuild`), on a copy of it without the outputs of
     one language (:data:`slurm_study.RERUN_LANGUAGE`); ``full`` (`make test-heavy`) runs the
     whole config from scratch, from the start of the session."""
     wanted = {name for name in ("slurm_study", "slurm_out_of_memory", "slurm_site")
@@ -448,23 +562,30 @@ def slurm_runs(request):
             wd = workdir_of_test_config(base / "study" / "wd",
                                         request.getfixturevalue("tiny_model"))
             background["study"] = runs.BackgroundStudy(started, wd, mode).start()
-        if wanted <= {"slurm_site"}:  # the site's runs need no local study
-            _BACKGROUND_SETUP[0] = False
-            yield background
-            return
-        local_wd, _ = request.getfixturevalue("study")
-        if "slurm_study" in wanted and mode == "rerun":
-            wd = runs.copy_without_language(local_wd, base / "study" / "wd", runs.RERUN_LANGUAGE)
-            background["study"] = runs.BackgroundStudy(started, wd, mode).start()
-        if "slurm_out_of_memory" in wanted:
-            wd = runs.copy_for_out_of_memory(local_wd, base / "oom" / "wd")
-            background["out_of_memory"] = runs.BackgroundStudy(
-                started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
-                timeout=900).start()
         _BACKGROUND_SETUP[0] = False
+        if not wanted <= {"slurm_site"}:  # the site's runs need no local study
+            def start_on_copies_of_the_study(build):
+                """In the build's waiting thread, as soon as the local study is built."""
+                if build.returncode != 0:
+                    return  # fixture `study` fails with the build's log
+                if "slurm_study" in wanted and mode == "rerun":
+                    wd = runs.copy_without_language(build.wd, base / "study" / "wd",
+                                                    runs.RERUN_LANGUAGE)
+                    background["study"] = runs.BackgroundStudy(started, wd, mode).start()
+                if "slurm_out_of_memory" in wanted:
+                    wd = runs.copy_for_out_of_memory(build.wd, base / "oom" / "wd")
+                    background["out_of_memory"] = runs.BackgroundStudy(
+                        started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
+                        timeout=900).start()
+
+            # the tests waiting for these runs read `study` too: its build is under way
+            assert study_build is not None, "the SLURM reruns need the shared study's build"
+            study_build.then(start_on_copies_of_the_study)
         yield background
     finally:
         _BACKGROUND_SETUP[0] = False
-        for run in background.values():
+        if study_build is not None:
+            study_build.stop()  # and its callbacks done: no run starts after this
+        for run in list(background.values()):
             run.stop()
         shutil.rmtree(base, ignore_errors=True)

@@ -235,7 +235,7 @@ class BackgroundStudy:
 # -- the site profile's runs (test_slurm.py, fixture `slurm_site`) ------------------------------
 
 #: A throwaway workflow for the site profile's checks, with the workflow's own runtime and GPU
-#: logic (fairppl.config.resources; the checks of the planned run, fairppl.config.cluster): `overtime` sleeps past its first attempt's one minute and
+#: logic (fairppl.config.resources; the checks of the planned run, fairppl.config.cluster): `overtime` sleeps past its first attempt's two minutes and
 #: ends TIMEOUT, then finishes at once; `probe` records, from inside its SLURM job, the job-step
 #: Snakemake's command line (the site profile's settings as the job got them), the network the
 #: job sees and what a connection out of the node gets; `gpu_{setting}` asks for the GPUs of
@@ -260,7 +260,7 @@ rule overtime:
     output:
         "overtime.txt",
     resources:
-        runtime=lambda wildcards, attempt: job_runtime(RESOURCES, 1, attempt),
+        runtime=lambda wildcards, attempt: job_runtime(RESOURCES, 2, attempt),
     shell:
         "if [ -e overtime.started ]; then echo $SLURM_JOB_ID > {output}; "
         "else touch overtime.started; sleep 600; fi"

@@ -95,7 +95,7 @@ def test_a_fixture_that_runs_snakemake_marks_its_tests(request):
 
 
 def test_the_sessions_background_runs_are_not_charged_to_the_first_test():
-    # slurm_runs (autouse) builds the shared study in whichever test's set-up comes first
+    # study_build (autouse) starts the shared study in whichever test's set-up comes first
     conftest._BACKGROUND_SETUP[0] = True
     try:
         _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))

@@ -25,7 +25,7 @@ import jsonschema
 import yaml
 
 from ..core.errors import InputError
-from .settings import schema_expectation
+from .settings import read_schema, schema_expectation
 
 #: How a message names the origin of a value that did not come from a config file.
 ORIGIN = "(from --config or a profile's config: block)"
@@ -260,6 +260,3 @@ def replaced_notes(overrides: dict, configfiles, cwd: str | None = None) -> list
     return notes
 
 
-def read_schema(path: str) -> dict:
-    """The config schema at ``path``, read once."""
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))

@@ -7,6 +7,7 @@ Every error is an InputError naming the config file(s), the dotted key and what 
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -254,12 +255,28 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
     return f"field '{block or '(top level)'}': {err.message}; {schema_expectation(err)}"
 
 
+_SCHEMAS: dict = {}
+
+
+def read_schema(path) -> dict:
+    """The schema (YAML) at ``path``, a fresh copy for each caller: the file is parsed once per
+    process and version of it, by libyaml where PyYAML has it (every Snakemake start, in a test
+    or a cluster job, reads the config schema twice)."""
+    path = Path(path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    if key not in _SCHEMAS:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        _SCHEMAS[key] = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    return copy.deepcopy(_SCHEMAS[key])
+
+
 def check_schema(config: dict, schema_path: str, source: str) -> dict:
     """Validate ``config`` against the JSON schema at ``schema_path``; return the schema. On
     failure raise InputError naming ``source`` (the config file(s)), the dotted key and what was
     expected; an unknown key (e.g. a misspelt ``book:`` in a corpus block) is named with its
     block."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = read_schema(schema_path)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if errors:
         err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
