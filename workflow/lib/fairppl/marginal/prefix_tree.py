@@ -1,7 +1,9 @@
 """What the LM scorers share: distinct token prefixes as a tree (:class:`PrefixTree`), merging
 many (prefix, continuation) requests into distinct ones, and the float type of log-probabilities.
 Used by :mod:`.lm` (the TokenLM contract, KenLM), :mod:`.lm_hf` (transformers) and :mod:`.kv_tree`
-(the incremental key/value scorer), none of which imports another's scoring class.
+(the incremental key/value scorer). Their imports run one way: :mod:`.lm` and :mod:`.kv_tree`
+import no other scorer, and :mod:`.lm_hf` imports :class:`~.kv_tree.KVTree` inside
+``HFTokenLM.session`` only, so no two of them import each other.
 """
 
 from __future__ import annotations
