@@ -392,3 +392,54 @@ def test_report_sentence_skips_rows_no_family_test_could_run():
         "Languages of one family are not independent draws: of the 1 correlations significant "
         "at 0.05 by Spearman's test (2 tested, over 2 to 3 language families), 1 stays "
         "significant under every family-controlled test")
+
+
+def test_monte_carlo_interval_is_the_binomial_interval_of_the_draws():
+    from scipy.stats import binomtest
+
+    from fairppl.stats.permutation import monte_carlo_interval
+
+    for k, draws in ((0, 99), (3, 99), (457, 9999), (9999, 9999)):
+        expected = binomtest(k, draws).proportion_ci(0.99, method="exact")
+        low, high = monte_carlo_interval((1 + k) / (1 + draws), 1 + draws)
+        assert (low, high) == pytest.approx((expected.low, expected.high), abs=1e-12)
+    with pytest.raises(ValueError, match="not"):
+        monte_carlo_interval(0.5, 1)
+
+
+def test_a_drawn_p_within_monte_carlo_error_of_alpha_is_flagged():
+    # ten families of two languages, y = x. With B = 99 no drawn pairing of the family means
+    # reaches the observed statistic, p = 1 / 100, and 0 of 99 draws leaves the exact p anywhere
+    # up to 0.052 (99%): on either side of 0.05. With B = 9,999 the studentized statistic is
+    # reached by 87 draws (p 0.0088, 99% interval 0.0066 to 0.0115): clearly below
+    from fairppl.morphology.regression import family_control
+
+    langs = [f"l{i}" for i in range(20)]
+    families = {lang: f"F{i // 2}" for i, lang in enumerate(langs)}
+    x = [float(i) + 0.3 * (i % 2) for i in range(20)]
+    few = PermutationSettings(permutations=99, seed=3)
+    out, note = family_control(x, x, langs, families, plain_p=0.001, settings=few)
+    assert out["family_means_p"] == pytest.approx(1 / 100)
+    assert ("family-means p 0.01 from 99 drawn permutations is within their Monte Carlo error "
+            "of 0.05 (99% interval 0 to 0.0521)") in note
+    many = PermutationSettings(permutations=9999, seed=3)
+    out, note = family_control(x, x, langs, families, plain_p=0.001, settings=many)
+    assert out["family_means_p"] == pytest.approx(88 / 10000) and "Monte Carlo" not in note
+    # no relation: a p far above 0.05 says nothing, whatever B
+    y = [float((13 * i) % 20) for i in range(20)]
+    out, note = family_control(x, y, langs, families, plain_p=0.5, settings=few)
+    assert out["family_means_p"] == pytest.approx(0.65) and "Monte Carlo" not in note
+
+
+def test_report_sentence_names_rows_near_alpha_by_monte_carlo_error():
+    table = _predictors([False, False], [0.01, 0.02]).with_columns(note=pl.Series(
+        ["", "family-means p 0.0458 from 9,999 drawn permutations is within their Monte Carlo "
+             "error of 0.05 (99% interval 0.0404 to 0.0515): another seed could put it on the "
+             "other side; raise morphology.permutations to settle it"]))
+    sentence = family_control_sentence(table, "spearman_p", "Spearman's test")
+    assert sentence.endswith(
+        "; in 1 row (kenlm-char-o5 / char type token ratio for difficulty) a family-controlled "
+        "p from drawn permutations is within their Monte Carlo error of 0.05, so its side of "
+        "0.05 is not settled (the note says which; morphology.permutations draws more).")
+    assert "Monte Carlo" not in family_control_sentence(_predictors([False, False], [0.01, 0.02]),
+                                                        "spearman_p", "Spearman's test")

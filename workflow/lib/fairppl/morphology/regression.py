@@ -55,8 +55,8 @@ from ..core.errors import InputError
 from ..stats.correlates import EXACT_DP_MAX_PAIRS, benjamini_hochberg, spearman
 from ..stats.family import (clustered_slope, family_means, studentized_slope_test,
                             within_family_permutations, within_family_slope_test)
-from ..stats.permutation import (EXACT_MAX, PermutationSettings, reference_permutations,
-                                 slope_test)
+from ..stats.permutation import (EXACT_MAX, PermutationSettings, monte_carlo_interval,
+                                 reference_permutations, slope_test)
 from .questions import question_of
 
 #: The fewest languages a regression is computed on.
@@ -225,6 +225,18 @@ class _References:
         return self._means[groups]
 
 
+def _near_alpha(name: str, p: float, permutations: int) -> str:
+    """A note where a p-value from drawn permutations is within their Monte Carlo error of
+    :data:`FAMILY_ALPHA` (its 99% interval holds it): another seed could put it on the other
+    side; "" otherwise."""
+    low, high = monte_carlo_interval(p, permutations)
+    if not low <= FAMILY_ALPHA <= high:
+        return ""
+    return (f"{name} p {p:.3g} from {permutations - 1:,} drawn permutations is within their Monte "
+            f"Carlo error of {FAMILY_ALPHA} (99% interval {low:.3g} to {high:.3g}): another seed "
+            f"could put it on the other side; raise morphology.permutations to settle it")
+
+
 def family_control(x, y, languages: list[str], families: dict[str, str] | None,
                    plain_p: float | None,
                    settings: PermutationSettings = PermutationSettings(),
@@ -283,6 +295,12 @@ def family_control(x, y, languages: list[str], families: dict[str, str] | None,
         else:
             notes.append(f"the {groups} family means of x are equal: no family-means test")
         clustered_p = clustered_slope(x, y, named, settings.level).p
+    drawn = [("within-family", within_p, within.permutations, within.exact)]
+    if means_p is not None:
+        means_reference, means_exact = references.means(groups)
+        drawn.append(("family-means", means_p, len(means_reference), means_exact))
+    notes += [_near_alpha(name, p, count) for name, p, count, exact in drawn
+              if p is not None and not exact]
     controlled = [p for p in (within_p, means_p, clustered_p) if p is not None]
     plain = plain_p <= FAMILY_ALPHA
     out.update(n_families=groups, within_family_p=within_p, family_means_p=means_p,

@@ -294,6 +294,14 @@ def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
     if lacking:
         parts.append(f"{len(lacking)} {_verb(len(lacking), 'has', 'have')} a language without "
                      f"a family in the sheet and no family-controlled test")
+    # fairppl.morphology.regression flags a drawn-permutation p within its Monte Carlo error of
+    # the level in the row's note
+    near = [r for r in tested if "within their Monte Carlo error" in (r.get("note") or "")]
+    if near:
+        parts.append(f"in {len(near)} {_verb(len(near), 'row', 'rows')} ({named(near)}) a "
+                     f"family-controlled p from drawn permutations is within their Monte Carlo "
+                     f"error of {ALPHA}, so its side of {ALPHA} is not settled (the note says "
+                     f"which; morphology.permutations draws more)")
     text = "; ".join(parts)
     return "Languages of one family are not independent draws: " + text + "."
 

@@ -102,6 +102,25 @@ def reference_permutations(n: int, settings: PermutationSettings) -> tuple[np.nd
     return np.vstack([np.arange(n), draws]), False
 
 
+def monte_carlo_interval(p: float, permutations: int,
+                         level: float = 0.99) -> tuple[float, float]:
+    """The Clopper-Pearson ``level`` interval of the exact permutation p-value behind a Monte
+    Carlo one: ``p`` = (1 + k) / ``permutations`` from the identity and B = permutations - 1
+    draws, k of them at least as extreme; the exact p-value is the chance that one draw is, and
+    k of B draws is a binomial count of it."""
+    draws = permutations - 1
+    k = round(p * permutations) - 1
+    if draws < 1 or not 0 <= k <= draws:
+        raise ValueError(f"monte_carlo_interval: p {p} is not (1 + k) / {permutations} for a "
+                         f"count k of {draws} draws")
+    from scipy.stats import beta
+
+    tail = (1.0 - level) / 2
+    low = 0.0 if k == 0 else float(beta.ppf(tail, k, draws - k + 1))
+    high = 1.0 if k == draws else float(beta.ppf(1.0 - tail, k + 1, draws - k))
+    return low, high
+
+
 @lru_cache(maxsize=12)
 def _every_permutation(n: int) -> np.ndarray:
     table = np.array(list(all_permutations(range(n))), dtype=np.int64)
