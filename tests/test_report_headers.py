@@ -122,3 +122,23 @@ def test_every_registered_column_renders_without_code_names(module):
     names = sorted({n for attr in _REGISTRIES[module] for n in getattr(mod, attr)})
     page = html_table(pl.DataFrame({n: [1.0] for n in names}))
     assert [h for h in _headers(page) if CODE.search(h)] == []
+
+
+def test_correlates_table_says_a_constant_column_once_in_its_caption():
+    from fairppl.report.pages import correlates_section
+
+    langs = ["eng", "deu", "kor", "tur"]
+    correlates = pl.DataFrame({
+        "corpus": ["bible"] * 4, "language": langs, "feature_units": [4751] * 4,
+        "ttr_tokens": [10000] * 4, "type_token_ratio_fixed": [0.1, 0.2, 0.3, 0.25],
+        "features_missing_reason": pl.Series([None] * 4, dtype=pl.String)})
+    inp = ReportInputs(bpu=_models("bible"), models=_models("bible"), sheet=SHEET,
+                       settings={"corpora": {"bible": {}}},
+                       bootstrap=BootstrapSettings(1000, 0, 0.95), correlates=correlates)
+    page = correlates_section(inp)
+    headers = _headers(page)
+    assert "type/token ratio fixed" in headers or "type token ratio fixed" in headers
+    assert not {"feature units", "type/token ratio tokens", "features missing reason"} & set(
+        headers)
+    assert ("per language, hardest first; the same for every language: feature units = 4,751; "
+            "type/token ratio tokens = 10,000") in html.unescape(page)

@@ -345,6 +345,10 @@ def correlates_section(inp: ReportInputs) -> str | None:
                        on="language", how="left").drop("corpus")
     ref_name = (sorted(ref["label"].unique(), key=lambda s: (not s.startswith("kenlm-char"), s))[0]
                 if ref.height else "none")
+    # a column with one value for every language (the unit counts of the common set, N of the
+    # fixed-length type/token ratio, an empty reason) is said once in the caption
+    feats, constant = drop_constant_columns(feats, keep=("language", "bpec", "script"))
+    same = _constants(constant)
     parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
                 "for every language: languages written without spaces get few, very long "
                 "words) and their rank correlation with BPEC across languages.", "note"),
@@ -353,7 +357,8 @@ def correlates_section(inp: ReportInputs) -> str | None:
                                 **UNITS, "language": "language id",
                                 OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION, **UNSEEN_COLUMNS,
                                 "bpec": f"BPEC of {ref_name} (bits/char of English)"},
-                        caption=f"{main}: per language, hardest first")]
+                        caption=f"{main}: per language, hardest first"
+                        + (f"; the same for every language: {same}" if same else ""))]
     if inp.correlations is not None and inp.correlations.height:
         corr = inp.correlations.filter(corpus=main).with_columns(
             label=pl.col("model") + " / " + pl.col("tokenizer"),
