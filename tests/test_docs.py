@@ -8,7 +8,7 @@ Every fenced code block is checked by what it holds:
   directory (conftest's ``make_workdir``): on the test config, or on the repository's config/ when
   the command names a ``--configfile`` of it; a ``--profile NAME`` is the YAML snippet of the docs
   whose first comment line names ``.../NAME/profile.yaml``. ``fairppl ...`` and ``python
-  tests/<script>.py ...``: their own argparse parses the arguments without running anything; a
+  bench/<script>.py ...``: their own argparse parses the arguments without running anything; a
   synopsis (``[--opt X]``, ``a|b``) only needs its sub-command and every option it names to
   exist. Programs of the system or the cluster (``printf``, ``squeue``, ...) are listed in
   ``EXTERNAL``; any other program fails the test, so a new kind of command gets a check.

@@ -117,11 +117,14 @@ def test_imports_are_read_as_written(tmp_path, monkeypatch, source, expected):
 
 
 def test_project_text_speaks_of_the_project_alone():
-    """The library, the rules, the configs and the docs name no folder outside the repository
-    (the tests' real-data folder is the tests' business: tests/shared_data.py)."""
+    """The library, the rules, the configs, the benchmark scripts and the docs name no folder
+    outside the repository (the tests' real-data folder is the tests' business:
+    tests/shared_data.py)."""
     places = [*(ROOT / "workflow").rglob("*.py"), *(ROOT / "workflow").rglob("*.smk"),
               *(ROOT / "workflow").rglob("*.yaml"), *(ROOT / "config").rglob("*.yaml"),
+              *(ROOT / "bench").glob("*.py"), *(ROOT / "bench").glob("*.sh"),
               *(ROOT / "docs").glob("*.md"), ROOT / "README.md", ROOT / "Makefile"]
+    assert ROOT / "bench" / "bench_gpu.sh" in places  # the benchmark scripts are read
     found = [f"{path.relative_to(ROOT)}:{number}"
              for path in places for number, line in
              enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)

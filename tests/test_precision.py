@@ -75,7 +75,7 @@ MODELS = ["smollm2-135m", "gemma3-270m"]
 
 
 def test_the_measured_errors_decide_each_precision():
-    # every model of the default sheet was measured (tests/bench_dtype.py) in both precisions
+    # every model of the default sheet was measured (bench/bench_dtype.py) in both precisions
     for model in MODELS:
         assert set(precision.MEASURED[model]) == {"bfloat16", "float16"}
         assert all(v > 0 for v in precision.REFERENCE[model].values())
@@ -129,7 +129,7 @@ def test_start_up_refuses_float16_for_gemma_and_an_unmeasured_model():
     refused(config, ["tiny-random"], False, (
         r"field 'pretrained.dtype': float16 was never measured against float32 for model "
         r"'tiny-random', so the report could not say what it moves; expected float32, or "
-        r"measure it with tests/bench_dtype.py and add its figures to "
+        r"measure it with bench/bench_dtype.py and add its figures to "
         r"fairppl.lm.precision.MEASURED$"))
     config["pretrained"]["dtype"] = "float32"
     check_dtype(config, SOURCE, ["tiny-random"], True)  # float32 needs no measurement

@@ -1,21 +1,53 @@
-"""fairppl.report.scale: benchmark files and their paths read as Snakemake writes them, sizes read
-from the jobs' outputs, least-squares lines recovered exactly, and bad input named by file and
-line."""
+"""bench/scale_model.py (the cost model behind bench/bench_scale.py): benchmark files and their
+paths read with the workflow's own rules (loaded on the test config, as bench_scale.py loads a
+run's: those tests run Snakemake, `e2e`), sizes read from the jobs' outputs where the rules put
+them, least-squares lines recovered exactly, and bad input named by file and line."""
 
 from __future__ import annotations
 
 import json
 import math
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
+from conftest import ROOT, make_workdir
 from fairppl.core.errors import InputError
-from fairppl.report import scale
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import scale_model as scale  # noqa: E402
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time"
 CONFIG = {"corpora": {"bible": {}, "udhr": {"models_from": "bible"}}, "lemmas": {"corpora": []}}
+
+
+#: Loads the workflow in a working directory and prints each rule's patterns as one JSON line
+#: (argv: the bench/ folder, the working directory).
+LOAD_RULES = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import scale_model
+rules = scale_model.workflow_rules(sys.argv[2])
+print("RULES " + json.dumps({n: [r.benchmark, list(r.output.items())] for n, r in rules.items()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def rules(tmp_path_factory):
+    """The workflow's rules (:func:`scale_model.workflow_rules`) on the test config, loaded
+    once in a subprocess."""
+    wd = make_workdir(tmp_path_factory.mktemp("scale") / "wd", ROOT / "tests" / "config")
+    proc = subprocess.run([sys.executable, "-c", LOAD_RULES, str(ROOT / "bench"), str(wd)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RULES "))
+    return {name: scale.RulePaths(benchmark, dict(items))
+            for name, (benchmark, items) in json.loads(line[len("RULES "):]).items()}
 
 
 def write_benchmark(path, rows):
@@ -40,7 +72,8 @@ def write_safetensors(path, shapes: dict[str, list[int]]):
     path.write_bytes(len(raw).to_bytes(8, "little") + raw + bytes(offset))
 
 
-def test_a_real_benchmark_file_and_its_path(tmp_path):
+@pytest.mark.e2e
+def test_a_real_benchmark_file_and_its_path(tmp_path, rules):
     # The file as the fresh-clone study wrote it for a pretrained model's LM-guided marginal.
     path = "marginal_lm/bible/zho.gemma3-270m.native.tsv"
     (tmp_path / path).parent.mkdir(parents=True)
@@ -49,13 +82,14 @@ def test_a_real_benchmark_file_and_its_path(tmp_path):
         "\t155.36\n", encoding="utf-8")
     assert scale.read_benchmark(tmp_path / path) == [
         {"s": 187.92, "max_rss_mb": 2584.68, "cpu_time": 155.36}]
-    row = scale.read_benchmarks(tmp_path).row(0, named=True)
+    row = scale.read_benchmarks(tmp_path, rules).row(0, named=True)
     assert (row["rule"], row["model"], row["s"], row["max_rss_mb"]) == \
         ("marginal_lm", "gemma3-270m", 187.92, 2584.68)
-    assert scale.parse_benchmark_path(path) == {
+    assert scale.parse_benchmark_path(path, rules) == {
         "rule": "marginal_lm", "job": "marginal_lm/bible/zho.gemma3-270m.native",
         "corpus": "bible", "language": "zho", "model": "gemma3-270m", "tokenizer": "native",
-        "stream": None, "order": None, "vocab": None}
+        "stream": None, "order": None, "vocab": None, "type": None, "size": None,
+        "version": None, "max_order": None}
 
 
 @pytest.mark.parametrize("path, expected", [
@@ -75,8 +109,11 @@ def test_a_real_benchmark_file_and_its_path(tmp_path):
      {"rule": "score_subword_ngram", "corpus": "udhr", "language": "rus",
       "tokenizer": "spm-bpe-4000", "order": "5"}),
     ("train_tokenizer/bible/ukr.unigram-4000.tsv",
-     {"rule": "train_tokenizer", "corpus": "bible", "language": "ukr",
-      "tokenizer": "unigram-4000"}),
+     {"rule": "train_tokenizer", "corpus": "bible", "language": "ukr", "type": "unigram",
+      "size": "4000"}),
+    ("build_kenlm/0.2.0-o8.tsv", {"rule": "build_kenlm", "version": "0.2.0", "max_order": "8"}),
+    ("score_pretrained/udhr/hin.smollm2-135m.tsv",
+     {"rule": "score_pretrained", "corpus": "udhr", "language": "hin", "model": "smollm2-135m"}),
     ("shannon_bets/bible/eng.kenlm-word-o3.word-v1000.tsv",
      {"rule": "shannon_bets", "corpus": "bible", "language": "eng", "model": "kenlm-word-o3",
       "tokenizer": "word-v1000"}),
@@ -87,19 +124,21 @@ def test_a_real_benchmark_file_and_its_path(tmp_path):
     ("forms_per_lemma.tsv", {"rule": "forms_per_lemma"}),
     ("some_new_rule/x/y.tsv", {"rule": "some_new_rule"}),
 ])
-def test_paths_of_every_rule(path, expected):
-    parsed = scale.parse_benchmark_path(path)
+@pytest.mark.e2e
+def test_paths_of_every_rule(path, expected, rules):
+    parsed = scale.parse_benchmark_path(path, rules)
     for name in scale.WILDCARDS:
         assert parsed[name] == expected.get(name), name
     assert parsed["rule"] == expected["rule"]
     assert parsed["job"] == path[:-4]
 
 
-def test_reader_keeps_the_numbers_and_averages_repeats(tmp_path):
+@pytest.mark.e2e
+def test_reader_keeps_the_numbers_and_averages_repeats(tmp_path, rules):
     write_benchmark(tmp_path / "train_neural/bible/eng.char.tsv", [(26.35, 1139.70, 24.49)])
     write_benchmark(tmp_path / "score_neural/udhr/eng.char.tsv",
                     [(5.0, 600.0, 4.0), (7.0, 630.5, "NA")])
-    frame = scale.read_benchmarks(tmp_path)
+    frame = scale.read_benchmarks(tmp_path, rules)
     assert frame["rule"].to_list() == ["score_neural", "train_neural"]
     rows = {r["rule"]: r for r in frame.iter_rows(named=True)}
     assert rows["train_neural"]["s"] == 26.35
@@ -127,21 +166,24 @@ def test_a_malformed_benchmark_file_is_named_with_its_line(tmp_path, text, line,
     path.parent.mkdir(parents=True)
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError) as err:
-        scale.read_benchmarks(tmp_path)
+        scale.read_benchmarks(tmp_path, {})  # no rules: the file alone is read
     assert str(err.value).startswith(f"{path}, line {line}: ")
     assert words in str(err.value)
     assert err.value.line == line
 
 
-def test_a_path_that_does_not_fit_its_rule_is_named(tmp_path):
+@pytest.mark.e2e
+def test_a_path_that_does_not_fit_its_rule_is_named(tmp_path, rules):
     write_benchmark(tmp_path / "score_word_ngram" / "bible" / "pol.o3.tsv", [(1.0, 1.0, 1.0)])
-    with pytest.raises(InputError, match=r"score_word_ngram/bible/pol\.o3\.tsv.*does not match"):
-        scale.read_benchmarks(tmp_path)
+    with pytest.raises(InputError, match=r"score_word_ngram/bible/pol\.o3\.tsv.*does not match "
+                                         r"benchmarks/score_word_ngram/\{corpus\}/"
+                                         r"\{language\}\.v\{vocab\}\.o\{order\}\.tsv"):
+        scale.read_benchmarks(tmp_path, rules)
 
 
 def test_an_empty_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match="no benchmark file"):
-        scale.read_benchmarks(tmp_path)
+        scale.read_benchmarks(tmp_path, {})
 
 
 def test_safetensors_parameters_counts_every_tensor(tmp_path):
@@ -197,9 +239,10 @@ def synthetic_study(tmp_path):
     return bench, results, resources, params
 
 
-def test_fits_recover_known_coefficients_from_synthetic_runs(tmp_path):
+@pytest.mark.e2e
+def test_fits_recover_known_coefficients_from_synthetic_runs(tmp_path, rules):
     bench, results, resources, params = synthetic_study(tmp_path)
-    frame = scale.job_sizes(scale.read_benchmarks(bench), results, resources, CONFIG)
+    frame = scale.job_sizes(scale.read_benchmarks(bench, rules), tmp_path, CONFIG, rules)
     assert frame.columns[0] == "family"
     assert dict(zip(frame["rule"], frame["family"])) == {"train_ngram": "n-gram training",
                                                          "score_pretrained": "pretrained scoring"}
@@ -233,9 +276,62 @@ def test_fits_recover_known_coefficients_from_synthetic_runs(tmp_path):
     assert per_language["score_pretrained"]["jobs_per_language"] == 2.0
 
 
-def test_a_job_without_its_output_is_named(tmp_path):
+@pytest.mark.e2e
+def test_a_job_without_its_output_is_named(tmp_path, rules):
     bench, results, resources, _ = synthetic_study(tmp_path)
     missing = results / "scores" / "bible" / "zho" / "tiny-lm.native.parquet"
     missing.unlink()
     with pytest.raises(InputError, match="tiny-lm.native.parquet: no such file"):
-        scale.job_sizes(scale.read_benchmarks(bench), results, resources, CONFIG)
+        scale.job_sizes(scale.read_benchmarks(bench, rules), tmp_path, CONFIG, rules)
+
+
+def test_a_pattern_reads_and_fills_its_wildcards():
+    regex = scale.pattern_regex("benchmarks/r/{corpus}/{language}.{model}.{language}.tsv")
+    assert regex == (r"benchmarks/r/(?P<corpus>[^/]+?)/(?P<language>[^/]+?)\.(?P<model>[^/]+?)"
+                     r"\.(?P=language)\.tsv")
+    match = re.fullmatch(regex, "benchmarks/r/bible/eng.qwen2.5-0.5b.eng.tsv")
+    assert match.groupdict() == {"corpus": "bible", "language": "eng", "model": "qwen2.5-0.5b"}
+    assert re.fullmatch(regex, "benchmarks/r/bible/eng.m.deu.tsv") is None  # a repeat differs
+    assert re.fullmatch(regex, "benchmarks/r/a/b/eng.m.eng.tsv") is None  # no slash in a value
+    assert scale.fill("results/{corpus}/{language}/{stream}.o{order}.kenlm",
+                      {"corpus": "udhr", "language": "hin", "stream": "char", "order": 5,
+                       "model": "unused"}) == "results/udhr/hin/char.o5.kenlm"
+    with pytest.raises(ValueError, match=r"no value for wildcard 'order' of results/\{x\}\.o"):
+        scale.fill("results/{x}.o{order}", {"x": "a", "order": None})
+
+
+def test_paths_are_read_with_the_rules_given():
+    rules = {"r": scale.RulePaths("benchmarks/r/{corpus}/{language}.{model}.tsv", {}),
+             "s": scale.RulePaths("benchmarks/s.tsv", {0: "results/s.csv"}),
+             "t": scale.RulePaths(None, {0: "results/t.csv"})}
+    parsed = scale.parse_benchmark_path("r/bible/zho.tiny.lm.tsv", rules)
+    assert (parsed["rule"], parsed["corpus"], parsed["language"], parsed["model"]) == \
+        ("r", "bible", "zho", "tiny.lm")
+    assert scale.parse_benchmark_path("s.tsv", rules)["rule"] == "s"
+    assert scale.parse_benchmark_path("t/x.tsv", rules)["rule"] == "t"  # t has no benchmark
+    with pytest.raises(InputError, match=r"r/bible\.tsv: benchmark path of rule r does not "
+                                         r"match benchmarks/r/\{corpus\}"):
+        scale.parse_benchmark_path("r/bible.tsv", rules)
+
+
+#: The outputs the cost model reads, per rule (bench/scale_model.py's _sizes).
+READS = {"train_ngram": ["model", "record"], "score_char_ngram": ["scores"],
+         "score_word_ngram": ["scores"], "score_subword_ngram": ["scores"],
+         "train_tokenizer": ["record"], "train_neural": ["stats"], "score_neural": ["scores"],
+         "score_pretrained": ["scores"], "cache_pretrained": ["hf"], "marginal_lm": ["table"],
+         "marginal_ngram": ["table"], "marginal_lengths": ["table"],
+         "marginal_samples_needed": ["curves"], "marginal_caching": [], "shannon_bets": ["table"],
+         "mcc_apertium": [0]}
+
+
+@pytest.mark.e2e
+def test_the_cost_model_reads_rules_the_workflow_has(rules):
+    family_rules = {rule for family in scale.FAMILIES for rule in family.rules}
+    assert family_rules <= set(READS)
+    for rule, outputs in READS.items():
+        assert rules[rule].benchmark is not None, rule
+        assert rules[rule].benchmark.startswith("benchmarks/"), rule
+        for which in outputs:
+            assert which in rules[rule].output, (rule, which)
+    assert rules["train_ngram"].output["record"] == \
+        "results/ngram/{corpus}/{language}/{stream}.o{order}.json"  # constraints left out

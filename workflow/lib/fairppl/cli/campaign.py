@@ -14,10 +14,14 @@
 truncations for the sites, the outcomes, the organiser's key, the settings); ``score`` checks a
 site's file of bets or rankings line by line and scores it with the key, without any model;
 ``bets`` makes a bets file from a model of the study, so the round trip (truncations, bets,
-score) reproduces that model's numbers. Exit status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
-flagged (with ``--allow-invalid``: when no valid record is left to score), 2 for an unusable campaign folder or corpus (a message naming the file and line).
-Each subcommand is a pair (``add_<name>``, its function) in ``SUBCOMMANDS``: adding one is
-adding a pair.
+score) reproduces that model's numbers; ``models`` does so for every bettor the study has. Exit
+status: 0 when scored with nothing flagged (or with ``--allow-invalid``), 1 when a record is
+flagged (with ``--allow-invalid``: when no valid record is left to score), 2 for an unusable
+campaign folder or corpus (a message naming the file and line).
+
+This module parses, calls and prints: the work is in :mod:`fairppl.shannon` (the study's bettors
+found and built in :mod:`fairppl.shannon.study_bettors`). Each subcommand is a pair
+(``add_<name>``, its function) in ``SUBCOMMANDS``: adding one is adding a pair.
 """
 
 from __future__ import annotations
@@ -165,83 +169,38 @@ def add_score(csub) -> None:
     p.set_defaults(func=_score)
 
 
-def _bettor(args, campaign):
-    """The bettor of ``--model``: a KenLM word n-gram file, the eq. 7 bigram trained on the
-    campaign's vocabulary corpus (over its characters in a campaign of unit ``char``), or a
-    transformers folder. A char campaign takes the bigram only."""
-    from pathlib import Path
+def _write_bets(campaign, out: str, length: int | None, model: str, root: str = ".",
+                alpha: float | None = None, bos: str | None = None,
+                eos: str | None = None) -> str:
+    """Bet on every truncation of ``campaign`` with ``model``
+    (:func:`fairppl.shannon.study_bettors.build_bettor`), write the bets to ``out`` and print
+    it; the bettor's description (the bigram's discount)."""
+    from tqdm import tqdm
 
-    from ..core.errors import InputError
+    from ..shannon.bettors import campaign_bets
+    from ..shannon.study_bettors import build_bettor, campaign_contexts
+    from ..shannon.submission import write_bets
 
-    outcomes = campaign.outcomes
-    if args.model == "bigram-eq7":
-        from ..corpus.readers import read_split
-        from ..shannon.bigram import train_bettor
-        from ..shannon.outcomes import spaced
-
-        meta = campaign.settings
-        units = Path(getattr(args, "root", ".")) / "results" / "corpus" / \
-            meta["vocabulary_corpus"] / "units.parquet"
-
-        def texts(split):
-            got = read_split(str(units), meta["language"], split)["text"].to_list()
-            return [spaced(t, campaign.unit) for t in got]
-
-        train = texts("train")
-        dev = [] if args.alpha is not None else texts("dev")
-        bettor, alpha = train_bettor(train, dev, outcomes, ALPHAS, args.alpha)
-        return bettor, f"alpha {alpha}" + (", over characters" if campaign.unit == "char" else "")
-    path = Path(args.model)
-    if campaign.unit == "char" and (path.is_file() or path.is_dir()):
-        kind = "a KenLM word n-gram" if path.is_file() else "a transformers folder"
-        raise InputError(f"{kind} bets on words, and this campaign's unit is char "
-                         f"({campaign.folder}): the study has no character bettor of that kind "
-                         f"yet; expected bigram-eq7 (the eq. 7 bigram over characters)",
-                         path=args.model)
-    if path.is_file():
-        from ..shannon.bettors import WordNgramBettor
-
-        return WordNgramBettor(path, outcomes), "KenLM word n-gram"
-    if path.is_dir():
-        from ..shannon.neural import TokenBettor
-
-        special = {k: v for k, v in (("bos", args.bos), ("eos", args.eos)) if v}
-        return TokenBettor.from_folder(path, outcomes, special or None), "transformers LM"
-    raise InputError("expected a KenLM word n-gram file (with its .json record), a transformers "
-                     "model folder or bigram-eq7", path=args.model)
-
-
-#: The bigram's candidate discounts when --alpha is not given (chosen on the dev split).
-ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+    bettor, what = build_bettor(campaign, model, root=root, alpha=alpha, bos=bos, eos=eos)
+    contexts = campaign_contexts(campaign)
+    records = campaign_bets(bettor, tqdm(contexts, desc="bets", unit="truncation",
+                                         disable=len(contexts) < 50), campaign.outcomes, length)
+    n = write_bets(out, records)
+    print(f"wrote {out}: {n} bets records ({what}; lists of "
+          f"{'all' if length is None else length} of m = {campaign.m} outcomes)")
+    return what
 
 
 def _bets(args) -> int:
     from ..core.errors import InputError
-    from ..shannon.bettors import campaign_bets
-    from ..shannon.campaign_folder import TRUNCATIONS, _jsonl_records, read_campaign
-    from ..shannon.submission import write_bets
+    from ..shannon.campaign_folder import read_campaign
 
     campaign = read_campaign(args.dir)
     length = None if args.l == "all" else int(args.l)
     if length is not None and length < 0:
         raise InputError(f"--l {args.l}: expected a list length >= 0 or all")
-    bettor, what = _bettor(args, campaign)
-    args.described = what  # for campaign models' labels (the bigram's alpha)
-    path = campaign.folder / TRUNCATIONS
-    contexts = [(t["id"], t["context"]) for t in _jsonl_records(
-        path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
-    if campaign.unit == "char":
-        from ..shannon.outcomes import spaced
-
-        # campaign_bets splits a context into words: its characters, one per word
-        contexts = [(tid, spaced(context, "char")) for tid, context in contexts]
-    from tqdm import tqdm
-
-    records = campaign_bets(bettor, tqdm(contexts, desc="bets", unit="truncation",
-                                         disable=len(contexts) < 50), campaign.outcomes, length)
-    n = write_bets(args.out, records)
-    print(f"wrote {args.out}: {n} bets records ({what}; lists of "
-          f"{'all' if length is None else length} of m = {campaign.m} outcomes)")
+    _write_bets(campaign, args.out, length, args.model, alpha=args.alpha, bos=args.bos,
+                eos=args.eos)
     return 0
 
 
@@ -263,65 +222,6 @@ def add_bets(csub) -> None:
     p.set_defaults(func=_bets)
 
 
-#: The bettor kinds of ``campaign models`` (the study's ``shannon.bettors``).
-BETTOR_KINDS = ("kenlm-word", "bigram", "transformer", "pretrained")
-
-
-def _study_bettors(args, campaign, config: dict, kinds) -> tuple[list, list[str]]:
-    """The study's bettors of a campaign's language: (name, label, argparse namespace for
-    :func:`_bettor`) per model found, and why each requested kind has none."""
-    import argparse
-    from pathlib import Path
-
-    meta = campaign.settings
-    root, lang, corpus = Path(args.root), meta["language"], meta["vocabulary_corpus"]
-    found, missing = [], []
-
-    def job(name, label, model, bos=None, eos=None):
-        found.append((name, label, argparse.Namespace(model=model, alpha=None, bos=bos,
-                                                      eos=eos, root=args.root)))
-
-    for kind in kinds:
-        before = len(found)
-        if kind == "bigram":
-            job("bigram-eq7", "bigram, eq. 7", "bigram-eq7")
-        elif campaign.unit == "char":
-            missing.append(f"{kind}: the study has no character bettor of this kind (unit char)")
-            continue
-        elif kind == "kenlm-word":
-            folder = root / "results" / "ngram" / corpus / lang
-            for path in sorted(folder.glob(f"word-v{meta['vocab_size']}.o*.kenlm")):
-                order = path.name.rsplit(".o", 1)[1].removesuffix(".kenlm")
-                job(f"kenlm-word-o{order}", f"KenLM word {order}-gram", str(path))
-        elif kind == "transformer":
-            for path in sorted((root / "results" / "neural" / corpus / lang).glob("*/model")):
-                job(f"transformer-{path.parent.name}", f"Transformer ({path.parent.name})",
-                    str(path))
-        elif kind == "pretrained":
-            from ..config.sheet import read_model_sheet
-            from ..lm.pretrained import resolve_model
-
-            sheet = str(root / config.get("models", "config/models.tsv"))
-            schema = str(root / "workflow" / "schemas" / "models.schema.yaml")
-            for row in read_model_sheet(sheet, schema):
-                if lang not in row.languages or corpus not in row.corpora:
-                    continue
-                resolved = resolve_model(vars(row), root / "resources" / "models",
-                                         sheet=sheet, probe=False)
-                if Path(resolved.load_from).is_dir():
-                    special = resolved.special_tokens()
-                    job(row.model, row.description or row.model, resolved.load_from,
-                        special.get("bos"), special.get("eos"))
-        if len(found) == before:
-            where = {"kenlm-word": f"results/ngram/{corpus}/{lang}/word-v{meta['vocab_size']}"
-                                   f".o*.kenlm",
-                     "transformer": f"results/neural/{corpus}/{lang}/*/model",
-                     "pretrained": "a model of the sheet for this language, installed under "
-                                   "resources/models"}[kind]
-            missing.append(f"{kind}: none found ({where}; run the study first)")
-    return found, missing
-
-
 def _models(args) -> int:
     import json
     from pathlib import Path
@@ -329,6 +229,7 @@ def _models(args) -> int:
     from ..core.errors import InputError
     from ..core.io import write_text
     from ..shannon.campaign_folder import TRUNCATIONS, read_campaign
+    from ..shannon.study_bettors import BETTOR_KINDS, BIGRAM, find_study_bettors
     from ..shannon.truncations import _load_config
 
     campaign = read_campaign(args.dir)
@@ -340,27 +241,28 @@ def _models(args) -> int:
     if unknown:
         raise InputError(f"--bettors {unknown}: expected a comma-separated list of "
                          f"{', '.join(BETTOR_KINDS)}")
-    found, missing = _study_bettors(args, campaign, config, kinds)
+    found, missing = find_study_bettors(campaign, args.root, config, kinds)
     if missing and not args.skip_missing:
         raise InputError("no model for: " + "; ".join(missing) + " (or --skip-missing)",
                          path=str(campaign.folder))
     folder = campaign.folder / "models"
     made = 0
-    for name, label, job_args in found:
-        out = folder / f"{name}.jsonl"
+    for bettor in found:
+        out = folder / f"{bettor.name}.jsonl"
         if out.exists() and out.stat().st_mtime >= (campaign.folder / TRUNCATIONS).stat().st_mtime:
             print(f"{out}: up to date")
             continue
-        job_args.dir, job_args.l, job_args.out = str(campaign.folder), "all", str(out)
-        try:  # job_args.root: where _bettor finds the study's units
-            _bets(job_args)
+        try:  # root: where the bigram finds the study's units
+            what = _write_bets(campaign, str(out), None, bettor.model, root=args.root,
+                               bos=bettor.bos, eos=bettor.eos)
         except InputError as err:  # e.g. a context beyond a Transformer's window
-            missing.append(f"{name}: {err}")
+            missing.append(f"{bettor.name}: {err}")
             continue
-        if name == "bigram-eq7":  # its discount, chosen on the dev split
-            label += f" ({job_args.described})"
+        label = bettor.label
+        if bettor.model == BIGRAM:  # its discount, chosen on the dev split
+            label += f" ({what})"
         write_text(out.with_suffix(".json"), json.dumps({"label": label, "model":
-                                                          job_args.model}) + "\n")
+                                                          bettor.model}) + "\n")
         made += 1
     for why in missing:
         print(f"skipped {why}")
@@ -370,6 +272,8 @@ def _models(args) -> int:
 
 
 def add_models(csub) -> None:
+    from ..shannon.study_bettors import BETTOR_KINDS
+
     p = csub.add_parser("models", help="bet on a campaign with every bettor of the study "
                                        "(DIR/models/), to stand beside the players")
     p.add_argument("dir", help="campaign folder (fairppl campaign truncations --out)")
@@ -382,25 +286,6 @@ def add_models(csub) -> None:
     p.add_argument("--skip-missing", action="store_true",
                    help="go on when a requested kind has no model yet (say which)")
     p.set_defaults(func=_models)
-
-
-def _references(campaign, root: str, language: str) -> dict:
-    """unit id -> the text of the same unit in ``language`` (the multi-text's reference verse),
-    from the study's units under ``root``."""
-    from pathlib import Path
-
-    from ..core.errors import InputError
-    from ..core.io import read_parquet
-
-    path = Path(root) / "results" / "corpus" / campaign.settings["corpus"] / "units.parquet"
-    frame = read_parquet(path, columns=["unit_id", "language", "text"])
-    part = frame.filter(frame["language"] == language)
-    if part.height == 0:
-        have = ", ".join(sorted(set(frame["language"].to_list())))
-        raise InputError(f"--reference {language}: no units of that language; expected one of "
-                         f"{have}", path=str(path))
-    texts = dict(zip(part["unit_id"].to_list(), part["text"].to_list()))
-    return {u: texts[u] for u in set(campaign.unit_ids) if u in texts}
 
 
 def _play(args) -> int:
@@ -416,7 +301,7 @@ def _play(args) -> int:
 def _serve_play(args) -> int:
     from ..shannon.campaign import read_campaign
     from ..shannon.play import PLAY_PROTOCOLS, PlaySettings, check_player
-    from ..shannon.play_server import PlayServer, page_url, serve
+    from ..shannon.play_server import PlayServer, page_url, reference_texts, serve
 
     if args.player is not None:
         check_player(args.player)  # before anything is read
@@ -424,7 +309,7 @@ def _serve_play(args) -> int:
     protocols = PLAY_PROTOCOLS if args.protocol == "all" else (args.protocol,)
     settings = {p: PlaySettings(p, list_max=args.list_max, stake=args.stake, coins=args.coins,
                                 max_guesses=args.max_guesses) for p in protocols}
-    references = _references(campaign, args.root, args.reference) if args.reference else None
+    references = reference_texts(campaign, args.root, args.reference) if args.reference else None
     state = PlayServer(campaign, settings, player=args.player,
                        kind="scripted" if args.scripted else "person", references=references,
                        reference_language=args.reference)

@@ -13,7 +13,7 @@ conclusions rest on do:
   shown per verse with its Monte Carlo interval) has intervals that shrink as 1/sqrt(K); what a
   precision moves there is the gap of each verse.
 
-:func:`check_dtype` scales the float32 intervals measured by ``tests/bench_dtype.py`` to the
+:func:`check_dtype` scales the float32 intervals measured by ``bench/bench_dtype.py`` to the
 configured units and K, and refuses a precision whose measured shift exceeds them: such a shift
 can move an estimate out of the interval the report draws around it.
 """
@@ -24,7 +24,7 @@ import math
 
 from ..core.errors import InputError
 
-#: What ``tests/bench_dtype.py`` measured on the shared 2-core CPU (2026-11-26; 20 Bible test
+#: What ``bench/bench_dtype.py`` measured on the shared 2-core CPU (2026-11-26; 20 Bible test
 #: verses in each of eng deu rus ara hin zho, the marginal gap on 3 of them at K=8, M=16), per
 #: model of the sheet and precision: the largest shift of a paired difference of two languages'
 #: mean bits per verse (``pair_shift_bits``) and the mean |delta| of a verse's marginal gap
@@ -52,7 +52,7 @@ REFERENCE_K = 8
 #: Units a language is scored on when ``scoring.max_units`` is null (all of the evaluation
 #: split): the Bible's 4,751 test verses, rounded up (more units, narrower intervals).
 ALL_UNITS = 5000
-MEASURE = ("measure it with tests/bench_dtype.py and add its figures to "
+MEASURE = ("measure it with bench/bench_dtype.py and add its figures to "
            "fairppl.lm.precision.MEASURED")
 
 

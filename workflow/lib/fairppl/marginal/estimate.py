@@ -255,7 +255,7 @@ def mc_interval(log_weights: Sequence, logp_default: Sequence[float], level: flo
       variance that heavy-tailed weights create (a sample that missed the rare large weights
       is both low and tight), which a percentile interval of the resamples ignores.
 
-    Coverage at a nominal 90% (tests/bench_mc_interval.py, 1000 repetitions, log-normal weights
+    Coverage at a nominal 90% (bench/bench_mc_interval.py, 1000 repetitions, log-normal weights
     of known mean, K = 32 unless said): log-sd 1: 87% for one unit (BCa: 82%), 90% for 5 units,
     94% for 20, 87% at K = 8; log-sd 0.5: 91%. Heavier tails are undercovered (log-sd 1.5: 83%
     for one unit, 88% for 5; log-sd 2: 80%), as any interval resampled from a few samples is:

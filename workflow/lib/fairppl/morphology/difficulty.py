@@ -65,7 +65,7 @@ Intervals (default ``laplace``), computed for ln d_j and exponentiated:
   :func:`fairppl.stats.bootstrap.resample_counts`, a unit drawn twice weighs twice) and refits:
   percentile intervals that do not lean on the noise model, at B fits' cost.
 
-``tests/bench_difficulty.py`` prints the coverage of the true difficulties by each model's 95%
+``bench/bench_difficulty.py`` prints the coverage of the true difficulties by each model's 95%
 Laplace intervals on data drawn from each model, complete and with 30% of the cells missing:
 0.947 to 0.951 where the model is the one that drew the data (s.e. 0.006); the homoscedastic
 intervals also hold on Model 2's data (0.948 to 0.956, 17% wider), while Model 2's fall to 0.86

@@ -12,7 +12,7 @@ test, so under the linear model (errors independent of the measure, of any distr
 covers the true slope at least at its level, and it excludes 0 exactly when the permutation
 p-value is at most 1 - level. (A percentile bootstrap over languages, used
 before, rejected a true null 8.9% of the time at a nominal 5% with 8 languages and 10.2% with
-17: ``tests/bench_morphology_tests.py`` prints the rates of what is reported now: all at 0.05
+17: ``bench/bench_morphology_tests.py`` prints the rates of what is reported now: all at 0.05
 within Monte Carlo error at 8, 11, 17 and 22 languages, except the t test of Pearson's r with a
 skewed measure and heavy-tailed BPEC at 8 languages, 0.064, which is why it is not the basis of
 claims.)
@@ -151,7 +151,7 @@ REGRESSION_COLUMNS = {
 
 #: The regression's statistics. Pearson's r has no t-test p-value here: at 8 languages with a
 #: skewed measure (as MCC is) and heavy-tailed BPEC it rejected a true null 6.4% of the time at
-#: a nominal 5% (tests/bench_morphology_tests.py), and its test is the permutation test of the
+#: a nominal 5% (bench/bench_morphology_tests.py), and its test is the permutation test of the
 #: slope (``permutation_p``), which holds its level.
 _STATS = ["slope", "slope_low", "slope_high", "intercept", "pearson_r", "permutation_p",
           "spearman_rho", "spearman_p"]
@@ -423,7 +423,7 @@ PREDICTOR_COLUMNS = {
     "n_languages": "languages with both values (count)",
     "pearson_r": "Pearson correlation (-1 to 1; no p-value: its t test rejected a true null "
                  "6.4% of the time at a nominal 5% with 8 languages, skewed and heavy-tailed "
-                 "data, tests/bench_morphology_tests.py)",
+                 "data, bench/bench_morphology_tests.py)",
     "spearman_rho": "Spearman rank correlation (-1 to 1)",
     "spearman_p": f"two-sided p-value of Spearman's rho (exact up to {EXACT_DP_MAX_PAIRS} "
                   f"languages)",
@@ -446,7 +446,7 @@ def predictor_correlations(responses: pl.DataFrame, predictors: pl.DataFrame,
     """Pearson's r and Spearman's rho with its p-value (exact up to ``EXACT_DP_MAX_PAIRS``
     languages), across languages, of every response with every predictor (Mielke et al. 2019's
     test of MCC against simple corpus statistics). Pearson's r has no p-value here: its t test
-    over-rejects at these sizes with skewed data (tests/bench_morphology_tests.py).
+    over-rejects at these sizes with skewed data (bench/bench_morphology_tests.py).
 
     ``responses``: corpus, language, response, value, and key columns among model, tokenizer
     and family (a model family: character, subword, pretrained); ``predictors``: corpus,

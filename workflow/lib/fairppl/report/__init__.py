@@ -2,8 +2,8 @@
 (:mod:`.html`), language rankings and their agreement (:mod:`.rankings`), model comparisons
 (:mod:`.compare`), the marginal-likelihood section (:mod:`.marginal`), the settings in words
 (:mod:`.settings`), figures (:mod:`.plots`, :mod:`.plots_marginal`) and the page itself
-(:mod:`.pages`); outside the report, a run's cost per rule family from its benchmark files
-(:mod:`.scale`).
+(:mod:`.pages`). A run's cost per rule family, read from its benchmark files, is benchmark
+tooling: ``bench/scale_model.py``.
 
 May import: every stage package below it (:mod:`fairppl.core` up to :mod:`fairppl.marginal`);
 nothing imports it except the workflow's scripts.

@@ -189,7 +189,7 @@ def coverage_sentences(accuracy: pl.DataFrame, level: float = 0.9) -> list[str]:
     if out:
         out.append("Which intervals to trust: a Monte Carlo interval (per unit, or of a "
                    "language's total) holds its nominal rate where the K log-weights spread "
-                   "about 1 nat or less (tests/bench_mc_interval.py: 87-94% at a nominal 90%), "
+                   "about 1 nat or less (bench/bench_mc_interval.py: 87-94% at a nominal 90%), "
                    "not where they spread more, as above; the intervals over units of the "
                    "totals, at marginal.min_units units or more, carry the Monte Carlo spread "
                    "but not the estimator's Jensen bias (log mean(w) is biased low; the table's "

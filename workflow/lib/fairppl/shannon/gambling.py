@@ -32,7 +32,7 @@ SUM_TOLERANCE = 1e-6
 CONSISTENCY_RTOL = 1e-9
 #: The fewest distinct units behind any interval over units of the game (the results table's and
 #: a campaign's score): a percentile bootstrap over fewer covers far below its level (about 0.88
-#: at 10 units for 0.95, 0.91 at 20; ``tests/bench_shannon_intervals.py``).
+#: at 10 units for 0.95, 0.91 at 20; ``bench/bench_shannon_intervals.py``).
 MIN_INTERVAL_UNITS = 20
 #: Under this many units a shown interval says that it covers below its level (about 0.91 at 20
 #: units, 0.92 at 50, 0.935 at 100 for 0.95 in the same simulation).
@@ -290,7 +290,7 @@ def randomized_draws(log_bets_per_unit: Sequence[np.ndarray], n_t: int, n_draws:
     order); each draw's Q in nats (:func:`draw_q`, weighted by the units' lengths for the
     ``weighted`` scheme). ``log_bets_per_unit[i]`` holds the log bets of every truncation of
     unit i, in order. ``sampling="auto"``: :func:`randomized_scheme`. Raises InputError when
-    ``n_t`` exceeds the number of units. ``tests/bench_shannon_bigram.py`` prints the schemes
+    ``n_t`` exceeds the number of units. ``bench/bench_shannon_bigram.py`` prints the schemes
     beside the exhaustive value."""
     units = [_check_log_bets(u, f"unit {i}") for i, u in enumerate(log_bets_per_unit)]
     n_draws = _positive_int(n_draws, "the number of draws")

@@ -39,7 +39,7 @@ Properties (tested in tests/test_shannon_bettors.py):
   canonical tokenization is the concatenation of its words' tokens (:func:`concatenation_holds`:
   true by construction for the character tokenizer and for pre-tokenizers that split before
   spaces, as GPT-2's; in practice for the study's SentencePiece models, whose pieces never span
-  a space, and for Gemma-3: tests/bench_shannon_bets.py counts it, 500 of 500 English Bible test
+  a space, and for Gemma-3: bench/bench_shannon_bets.py counts it, 500 of 500 English Bible test
   units for each of the four). So the exhaustive gambling perplexity equals the likelihood
   perplexity of that word-by-word tokenization; where the concatenation fails, it is the
   likelihood of a non-canonical tokenization of the same text.

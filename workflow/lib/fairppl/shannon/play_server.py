@@ -85,6 +85,23 @@ def model_files(campaign: Campaign) -> list[tuple[str, Path]]:
     return out
 
 
+def reference_texts(campaign: Campaign, root: str | Path, language: str) -> dict:
+    """unit id -> the text of the same unit in ``language`` (the multi-text's reference verse)
+    for the campaign's units, from the study's units under ``root``; a language without units
+    there raises InputError naming the languages it has."""
+    from ..core.io import read_parquet
+
+    path = Path(root) / "results" / "corpus" / campaign.settings["corpus"] / "units.parquet"
+    frame = read_parquet(path, columns=["unit_id", "language", "text"])
+    part = frame.filter(frame["language"] == language)
+    if part.height == 0:
+        have = ", ".join(sorted(set(frame["language"].to_list())))
+        raise InputError(f"--reference {language}: no units of that language; expected one of "
+                         f"{have}", path=str(path))
+    texts = dict(zip(part["unit_id"].to_list(), part["text"].to_list()))
+    return {u: texts[u] for u in set(campaign.unit_ids) if u in texts}
+
+
 def _summary(result: dict) -> dict:
     keys = ("kind", "perplexity", "interval", "interval_note", "n_scored", "n_flagged", "note",
             "entropy_lower_bits", "entropy_upper_bits", "perplexity_lower", "perplexity_upper",

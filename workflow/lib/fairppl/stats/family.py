@@ -5,7 +5,7 @@ treats them as independent draws over-states the evidence.
 Under a family random effect in both variables (x = u_f + e, y = v_f + e' with u, v, e, e'
 independent) x and y are independent, yet the plain permutation test of
 :mod:`fairppl.stats.permutation` rejects far more often than its nominal rate, because two
-languages of one family agree in x and in y at once (``tests/bench_family_size.py`` measures
+languages of one family agree in x and in y at once (``bench/bench_family_size.py`` measures
 how often). Three remedies, each testing a stated null:
 
 * :func:`within_family_slope_test`: x and y independent **given the family** (y exchangeable
@@ -249,7 +249,7 @@ def family_means_slope_test(x, y, families,
     ``settings.exact_max`` families (2 families: p = 1). Caveat: where families differ in size
     and x and y carry little family effect, the means of small families are more spread in both
     x and y: uncorrelated, yet not independent, and the plain test over-rejects (8% at a nominal
-    5% at 65 languages in 21 families, ``tests/bench_family_size.py``); the studentized one
+    5% at 65 languages in 21 families, ``bench/bench_family_size.py``); the studentized one
     does not. Refuses families whose means of x are all equal (one family included)."""
     means = family_means(x, y, families)
     mx = means["mean x"].to_numpy()
@@ -275,7 +275,7 @@ def clustered_slope(x, y, families, level: float = 0.95) -> ClusteredSlope:
     families independent. An approximation: with few families, or families of very unequal
     size, it rejects more often than nominal (at 5%: 7 to 9% for 65 languages in 21 families,
     16 to 19% for 204 in 40 families of very unequal size under family effects,
-    ``tests/bench_family_size.py``). Every family of one language gives the
+    ``bench/bench_family_size.py``). Every family of one language gives the
     heteroskedasticity-robust HC1 error. Refuses a single family."""
     x, y, codes, labels = _checked(x, y, families, "clustered_slope")
     if not 0.0 < level < 1.0:

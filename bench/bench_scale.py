@@ -1,10 +1,11 @@
 """Scale on paper: how a finished run's cost grows, from its own benchmark files.
 
-    python tests/bench_scale.py --run . --figure scale.png
+    python bench/bench_scale.py --run . --figure scale.png
 
-Reads ``<run>/benchmarks/`` (Snakemake's per-job files), the jobs' outputs under
-``<run>/results/`` and the pretrained models' weights under ``<run>/resources/models/``
-(``fairppl.report.scale``) and prints:
+Loads the workflow in ``<run>`` (its ``config/config.yaml``) for the rules' benchmark and
+output patterns, then reads ``<run>/benchmarks/`` (Snakemake's per-job files), the jobs' outputs
+under ``<run>/results/`` and the pretrained models' weights under ``<run>/resources/models/``
+(``bench/scale_model.py``) and prints:
 
 * per rule family, the least-squares line wall seconds = a + b * size, with R^2, the number of
   jobs and the range of the sizes and seconds (wall seconds, not ``cpu_time``: Snakemake's
@@ -27,7 +28,9 @@ import math
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "lib"))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow" / "lib"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import matplotlib  # noqa: E402
 
@@ -40,7 +43,7 @@ import yaml  # noqa: E402
 
 from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.core.io import atomic_path  # noqa: E402
-from fairppl.report import scale  # noqa: E402
+import scale_model as scale  # noqa: E402
 
 
 def figure(frame: pl.DataFrame, fits: pl.DataFrame, path: str) -> None:
@@ -101,8 +104,9 @@ def main() -> None:
     pl.Config.set_fmt_str_lengths(40)
     try:
         config = yaml.safe_load((run / "config" / "config.yaml").read_text(encoding="utf-8"))
-        frame = scale.read_benchmarks(run / "benchmarks")
-        frame = scale.job_sizes(frame, run / "results", run / "resources", config)
+        rules = scale.workflow_rules(run)  # every path below: the rules' own patterns
+        frame = scale.read_benchmarks(run / "benchmarks", rules)
+        frame = scale.job_sizes(frame, run, config, rules)
     except InputError as err:
         sys.exit(f"error: {err}")
     print(f"{frame.height} jobs, {frame['s'].sum():.0f} s of wall time in all, "

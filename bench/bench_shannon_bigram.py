@@ -1,6 +1,6 @@
 """Benchmark: the paper's Tables 1 and 2 for its eq. 7 bigram on one language of a prepared corpus.
 
-    python tests/bench_shannon_bigram.py --units results/corpus/bible/units.parquet --language fra
+    python bench/bench_shannon_bigram.py --units results/corpus/bible/units.parquet --language fra
 
 Builds the game's outcomes from the train split (``--vocab-size`` most frequent words, ``<unk>``,
 ``</s>``), fits fairppl.shannon.bigram.DiscountBigram, picks alpha on the dev split, and on the

@@ -1,8 +1,8 @@
 """Null rejection rates of the slope tests across languages when languages share a family
 (fairppl.stats.family), at the wide study's numbers of languages and families.
 
-    python tests/bench_family_size.py                    # 2,000 datasets per row: under 1 minute
-    python tests/bench_family_size.py --replicates 8000  # Monte Carlo s.e. 0.0024 at 5%
+    python bench/bench_family_size.py                    # 2,000 datasets per row: under 1 minute
+    python bench/bench_family_size.py --replicates 8000  # Monte Carlo s.e. 0.0024 at 5%
 
 Null data with family structure: x = sqrt(s) u_f + sqrt(1 - s) e and
 y = sqrt(s) v_f + sqrt(1 - s) e', with u, v, e, e' independent standard normal, so x and y are

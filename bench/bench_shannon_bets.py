@@ -4,7 +4,7 @@ context, the context's keys/values kept from one truncation to the next) against
 per-word forward (start + context + word, one row per word, batched, nothing shared). Figures
 only, no assertions.
 
-    OMP_NUM_THREADS=1 python tests/bench_shannon_bets.py --threads 1 --verses 3 \\
+    OMP_NUM_THREADS=1 python bench/bench_shannon_bets.py --threads 1 --verses 3 \\
         --units results/corpus/bible/units.parquet \\
         --model char=results/neural/bible/eng/char/model \\
         --model spm=results/neural/bible/eng/spm-unigram-4000/model \\
@@ -44,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "lib"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -3,7 +3,7 @@ true marginal is known: every unit's K log-weights are normal(mu_i - s^2 / 2, s)
 are log-normal with mean exp(mu_i) exactly (heavier tails as the log-sd s grows), and the truth
 of a table of n units is sum mu_i (nats).
 
-    python tests/bench_mc_interval.py --reps 1000
+    python bench/bench_mc_interval.py --reps 1000
 
 Prints, per (log-sd s, units n, K), the share of repetitions whose interval holds the truth, for
 

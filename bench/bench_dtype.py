@@ -2,7 +2,7 @@
 pretrained LMs' numbers against float32, on the study's units (figures only, no assertions;
 docs/benchmarks.md, "Reduced precision").
 
-    python tests/bench_dtype.py --verses 10 --marginal-verses 2 -k 8
+    python bench/bench_dtype.py --verses 10 --marginal-verses 2 -k 8
 
 Per model (default: those of config/models.tsv installed under resources/models) and dtype it
 loads the model with :func:`fairppl.lm.cache.load_lm` (as the study does) and runs, on the
@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "lib"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

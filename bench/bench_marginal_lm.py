@@ -3,7 +3,7 @@ LM-guided block proposal (Chirkova et al. 2023): one verse cut into blocks (its 
 each extended block by block, M candidate tokenizations of every block scored after each sample's
 prefix.
 
-    python tests/bench_marginal_lm.py --model resources/models/smollm2-135m/hf -k 16 -m 8
+    python bench/bench_marginal_lm.py --model resources/models/smollm2-135m/hf -k 16 -m 8
 
 Candidates: the block's default tokenization and M - 1 others, each the concatenated default
 tokenizations of a random split of the block's characters. After each block every sample moves on

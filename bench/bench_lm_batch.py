@@ -2,8 +2,8 @@
 LM call (:mod:`fairppl.marginal.batch`), both against a bare batched forward of the same model,
 in one process at one thread count (``make bench`` runs it; figures only, no assertions).
 
-    python tests/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --batch-tokens 1024
-    python tests/bench_lm_batch.py --random-weights --config-dir DIR --device cuda \\
+    python bench/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --batch-tokens 1024
+    python bench/bench_lm_batch.py --random-weights --config-dir DIR --device cuda \\
         --batch-tokens 8192 --verses 20
 
 Per model (default: SmolLM2-135M, and Gemma-3-270M when installed; ``--models`` picks them) and
@@ -36,7 +36,7 @@ one, 1.4-6.4 times the positions per verse on the study's verses, ``bench_weight
 them there (everything of the folder but the weights) and exits; ``--bundle DIR`` writes them to
 ``DIR/configs`` and, beside them, the test units of ``--languages`` (and the train units of
 ``--bundle-train``, for ``bench_shannon_bets.py``'s outcomes) as a sealed ``DIR/units.parquet``:
-what ``tests/bench_gpu.sh`` needs on a GPU machine. ``--device cuda`` runs on a GPU.
+what ``bench/bench_gpu.sh`` needs on a GPU machine. ``--device cuda`` runs on a GPU.
 Verses: ``--units`` (a prepared ``units.parquet``) as ``marginal_lm`` picks them, else
 consecutive KJV verses of the installed Bible from ``--unit`` (English only).
 """
@@ -51,7 +51,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "lib"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -2,8 +2,8 @@
 measured seconds per unit and the profile's unit counts (figures only, no assertions;
 docs/scale.md, "The GPU profile").
 
-    python tests/bench_gpu_cost.py --units results/corpus/bible/units.parquet
-    python tests/bench_gpu_cost.py --units ... --gpu marginal:smollm2-135m=0.25 \\
+    python bench/bench_gpu_cost.py --units results/corpus/bible/units.parquet
+    python bench/bench_gpu_cost.py --units ... --gpu marginal:smollm2-135m=0.25 \\
         --gpu marginal:gemma3-270m=0.25
 
 Per stage (canonical scoring, the LM-guided marginal, the Shannon game's pretrained bettors) and
@@ -37,9 +37,9 @@ import yaml  # noqa: E402
 #: per verse, the marginal per verse (K=32, M=16, the batched path of marginal.lm.batch_tokens),
 #: the game per truncation (m = 1,002 outcomes).
 CPU_SECONDS = {
-    ("scoring", "smollm2-135m"): (0.152, "tests/bench_dtype.py, float32, 2 threads, 6 languages "
+    ("scoring", "smollm2-135m"): (0.152, "bench/bench_dtype.py, float32, 2 threads, 6 languages "
                                          "x 20 verses"),
-    ("scoring", "gemma3-270m"): (0.211, "tests/bench_dtype.py, float32, 2 threads, 6 languages "
+    ("scoring", "gemma3-270m"): (0.211, "bench/bench_dtype.py, float32, 2 threads, 6 languages "
                                         "x 20 verses"),
     ("marginal", "smollm2-135m"): (3.0, "docs/benchmarks.md: ~300 positions/s x 526-1,916 "
                                         "positions per verse over 6 languages"),

@@ -3,7 +3,7 @@ advanced together) against a bare batched forward of the same model and against 
 one-sample-at-a-time procedure (``lm_guided_reference``), on real verses, in one process and at
 one thread count (``make bench`` runs it; figures only, no assertions).
 
-    python tests/bench_lm_guided.py --threads 1 -k 32 -m 16 --verses 5 --reference-verses 1
+    python bench/bench_lm_guided.py --threads 1 -k 32 -m 16 --verses 5 --reference-verses 1
 
 Per model (default: SmolLM2-135M, and Gemma-3-270M when installed; ``--models`` picks folders)
 and language it prints:

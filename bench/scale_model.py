@@ -1,15 +1,23 @@
 """How the study's cost grows: Snakemake's per-job benchmark files joined with the size of what
-each job did, and a least-squares line ``cost = a + b * size`` per rule family.
+each job did, and a least-squares line ``cost = a + b * size`` per rule family (the cost model
+behind ``bench/bench_scale.py`` and docs/scale.md).
 
-The reader (:func:`read_benchmarks`) walks a ``benchmarks/`` folder as the workflow writes it
-(``benchmarks/<rule>/<wildcards>.tsv``: a header ``s h:m:s max_rss max_vms ...`` and one row per
-run of the job) and returns one row per job with its rule, wildcards, wall seconds ``s`` and peak
-resident memory ``max_rss_mb`` (MB, as Snakemake writes it). :func:`job_sizes` adds, from the
-job's own outputs under ``results/`` (and the pretrained models' weights under ``resources/``),
-the sizes the cost can grow with: units, characters and tokens scored, training tokens, model
-parameters, LM positions evaluated and K. :func:`fit_families` fits one line per family
-(:data:`FAMILIES`: which rules, which size) and returns intercept, slope and R^2 with the range of
-the data; :func:`jobs_per_language` counts the jobs each rule runs per language.
+Every path comes from the workflow itself: :func:`workflow_rules` loads the Snakefile in the
+run's folder and keeps each rule's ``benchmark:`` and ``output:`` patterns. The reader
+(:func:`read_benchmarks`) walks a ``benchmarks/`` folder as the workflow writes it (one file per
+job, matched to its rule by the rule's benchmark pattern: a header ``s h:m:s max_rss max_vms
+...`` and one row per run of the job) and returns one row per job with its rule, wildcards, wall
+seconds ``s`` and peak resident memory ``max_rss_mb`` (MB, as Snakemake writes it).
+:func:`job_sizes` adds, from the job's own outputs under ``results/`` (and the pretrained
+models' weights under ``resources/``), each found by filling the rule's output pattern with the
+job's wildcards, the sizes the cost can grow with: units, characters and tokens scored, training
+tokens, model parameters, LM positions evaluated and K. :func:`fit_families` fits one line per
+family (:data:`FAMILIES`: which rules, which size) and returns intercept, slope and R^2 with the
+range of the data; :func:`jobs_per_language` counts the jobs each rule runs per language.
+
+What stays written here: which output of which rule holds each size, the token streams' names
+of the n-gram models (``char``, ``word-v<V>``, the tokenizer's name) and the tokenizer name
+``native`` of a pretrained LM.
 
 The fitted cost is wall seconds, not ``cpu_time``: Snakemake's ``cpu_time`` under-reports a job
 that runs several threads (a 2-thread training job showed ``cpu_time`` below its wall time).
@@ -26,44 +34,92 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ..config.design import train_corpus
-from ..core.errors import InputError
-from ..core.io import read_csv, read_parquet
+from fairppl.config.design import train_corpus
+from fairppl.core.errors import InputError
+from fairppl.core.io import read_csv, read_parquet
 
 #: The columns Snakemake writes in a benchmark file, in order.
 BENCHMARK_COLUMNS = ("s", "h:m:s", "max_rss", "max_vms", "max_uss", "max_pss", "io_in", "io_out",
                      "mean_load", "cpu_time")
 
-_W = r"[^/.]+"  # one wildcard value without a dot or a slash
-#: The wildcards of each rule's benchmark path (relative to its rule folder, without ``.tsv``),
-#: as the rules under ``workflow/rules/`` name them. ``mcc`` is the folder of ``mcc_apertium``.
-BENCHMARK_PATHS = {
-    "prepare_corpus": rf"(?P<corpus>{_W})",
-    "extract_europarl": rf"(?P<corpus>{_W})",
-    "lemmatize_corpus": rf"(?P<corpus>{_W})",
-    "build_kenlm": r"(?P<version>.+)-o(?P<order>\d+)",
-    "cache_pretrained": r"(?P<model>.+)",
-    "train_ngram": rf"(?P<corpus>{_W})/(?P<language>{_W})/(?P<stream>{_W})\.o(?P<order>\d+)",
-    "score_char_ngram": rf"(?P<corpus>{_W})/(?P<language>{_W})\.o(?P<order>\d+)",
-    "score_word_ngram": rf"(?P<corpus>{_W})/(?P<language>{_W})\.v(?P<vocab>{_W})\.o(?P<order>\d+)",
-    "score_subword_ngram":
-        rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})\.o(?P<order>\d+)",
-    "train_tokenizer": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>[a-z]+-\d+)",
-    "train_neural": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})",
-    "score_neural": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})",
-    "score_pretrained": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<model>.+)",
-    "marginal_ngram":
-        rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})\.o(?P<order>\d+)",
-    "marginal_samples_needed":
-        rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})\.o(?P<order>\d+)",
-    "marginal_lengths":
-        rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})\.o(?P<order>\d+)",
-    "marginal_caching": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<tokenizer>{_W})",
-    "marginal_lm": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<model>{_W})\.(?P<tokenizer>{_W})",
-    "shannon_bets": rf"(?P<corpus>{_W})/(?P<language>{_W})\.(?P<model>{_W})\.(?P<tokenizer>{_W})",
-    "mcc": rf"apertium/(?P<language>{_W})",
-}
-WILDCARDS = ("corpus", "language", "model", "tokenizer", "stream", "order", "vocab")
+#: The wildcards kept as columns of a job's row (a rule's other wildcards are left out).
+WILDCARDS = ("corpus", "language", "model", "tokenizer", "stream", "order", "vocab", "type",
+             "size", "version", "max_order")
+#: The workflow's Snakefile (this file sits in bench/ of the repository).
+SNAKEFILE = Path(__file__).resolve().parents[1] / "Snakefile"
+
+
+@dataclass(frozen=True)
+class RulePaths:
+    """One rule's file patterns as the workflow declares them, wildcard constraints left out
+    (``benchmarks/train_ngram/{corpus}/{language}/{stream}.o{order}.tsv``): ``benchmark``
+    (None for a rule without one) and ``output``, each output by its position and, where it has
+    one, by its name."""
+
+    benchmark: str | None
+    output: dict
+
+
+def workflow_rules(run: str | Path, snakefile: str | Path = SNAKEFILE) -> dict[str, RulePaths]:
+    """Each rule of the workflow (name -> :class:`RulePaths`) as Snakemake loads ``snakefile``
+    in the run's folder ``run`` (its ``config/config.yaml``). Loaded as a job's own Snakemake
+    loads it (no start-up checks, nothing in the folder repaired or written)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.io import strip_wildcard_constraints
+    from snakemake.settings.types import (ExecMode, OutputSettings, ResourceSettings,
+                                          WorkflowSettings)
+
+    rules = {}
+    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+        workflow = api.workflow(resource_settings=ResourceSettings(cores=1),
+                                workflow_settings=WorkflowSettings(exec_mode=ExecMode.SUBPROCESS),
+                                snakefile=Path(snakefile).resolve(),
+                                workdir=Path(run).resolve())._workflow
+        for rule in workflow.rules:
+            benchmark = rule.benchmark
+            if benchmark is not None and not callable(benchmark):
+                benchmark = strip_wildcard_constraints(str(benchmark))
+            else:
+                benchmark = None
+            output: dict = {i: strip_wildcard_constraints(str(f))
+                            for i, f in enumerate(rule.output)}
+            for name, (start, end) in rule.output._get_names():
+                if end is None or end == start + 1:
+                    output[name] = output[start]
+            rules[rule.name] = RulePaths(benchmark, output)
+    return rules
+
+
+_WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def pattern_regex(pattern: str) -> str:
+    """A regular expression matching the paths of a file pattern without constraints: each
+    wildcard's first occurrence a named group of the shortest value without a slash (so that
+    ``{language}.{model}.{tokenizer}`` splits at the first dots), a repeat the same value."""
+    parts, seen, last = [], set(), 0
+    for match in _WILDCARD.finditer(pattern):
+        parts.append(re.escape(pattern[last:match.start()]))
+        name = match.group(1)
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>[^/]+?)")
+        seen.add(name)
+        last = match.end()
+    parts.append(re.escape(pattern[last:]))
+    return "".join(parts)
+
+
+def fill(pattern: str, wildcards: dict) -> str:
+    """``pattern`` with each ``{name}`` replaced by ``wildcards[name]``; a wildcard without a
+    value raises ValueError naming it and the pattern."""
+    def value(match):
+        name = match.group(1)
+        if wildcards.get(name) is None:
+            raise ValueError(f"no value for wildcard {name!r} of {pattern}")
+        return str(wildcards[name])
+
+    return _WILDCARD.sub(value, pattern)
+
+
 SIZES = ("units", "chars", "tokens", "train_chars", "train_tokens", "params", "positions", "K",
          "forms", "model_bytes", "param_tokens", "param_positions")
 
@@ -154,28 +210,33 @@ def read_benchmark(path: str | Path) -> list[dict]:
     return rows
 
 
-def parse_benchmark_path(relative: str | Path) -> dict:
-    """Rule and wildcards of a benchmark file from its path relative to ``benchmarks/``
-    (``train_ngram/bible/eng/char.o5.tsv`` -> rule ``train_ngram``, corpus ``bible``, language
-    ``eng``, stream ``char``, order ``5``). A rule not in :data:`BENCHMARK_PATHS` keeps its
-    folder name as rule and no wildcards; a known rule's path that does not match its pattern
-    raises InputError naming the path and the pattern."""
+def parse_benchmark_path(relative: str | Path, rules: dict[str, RulePaths]) -> dict:
+    """Rule and wildcards of a benchmark file from its path relative to ``benchmarks/``, read
+    with the rules' own benchmark patterns (``rules``: :func:`workflow_rules`):
+    ``train_ngram/bible/eng/char.o5.tsv`` -> rule ``train_ngram``, corpus ``bible``, language
+    ``eng``, stream ``char``, order ``5``. A path no rule's pattern matches keeps its folder name
+    as rule and no wildcards (a rule the workflow no longer has), unless that folder is a rule's
+    own: then InputError names the path and the rule's pattern."""
     relative = Path(relative)
     if relative.suffix != ".tsv":
         raise InputError("expected a benchmark file ending in .tsv", path=str(relative))
-    parts = relative.with_suffix("").parts
-    rule, rest = (parts[0], "/".join(parts[1:])) if len(parts) > 1 else (parts[0], "")
-    out = {"rule": rule, "job": relative.with_suffix("").as_posix()}
+    out = {"rule": relative.parts[0] if len(relative.parts) > 1
+           else relative.with_suffix("").name,
+           "job": relative.with_suffix("").as_posix()}
     out.update({name: None for name in WILDCARDS})
-    pattern = BENCHMARK_PATHS.get(rule)
-    if pattern is not None:
-        match = re.fullmatch(pattern, rest)
-        if match is None:
-            raise InputError(f"benchmark path of rule {rule} does not match "
-                             f"benchmarks/{rule}/{pattern}.tsv", path=str(relative))
-        out.update({k: v for k, v in match.groupdict().items() if k in out})
-    if rule == "mcc":
-        out["rule"] = "mcc_apertium"
+    path = "benchmarks/" + relative.as_posix()
+    for name, paths in rules.items():
+        if paths.benchmark is None:
+            continue
+        match = re.fullmatch(pattern_regex(paths.benchmark), path)
+        if match is not None:
+            out["rule"] = name
+            out.update({k: v for k, v in match.groupdict().items() if k in out})
+            return out
+    own = rules.get(out["rule"])
+    if own is not None and own.benchmark is not None:
+        raise InputError(f"benchmark path of rule {out['rule']} does not match "
+                         f"{own.benchmark}", path=str(relative))
     return out
 
 
@@ -183,8 +244,9 @@ _SCHEMA = {"rule": pl.String, "job": pl.String, **{w: pl.String for w in WILDCAR
            "s": pl.Float64, "max_rss_mb": pl.Float64, "cpu_time": pl.Float64}
 
 
-def read_benchmarks(root: str | Path) -> pl.DataFrame:
-    """One row per job of every ``*.tsv`` under ``root`` (a ``benchmarks/`` folder): rule, job
+def read_benchmarks(root: str | Path, rules: dict[str, RulePaths]) -> pl.DataFrame:
+    """One row per job of every ``*.tsv`` under ``root`` (a ``benchmarks/`` folder), its rule
+    and wildcards read with ``rules`` (:func:`parse_benchmark_path`): rule, job
     (its path without ``.tsv``), the wildcards of :data:`WILDCARDS` (None where the rule has
     none), ``s`` and ``max_rss_mb`` (the mean over the file's rows when the job was repeated,
     ``max_rss_mb`` its maximum) and ``cpu_time``. Sorted by rule and job."""
@@ -193,7 +255,7 @@ def read_benchmarks(root: str | Path) -> pl.DataFrame:
         raise InputError("no such folder: expected Snakemake's benchmarks/ folder", path=str(root))
     records = []
     for path in sorted(root.rglob("*.tsv")):
-        fields = parse_benchmark_path(path.relative_to(root))
+        fields = parse_benchmark_path(path.relative_to(root), rules)
         rows = read_benchmark(path)
         rss = [r["max_rss_mb"] for r in rows if r["max_rss_mb"] is not None]
         cpu = [r["cpu_time"] for r in rows if r["cpu_time"] is not None]
@@ -230,16 +292,31 @@ def _json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _token_lm_parameters(results: Path, resources: Path, corpus: str, language: str, model: str,
+class _Outputs:
+    """The outputs of a run's jobs: ``run`` / a rule's output pattern filled with wildcards."""
+
+    def __init__(self, run: Path, rules: dict[str, RulePaths]):
+        self.run, self.rules = run, rules
+
+    def __call__(self, rule: str, which: str | int, **wildcards) -> Path:
+        paths = self.rules.get(rule)
+        if paths is None or which not in paths.output:
+            raise InputError(f"the workflow has no output {which!r} of rule {rule}: expected the "
+                             f"rules this cost model reads (bench/scale_model.py)")
+        return self.run / fill(paths.output[which], wildcards)
+
+
+def _token_lm_parameters(output: _Outputs, corpus: str, language: str, model: str,
                          tokenizer: str) -> int | None:
     """Parameters of a token LM: the study's Transformer (the training metadata of the model
     trained for ``corpus``, already mapped to its training corpus) or a pretrained model (its
     weights); None for a word bettor (KenLM n-gram, eq. 7 bigram)."""
     if model == "transformer":
-        stats = results / "neural" / corpus / language / tokenizer / "train_stats.json"
+        stats = output("train_neural", "stats", corpus=corpus, language=language,
+                       tokenizer=tokenizer)
         return int(_json(stats)["n_params"])
     if tokenizer == "native":
-        folder = resources / "models" / model / "hf"
+        folder = output("cache_pretrained", "hf", model=model)
         files = sorted(folder.glob("*.safetensors"))
         if not files:
             raise InputError("no .safetensors weights: expected the converted pretrained model",
@@ -248,17 +325,21 @@ def _token_lm_parameters(results: Path, resources: Path, corpus: str, language: 
     return None
 
 
-def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict) -> dict:
+def _sizes(row: dict, output: _Outputs, config: dict, cache: dict) -> dict:
     """The sizes of one job (see :func:`job_sizes`) from its outputs."""
     rule, corpus, language = row["rule"], row["corpus"], row["language"]
     model, tokenizer, order = row["model"], row["tokenizer"], row["order"]
+    wildcards = {name: row[name] for name in WILDCARDS if row[name] is not None}
     out: dict = {}
+
+    def own(which: str | int = 0, **changed) -> Path:
+        return output(rule, which, **{**wildcards, **changed})
 
     def params(m: str, t: str) -> int | None:
         trained = train_corpus(config, corpus) if m == "transformer" else None
         key = (trained, language, m, t)
         if key not in cache:
-            cache[key] = _token_lm_parameters(results, resources, trained, language, m, t)
+            cache[key] = _token_lm_parameters(output, trained, language, m, t)
         return cache[key]
 
     def scored(table: Path) -> None:
@@ -267,43 +348,40 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
                    tokens=int(frame["n_tokens"].sum()))
 
     def kenlm_bytes(stream: str) -> int:
-        trained = train_corpus(config, corpus)
-        binary = results / "ngram" / trained / language / f"{stream}.o{order}.kenlm"
+        binary = output("train_ngram", "model", corpus=train_corpus(config, corpus),
+                        language=language, stream=stream, order=order)
         if not binary.exists():
             raise InputError("no such file: expected the job's KenLM binary", path=str(binary))
         return binary.stat().st_size
 
-    base = results / "scores" / (corpus or "") / (language or "")
     if rule == "train_ngram":
-        meta = _json(results / "ngram" / corpus / language / f"{row['stream']}.o{order}.json")
+        meta = _json(own("record"))
         out.update(units=meta["n_train_units"], train_tokens=meta["n_tokens"],
                    model_bytes=kenlm_bytes(row["stream"]))
     elif rule == "score_char_ngram":
-        scored(base / f"kenlm-char-o{order}.char.parquet")
+        scored(own("scores"))
         out["model_bytes"] = kenlm_bytes("char")
     elif rule == "score_word_ngram":
-        scored(base / f"kenlm-word-o{order}.word-v{row['vocab']}.parquet")
+        scored(own("scores"))
         out["model_bytes"] = kenlm_bytes(f"word-v{row['vocab']}")
     elif rule == "score_subword_ngram":
-        scored(base / f"kenlm-subword-o{order}.{tokenizer}.parquet")
+        scored(own("scores"))
         out["model_bytes"] = kenlm_bytes(tokenizer)
     elif rule == "train_tokenizer":
-        kind, size = tokenizer.split("-")
-        meta = _json(results / "tokenizers" / corpus / language / f"spm-{kind}-{size}.json")
+        meta = _json(own("record"))
         out.update(units=meta["n_train_units"], train_chars=meta["n_train_chars"])
     elif rule == "train_neural":
-        stats = _json(results / "neural" / corpus / language / tokenizer / "train_stats.json")
+        stats = _json(own("stats"))
         out.update(params=stats["n_params"], train_tokens=stats["tokens_seen"])
     elif rule == "score_neural":
-        scored(base / f"transformer.{tokenizer}.parquet")
+        scored(own("scores"))
         out["params"] = params("transformer", tokenizer)
     elif rule == "score_pretrained":
-        scored(base / f"{model}.native.parquet")
+        scored(own("scores"))
         out["params"] = params(model, "native")
     elif rule == "marginal_lm":
-        table = results / "marginal" / corpus / language / f"{model}.{tokenizer}.parquet"
-        frame = read_parquet(table, ["unit_id", "estimator", "n_chars", "n_tokens", "positions",
-                                     "K"])
+        frame = read_parquet(own("table"), ["unit_id", "estimator", "n_chars", "n_tokens",
+                                            "positions", "K"])
         units = frame.unique("unit_id")
         guided = frame.filter(pl.col("estimator") == "lm-guided")
         out.update(units=units.height, chars=int(units["n_chars"].sum()),
@@ -311,35 +389,30 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
                    K=int(guided["K"].max()) if guided.height else None,
                    params=params(model, tokenizer))
     elif rule in ("marginal_ngram", "marginal_lengths"):
-        prefix = "lengths." if rule == "marginal_lengths" else ""
-        table = results / "marginal" / corpus / language / \
-            f"{prefix}kenlm-subword-o{order}.{tokenizer}.parquet"
-        frame = read_parquet(table)
+        frame = read_parquet(own("table"))
         units = frame.unique("unit_id")
         out.update(units=units.height, chars=int(units["n_chars"].sum()),
                    positions=int(frame["positions"].sum()))
         if "K" in frame.columns and frame["K"].drop_nulls().len():
             out["K"] = int(frame["K"].max())
     elif rule == "marginal_samples_needed":
-        table = results / "marginal_analyses" / corpus / language / \
-            f"samples_needed.kenlm-subword-o{order}.{tokenizer}.csv"
+        table = own("curves")
         if not table.exists():
             raise InputError("no such file: expected the job's curves", path=str(table))
         units = read_csv(table).unique("unit_id")
         out.update(units=units.height, chars=int(units["n_chars"].sum()), K=int(units["K"].max()))
-    elif rule == "marginal_caching":
-        frame = read_parquet(results / "marginal" / corpus / language /
-                             f"transformer.{tokenizer}.parquet", ["unit_id", "n_chars", "n_tokens"])
+    elif rule == "marginal_caching":  # its units: those of the Transformer's LM-guided marginal
+        table = output("marginal_lm", "table", **{**wildcards, "model": "transformer"})
+        frame = read_parquet(table, ["unit_id", "n_chars", "n_tokens"])
         units = frame.unique("unit_id")
         out.update(units=units.height, chars=int(units["n_chars"].sum()),
                    tokens=int(units["n_tokens"].sum()), params=params("transformer", tokenizer))
     elif rule == "shannon_bets":
-        table = results / "shannon" / corpus / language / f"{model}.{tokenizer}.parquet"
-        frame = read_parquet(table, ["unit_id", "cost_positions"])
+        frame = read_parquet(own("table"), ["unit_id", "cost_positions"])
         out.update(units=frame.height, positions=int(frame["cost_positions"].sum()),
                    params=params(model, tokenizer))
     elif rule == "mcc_apertium":
-        meta = _json(results / "morphology" / "mcc" / "apertium" / f"{language}.json")
+        meta = _json(own(0))
         out["forms"] = meta["counts"]["total"]["n_forms"]
     if out.get("params") is not None:
         if out.get("tokens") is not None and rule != "marginal_lm":
@@ -351,10 +424,11 @@ def _sizes(row: dict, results: Path, resources: Path, config: dict, cache: dict)
     return out
 
 
-def job_sizes(frame: pl.DataFrame, results: str | Path, resources: str | Path,
-              config: dict) -> pl.DataFrame:
+def job_sizes(frame: pl.DataFrame, run: str | Path, config: dict,
+              rules: dict[str, RulePaths]) -> pl.DataFrame:
     """``frame`` (from :func:`read_benchmarks`) with, first, ``family`` (:func:`family_of`) and
-    the size columns of :data:`SIZES`, read from each job's outputs: ``units`` (units scored,
+    the size columns of :data:`SIZES`, read from each job's outputs under the run's folder
+    ``run`` (where ``rules``' output patterns put them): ``units`` (units scored,
     trained on, bet on: truncations for the Shannon game), ``chars`` and ``tokens`` (of the
     units scored), ``train_chars`` and ``train_tokens`` (training text; for a Transformer the
     tokens seen in training), ``params`` (token LM parameters), ``positions`` (LM positions
@@ -365,11 +439,11 @@ def job_sizes(frame: pl.DataFrame, results: str | Path, resources: str | Path,
     ``lemmas``): it says which corpus trained the models an evaluation-only corpus is scored
     with. A size a rule does not have is None; a job whose output is missing raises InputError
     naming the file."""
-    results, resources = Path(results), Path(resources)
+    output = _Outputs(Path(run), rules)
     cache: dict = {}
     rows = []
     for row in frame.iter_rows(named=True):
-        sizes = _sizes(row, results, resources, config, cache)
+        sizes = _sizes(row, output, config, cache)
         row.update({name: sizes.get(name) for name in SIZES})
         row["bettor"] = None
         if row["rule"] == "shannon_bets":

@@ -1,7 +1,7 @@
 """Figures: the study's canonical scores against lm-evaluation-harness's rolling log-likelihood,
 per model and language, and what lm-evaluation-harness's default start token changes.
 
-    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python tests/bench_lm_eval_parity.py --verses 10
+    OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 python bench/bench_lm_eval_parity.py --verses 10
 
 For each pretrained model of ``config/models.tsv`` whose folder ``resources/models/<id>/hf`` is
 built, and each of its Bible languages, reads ``--verses`` verses spread evenly over the whole

@@ -1,6 +1,6 @@
 """Two finite-sample questions of the Shannon game's table, on synthetic data whose truth is known.
 
-    python tests/bench_shannon_intervals.py --reps 1000
+    python bench/bench_shannon_intervals.py --reps 1000
 
 1. Coverage of the interval over units of a gambling perplexity (``fairppl.shannon.table``
    and the campaign scorer: the project's percentile bootstrap of a ratio of sums,

@@ -1,10 +1,10 @@
 """Benchmark: the LM-guided marginal's work per verse with the trained weights against random
 weights built from the same config (figures only, no assertions; docs/scale.md, "The floor").
 
-    python tests/bench_weights_work.py --units results/corpus/bible/units.parquet \\
+    python bench/bench_weights_work.py --units results/corpus/bible/units.parquet \\
         --languages eng deu hin --verses 20 --batch-tokens 16384
 
-The GPU figures (``tests/bench_gpu.sh``) are measured with random weights, because the weights do
+The GPU figures (``bench/bench_gpu.sh``) are measured with random weights, because the weights do
 not travel to the GPU machine. Speed per position does not depend on the weights' values, but the
 number of positions does: a random model spreads the K samples over other tokenizations than a
 trained one, and every distinct prefix of a sample is a position the LM runs. Positions and LM
@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "lib"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -1,8 +1,8 @@
 """Coverage and cost of the difficulty models' intervals (fairppl.morphology.difficulty) on
 synthetic tables drawn from each model, complete and with 30% of the cells missing.
 
-    python tests/bench_difficulty.py --reps 200                # about 3 minutes on one core
-    python tests/bench_difficulty.py --reps 200 --boot-reps 40 # adds the bootstrap (slow)
+    python bench/bench_difficulty.py --reps 200                # about 3 minutes on one core
+    python bench/bench_difficulty.py --reps 200 --boot-reps 40 # adds the bootstrap (slow)
 
 Data models (60 units x 6 languages per table, difficulties with a spread of about 10%):
 

