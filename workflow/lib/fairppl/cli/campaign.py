@@ -218,7 +218,7 @@ ALPHAS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 def _bets(args) -> int:
     from ..core.errors import InputError
     from ..shannon.bettors import campaign_bets
-    from ..shannon.campaign_folder import TRUNCATIONS, _jsonl_records, read_campaign
+    from ..shannon.campaign_folder import TRUNCATIONS, jsonl_records, read_campaign
     from ..shannon.submission import write_bets
 
     campaign = read_campaign(args.dir)
@@ -228,7 +228,7 @@ def _bets(args) -> int:
     bettor, what = _bettor(args, campaign)
     args.described = what  # for campaign models' labels (the bigram's alpha)
     path = campaign.folder / TRUNCATIONS
-    contexts = [(t["id"], t["context"]) for t in _jsonl_records(
+    contexts = [(t["id"], t["context"]) for t in jsonl_records(
         path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
     if campaign.unit == "char":
         from ..shannon.outcomes import spaced
@@ -329,11 +329,11 @@ def _models(args) -> int:
     from ..core.errors import InputError
     from ..core.io import write_text
     from ..shannon.campaign_folder import TRUNCATIONS, read_campaign
-    from ..shannon.truncations import _load_config
+    from ..shannon.truncations import load_config
 
     campaign = read_campaign(args.dir)
     config_path = Path(args.root) / args.config
-    config = _load_config(config_path) or {}
+    config = load_config(config_path) or {}
     kinds = args.bettors.split(",") if args.bettors else \
         (config.get("shannon") or {}).get("bettors") or ["bigram"]
     unknown = [k for k in kinds if k not in BETTOR_KINDS]
