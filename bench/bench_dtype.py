@@ -43,12 +43,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bench_lm_guided import sheet, study_verses  # noqa: E402
-from fairppl.lm.cache import DTYPES, load_lm  # noqa: E402
 from fairppl.core.errors import ScoringError  # noqa: E402
+from fairppl.lm.cache import DTYPES, load_lm  # noqa: E402
 from fairppl.lm.scoring import score_texts  # noqa: E402
 from fairppl.marginal.lm_guided import lm_guided_marginal  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 LN2 = float(np.log(2.0))
 

@@ -1,5 +1,5 @@
 """Benchmark: occupancy of the LM-guided marginal, one unit per LM call against many units per
-LM call (:mod:`fairppl.marginal.batch`), both against a bare batched forward of the same model,
+LM call (:mod:`fairppl.tokenlm.batch`), both against a bare batched forward of the same model,
 in one process at one thread count (``make bench`` runs it; figures only, no assertions).
 
     python bench/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --batch-tokens 1024
@@ -22,7 +22,7 @@ difference. A last line per language times the study's canonical scorer (``score
 ``--lanes N`` adds a row for the batched path in N lanes (threads with their own sessions:
 :func:`run_many`'s ``lanes``, config ``marginal.lm.lanes``), whose passes overlap the host's
 work on a GPU. ``--stages`` runs the batched path once more, each session stage timed with the device waited
-for at its end (:data:`fairppl.marginal.kv_tree.PROFILE`), and prints milliseconds per LM call
+for at its end (:data:`fairppl.tokenlm.kv_tree.PROFILE`), and prints milliseconds per LM call
 per stage and what is left (the units' own steps, :func:`run_many`): where a GPU's call goes,
 the host's bookkeeping or the device's work (that run is slower by the waits; its total is
 printed beside the batched row's).
@@ -57,12 +57,12 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bench_lm_guided import bare_forward, sheet, verses_of  # noqa: E402
-from fairppl.marginal import kv_tree  # noqa: E402
-from fairppl.marginal.batch import BATCH_TOKENS, run_many  # noqa: E402
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
-from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_steps  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.marginal.lm_guided import lm_guided_marginal, lm_guided_steps, plan_blocks  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
+from fairppl.tokenlm import kv_tree  # noqa: E402
+from fairppl.tokenlm.batch import BATCH_TOKENS, run_many  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 #: What a model folder holds besides its weights (copied by --copy-configs).
 WEIGHTS = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
@@ -142,7 +142,7 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
               f"K={args.k}, M={args.m}, batch_tokens={args.batch_tokens}", flush=True)
         cache = BlockCandidates(vocab, args.m)
         for (_, text), ids in zip(verses, encoded):
-            _plan(vocab, text, ids, args.L, args.m, cache)  # candidate lists, outside the timings
+            plan_blocks(vocab, text, ids, args.L, args.m, cache)  # candidates, untimed
         # warm-up outside the timings (first-call allocations) on both paths
         lm_guided_marginal(lm, vocab, verses[0][1], default_ids=encoded[0], K=2, L=args.L,
                            M=args.m, cache=cache, rng=np.random.default_rng(0))

@@ -64,8 +64,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
-from fairppl.marginal.lm_guided import _plan, lm_guided_marginal, lm_guided_reference  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.marginal.lm_guided import (lm_guided_marginal, lm_guided_reference,  # noqa: E402
+                                        plan_blocks)
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
 
 
@@ -152,7 +153,7 @@ def bench_model(folder: Path, special: dict, verses_by_lang: dict, args) -> None
         cand_s, fast = [], []
         for (unit, text), ids in zip(verses, encoded):
             t0 = time.perf_counter()
-            _plan(vocab, text, ids, args.L, args.m, cache)  # the verse's candidate lists, cold
+            plan_blocks(vocab, text, ids, args.L, args.m, cache)  # the verse's candidates, cold
             cand_s.append(time.perf_counter() - t0)
             fast.append(lm_guided_marginal(lm, vocab, text, default_ids=ids, K=args.k, L=args.L,
                                            M=args.m, cache=cache, return_samples=True,

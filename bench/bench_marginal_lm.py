@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "lib")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 VERSE = ("In the beginning God created the heaven and the earth. And the earth was without "
          "form, and void; and darkness was upon the face of the deep.")

@@ -36,9 +36,9 @@ import torch  # noqa: E402
 from bench_lm_batch import batched, load  # noqa: E402
 from bench_lm_guided import sheet, verses_of  # noqa: E402
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
-from fairppl.marginal.lm_guided import _plan  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.marginal.lm_guided import plan_blocks  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 
 def work(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args) -> list[tuple]:
@@ -55,7 +55,7 @@ def work(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args)
                        for _, t in verses]
             cache = BlockCandidates(vocab, args.m)
             for (_, text), ids in zip(verses, encoded):
-                _plan(vocab, text, ids, args.L, args.m, cache)
+                plan_blocks(vocab, text, ids, args.L, args.m, cache)
             _, seconds, calls, positions = batched(lm, vocab, verses, encoded, cache, args,
                                                    args.batch_tokens)
             out[lang][weights] = (positions, calls, seconds)

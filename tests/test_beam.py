@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 
 from fairppl.marginal.beam import beam_marginal  # noqa: E402
 from fairppl.marginal.exact import enumerate_marginal  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_sentencepiece  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 WORDS = ("der die das und ist nicht ein eine mit von zu dem den Gott Himmel Erde Wasser sprach "
          "sah gut Licht Finsternis Tag Nacht schuf war Geist über alle").split()

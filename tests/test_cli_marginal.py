@@ -56,12 +56,12 @@ def _read(path) -> list[dict]:
 
 
 def test_records_in_input_order_equal_the_library(tiny_dir, tmp_path):
+    from fairppl.core.runner import document_rng
     from fairppl.lm.cache import load_lm
     from fairppl.marginal import api
-    from fairppl.marginal.lm_hf import HFTokenLM
-    from fairppl.marginal.runner import document_rng
     from fairppl.marginal.unigram import UnigramModel
     from fairppl.marginal.vocab import vocab_from_hf
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     folder, spm = tiny_dir
     lines = ["Gott sah", "und das Licht war gut", "Tag"]

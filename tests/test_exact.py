@@ -17,8 +17,8 @@ torch = pytest.importorskip("torch")
 
 from fairppl.marginal import exact  # noqa: E402
 from fairppl.marginal.lattice import Lattice, count_paths, enumerate_paths  # noqa: E402
-from fairppl.marginal.lm import KenLMTokenLM  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.tokenlm.lm_kenlm import KenLMTokenLM  # noqa: E402
 from marginal_data import sentences, train_unigram  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf, vocab_from_sentencepiece  # noqa: E402
 

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "workflow" / "lib" / "fairppl"
 
 #: The stage packages from the bottom up: each may import itself and the packages before it.
-LAYERS = ["core", "config", "corpus", "tokenizers", "ngram", "neural", "stats", "lm", "marginal",
-          "morphology", "shannon", "report", "cli"]
+LAYERS = ["core", "config", "corpus", "tokenizers", "ngram", "neural", "stats", "lm", "tokenlm",
+          "marginal", "morphology", "shannon", "report", "cli"]
 
 
 def module_name(path: Path) -> str:

@@ -43,12 +43,20 @@ class TrigramLM:
     """A random trigram LM over the ids of a vocabulary (numpy, exact and deterministic) with the
     TokenLM interface; id 0 is both start and end. Counts one call per prefix scored."""
 
+    max_length = device = pad_id = None  # no positional limit, no torch model, no padding
+
     def __init__(self, size, seed=0, scale=0.7, end=True):
         rng = np.random.default_rng(seed)
         self.a = rng.normal(size=(size, size)) * scale
         self.b = rng.normal(size=(size, size)) * scale
         self.start_id, self.end_id = 0, (0 if end else None)
         self.calls = self.positions = 0
+
+    def session(self, chunk=None):
+        return None  # no incremental scorer: the drivers ask the LM itself
+
+    def clear_cache(self):
+        pass  # nothing cached between calls
 
     def _cont(self, ctx, cont):
         ctx, total = list(ctx), 0.0
@@ -164,9 +172,9 @@ def test_batched_equals_the_one_sample_at_a_time_procedure_and_shares_work():
 def _full_log_weight(lm, vocab, text, default, sample, L, M):
     """log of the unpruned importance weight of ``sample``: per block the log of the sum over
     all M candidates of P(candidate | prefix), plus the end token."""
-    from fairppl.marginal.lm_guided import _plan
+    from fairppl.marginal.lm_guided import plan_blocks
 
-    plan = _plan(vocab, text, default, L, M, None)
+    plan = plan_blocks(vocab, text, default, L, M, None)
     total, prefix = 0.0, ()
     for cands in plan.candidates:
         lp = lm.logp_next(prefix, cands)
@@ -243,8 +251,8 @@ def tiny_hf():
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.vocab import vocab_from_hf
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     tok = AutoTokenizer.from_pretrained(SMOLLM2)
     cfg = LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
@@ -311,8 +319,8 @@ def smollm2_real():
     import torch
 
     from fairppl.lm.cache import load_lm
-    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.vocab import vocab_from_hf
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     model, tok = load_lm(SMOLLM2, device="cpu")
     model64 = copy.deepcopy(model).to(torch.float64)
@@ -326,9 +334,9 @@ def _weight_terms(vocab, text, ids, M):
     """Upper bound on the token log-probabilities summed into one log-weight: per block the
     longest candidate's tokens (log Z is a log-sum-exp of candidate sums, so its error is at most
     the largest candidate's), plus the end token."""
-    from fairppl.marginal.lm_guided import _plan
+    from fairppl.marginal.lm_guided import plan_blocks
 
-    plan = _plan(vocab, text, ids, None, M, None)
+    plan = plan_blocks(vocab, text, ids, None, M, None)
     return sum(max(len(c) for c in cands) for cands in plan.candidates) + 1
 
 
@@ -443,7 +451,7 @@ def test_real_smollm2_pruning_moves_the_estimate_within_its_bound(smollm2_real):
             assert moved < (base.ci_high - base.ci_low) / 2, text
 
 
-# -- many units per LM call (fairppl.marginal.batch) ------------------------------------------
+# -- many units per LM call (fairppl.tokenlm.batch) ------------------------------------------
 
 #: Units of different lengths and scripts for the batched path (the tiny model reads SmolLM2's
 #: tokenizer, so every script is a byte-level BPE over it).
@@ -453,8 +461,8 @@ BATCH_TEXTS = ("In the beginning", "Jesus wept.", "В начале было Сл
 
 def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
     """lm_guided_steps of every ``(text, ids, seed)`` job through run_many: results in order."""
-    from fairppl.marginal.batch import run_many
     from fairppl.marginal.lm_guided import lm_guided_steps
+    from fairppl.tokenlm.batch import run_many
 
     starts = [lambda meter, t=t, i=i, s=s: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, **kw)
@@ -475,7 +483,7 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
 
     import torch
 
-    from fairppl.marginal.lm_hf import HFTokenLM
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     lm32, vocab, tok = tiny_hf
     lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
@@ -503,8 +511,8 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
             # candidates of all units and one for their default scores
             assert calls <= 2 * max(r.lm_calls for r in alone) and 2 * calls < calls_alone
     blocks = [[] for _ in jobs]
-    from fairppl.marginal.batch import run_many
     from fairppl.marginal.lm_guided import lm_guided_steps
+    from fairppl.tokenlm.batch import run_many
 
     list(run_many(lm, [lambda meter, t=t, i=i, s=s, b=b: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, blocks_out=b,
@@ -528,8 +536,8 @@ def test_lanes_of_units_equal_the_one_unit_path_and_name_a_failing_unit(tiny_hf)
     import torch
 
     from fairppl.marginal.api import estimate_many
-    from fairppl.marginal.batch import UnitFailed, run_many
-    from fairppl.marginal.lm_hf import HFTokenLM
+    from fairppl.tokenlm.batch import UnitFailed, run_many
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     lm32, vocab, tok = tiny_hf
     lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
@@ -569,8 +577,8 @@ def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_
     import torch
 
     from fairppl.marginal.api import estimate, estimate_many
-    from fairppl.marginal.batch import UnitFailed
-    from fairppl.marginal.lm_hf import HFTokenLM
+    from fairppl.tokenlm.batch import UnitFailed
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     lm32, vocab, tok = tiny_hf
     lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)
@@ -611,10 +619,10 @@ def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_
     import polars as pl
     import torch
 
+    from fairppl.core.runner import read_done
     from fairppl.marginal import api
-    from fairppl.marginal.lm_hf import HFTokenLM
-    from fairppl.marginal.runner import read_done
     from fairppl.marginal.units import run_units
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     lm32, vocab, tok = tiny_hf
     lm = HFTokenLM(copy.deepcopy(lm32.model).to(torch.float64), tok)

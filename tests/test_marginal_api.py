@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 from fairppl.core.errors import InputError  # noqa: E402
 from fairppl.marginal import api  # noqa: E402
 from fairppl.marginal.lattice import enumerate_paths  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.marginal.unigram import UnigramModel, lattice  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 from marginal_data import sentences, train_unigram  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
 

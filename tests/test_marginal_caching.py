@@ -88,12 +88,12 @@ def tiny(tmp_path_factory):
     """(HFTokenLM of a tiny random Llama over the unigram pieces, its TokenVocab,
     UnigramModel)."""
     pytest.importorskip("torch")
-    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.unigram import UnigramModel
     from fairppl.marginal.vocab import vocab_from_hf
     from fairppl.neural import NeuralConfig, build_model, special_ids_of
     from fairppl.tokenizers import vocab_size
     from fairppl.tokenizers.convert import to_hf_tokenizer
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     spm_file = train_unigram(tmp_path_factory.mktemp("caching_spm"))
     tok = to_hf_tokenizer(spm_file)

@@ -21,8 +21,8 @@ import torch
 
 from fairppl.core.errors import InputError
 from fairppl.neural import NeuralConfig, build_model, pack_sequences, save_lm, special_ids_of, train
-from fairppl.neural.checkpoint import _load_checkpoint
-from fairppl.neural.data import _pack
+from fairppl.neural.checkpoint import load_checkpoint
+from fairppl.neural.data import pack
 
 SPECIALS = ["<unk>", "<s>", "</s>", "<pad>"]
 
@@ -106,7 +106,7 @@ def test_isolated_units_see_what_scoring_sees():
     not targets. Plain packing does not have this property."""
     cfg = tiny_cfg(context=16, n_layers=2)
     units = [[5, 6, 7], [8, 9, 10, 11, 12], [5] * 13]
-    packed = _pack(units, 1, 2, 16, 3, True)
+    packed = pack(units, 1, 2, 16, 3, True)
     assert packed.positions[0].tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3]
     assert packed.positions[1, :11].tolist() == list(range(4, 15))  # the cut unit keeps its positions
     assert packed.targets.int().tolist() == [[0, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1],
@@ -189,7 +189,7 @@ def test_sigkill_leaves_a_whole_checkpoint_and_resume_matches(tmp_path, root):
             child.kill()
             child.wait()
     assert child.returncode == -signal.SIGKILL
-    state = _load_checkpoint(out / "checkpoint.pt")  # whole, loadable
+    state = load_checkpoint(out / "checkpoint.pt")  # whole, loadable
     assert 1 <= state["step"] < 400, "the child finished before the kill: test inconclusive"
     leftovers = no_temp_files(out)  # the SIGKILL may hit a checkpoint write: a stale temp file
     cfg = NeuralConfig(**kw)
@@ -199,8 +199,8 @@ def test_sigkill_leaves_a_whole_checkpoint_and_resume_matches(tmp_path, root):
     assert resumed["resumed_from"] == state["step"]
     assert no_temp_files(out) == [], leftovers  # stale temp files are cleaned on resume
     fresh = train(units, 20, SPEC, cfg, tmp_path / "fresh", progress=False, stop_after=k)
-    s1 = _load_checkpoint(out / "checkpoint.pt")
-    s2 = _load_checkpoint(tmp_path / "fresh" / "checkpoint.pt")
+    s1 = load_checkpoint(out / "checkpoint.pt")
+    s2 = load_checkpoint(tmp_path / "fresh" / "checkpoint.pt")
     assert s1["step"] == s2["step"] == k
     for name in s2["model"]:
         assert torch.equal(s1["model"][name], s2["model"][name]), name

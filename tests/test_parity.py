@@ -24,7 +24,7 @@ from fairppl.core.errors import InputError
 from fairppl.corpus.flores import (FLORES200_ARCHIVE, FLORES200_SHA256, petrov_text,
                                    read_flores)
 from fairppl.tokenizers.parity import (ENGLISH, GPT2_ENCODER_PATTERN, MEASURES, SENTENCES,
-                                       STUDY_COLUMNS, STUDY_MODELS, WHOLE, _gpt2_data_dir,
+                                       STUDY_COLUMNS, STUDY_MODELS, WHOLE, gpt2_data_dir,
                                        cl100k_base, column, flores_code, flores_sentences,
                                        hf_counter, load_hf_tokenizer, parity_table, r50k_base,
                                        r50k_ranks, spm_counters, study_counters, study_table,
@@ -231,7 +231,7 @@ def test_the_encodings_have_known_ids():
 
 
 def test_ranks_that_disagree_with_encoder_json_are_refused(tmp_path):
-    data = _gpt2_data_dir()
+    data = gpt2_data_dir()
     lines = (data / "vocab.bpe").read_text(encoding="utf-8").split("\n")
     lines[1], lines[2] = lines[2], lines[1]  # the first two merges swapped
     (tmp_path / "vocab.bpe").write_text("\n".join(lines), encoding="utf-8")

@@ -76,7 +76,7 @@ def campaigns(tmp_path_factory, resources_ready):
     from fairppl.shannon.bigram import train_bettor
     from fairppl.shannon.campaign import make_truncations, read_campaign, write_bets, \
         write_campaign
-    from fairppl.shannon.campaign_folder import TRUNCATIONS, _jsonl_records
+    from fairppl.shannon.campaign_folder import TRUNCATIONS, jsonl_records
     from fairppl.shannon.outcomes import build_outcomes, spaced
 
     texts = read_bible_db(str(resources_ready["FAIRPPL_BIBLE_DB"]), SOURCES, books=[43])
@@ -97,7 +97,7 @@ def campaigns(tmp_path_factory, resources_ready):
         campaign = read_campaign(folder)
         # the bigram over words, or over characters (each a "word" of the spaced text)
         bettor, _ = train_bettor([spaced(t, unit) for t in train], [], outcomes, (0.5,), 0.5)
-        contexts = [(t["id"], spaced(t["context"], unit)) for t in _jsonl_records(
+        contexts = [(t["id"], spaced(t["context"], unit)) for t in jsonl_records(
             folder / TRUNCATIONS, ("id", "unit_id", "context"), "truncations")]
         (folder / "models").mkdir()
         write_bets(folder / "models" / "bigram.jsonl",

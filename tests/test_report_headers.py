@@ -85,14 +85,14 @@ def test_built_report_has_no_code_names_in_headers():
 
 
 def test_marginal_samples_needed_headers_are_readable():
-    from fairppl.report.marginal import _NEEDED_HEADERS, samples_needed_table
+    from fairppl.report.marginal import NEEDED_HEADERS, samples_needed_table
 
     summary = pl.DataFrame({
         "corpus": ["bible"] * 2, "language": ["eng"] * 2, "model": ["m"] * 2,
         "tokenizer": ["spm"] * 2, "order": ["Q", "P"], "n_units": [50, 50],
         "median_paths_to_99pct": [3.0, 1.0], "share_units_reaching_99pct": [1.0, 1.0],
         "median_paths_to_99_9pct": [None, 4.0], "share_units_reaching_99_9pct": [0.4, 0.4]})
-    page = html_table(samples_needed_table(summary), _NEEDED_HEADERS)
+    page = html_table(samples_needed_table(summary), NEEDED_HEADERS)
     headers = _headers(page)
     assert "paths to 99.9% of the mass, in P's order" in headers
     assert [h for h in headers if CODE.search(h)] == []
@@ -100,7 +100,7 @@ def test_marginal_samples_needed_headers_are_readable():
 
 #: The column -> unit dicts of the tables the report shows (module, names).
 _REGISTRIES = {
-    "fairppl.report.marginal": ["_NEEDED_HEADERS", "CACHING_HEADERS"],
+    "fairppl.report.marginal": ["NEEDED_HEADERS", "CACHING_HEADERS"],
     "fairppl.report.morphology": ["HEADERS"],
     "fairppl.report.pages": ["TOKENIZER_HEADERS", "UNITS"],
     "fairppl.report.shannon": ["HEADERS", "PLAYER_HEADERS"],

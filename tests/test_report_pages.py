@@ -398,18 +398,18 @@ def test_pieces_per_word_counts_every_piece(tmp_path):
 
 def test_settings_state_the_character_maps_of_the_study_languages():
     from fairppl.core.text import DEFAULT_CHARACTER_MAPS
-    from fairppl.report.settings import _normalization
+    from fairppl.report.settings import normalization_lines
 
-    ron = _normalization({"normalization": {"characters": DEFAULT_CHARACTER_MAPS},
-                          "languages": [{"corpus": "bible", "language": "ron"}]})
+    ron = normalization_lines({"normalization": {"characters": DEFAULT_CHARACTER_MAPS},
+                               "languages": [{"corpus": "bible", "language": "ron"}]})
     assert ron == ["Text: Unicode NFC, invisible control and format characters removed (ZWJ and "
                    "ZWNJ kept), every run of whitespace one space; then characters mapped in every "
                    "corpus of a language (normalization.characters): ron: \u015f U+015F -> \u0219 "
                    "U+0219, \u0163 U+0163 -> \u021b U+021B, \u015e U+015E -> \u0218 U+0218, \u0162 "
                    "U+0162 -> \u021a U+021A."]
     # a map of a language outside the study is not stated; "*" always is, a removal says so
-    other = _normalization({"normalization": {"characters": {**DEFAULT_CHARACTER_MAPS,
-                                                             "*": {"\u00b7": ""}}},
+    other = normalization_lines({"normalization": {"characters": {**DEFAULT_CHARACTER_MAPS,
+                                                                  "*": {"\u00b7": ""}}},
                             "languages": [{"corpus": "bible", "language": "eng"}]})
     assert other[0].endswith("(normalization.characters): every language: \u00b7 U+00B7 removed.")
 
@@ -417,9 +417,9 @@ def test_settings_state_the_character_maps_of_the_study_languages():
 def test_page_style_has_no_control_characters():
     """The scroll cue's arrow is a CSS escape, not a Python one (\\21 would be a control
     character and the browser would draw a box)."""
-    from fairppl.report.pages import _STYLE
-    assert "\\21C6" in _STYLE
-    assert all(c in "\n" or c.isprintable() for c in _STYLE)
+    from fairppl.report.pages import STYLE
+    assert "\\21C6" in STYLE
+    assert all(c in "\n" or c.isprintable() for c in STYLE)
 
 
 def test_corpus_section_under_units_own_says_where_each_drop_applies():

@@ -76,10 +76,10 @@ def _byte_level_tokenizer():
 @pytest.fixture(scope="module", params=["char", "spm", "byte-level"])
 def tiny(request, tmp_path_factory):
     """A tiny random Llama in float64 over one tokenizer family, as a TokenBettor."""
-    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.marginal.vocab import vocab_from_hf
     from fairppl.neural import NeuralConfig, build_model, special_ids_of
     from fairppl.tokenizers import vocab_size
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     tok = {"char": _char_tokenizer, "byte-level": _byte_level_tokenizer,
            "spm": lambda: _spm_tokenizer(tmp_path_factory)}[request.param]()
@@ -314,7 +314,7 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
     import runpy
     from pathlib import Path
 
-    from fairppl.marginal.runner import read_done, run_documents
+    from fairppl.core.runner import read_done, run_documents
 
     bettor, *_ = tiny
     root = Path(__file__).resolve().parents[1]

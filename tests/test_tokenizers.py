@@ -15,8 +15,8 @@ from transformers import AutoTokenizer
 from fairppl import tokenizers as tk
 from fairppl.core.errors import InputError
 from fairppl.tokenizers import spm_model
-from fairppl.tokenizers.convert import _bpe_merges
-from fairppl.tokenizers.training import _spm_train
+from fairppl.tokenizers.convert import bpe_merges
+from fairppl.tokenizers.training import spm_train
 
 WORDS = ("der die das und ist nicht ein eine mit von zu dem den des auf für Haus König Volk Land "
          "Wasser Straße Bäume größer Jahr Jahre Jahren sprach sagte Herr Herrn Kinder Israel "
@@ -166,10 +166,10 @@ def test_sentencepiece_raises_what_we_parse():
     """The messages train_sentencepiece parses, as sentencepiece 0.2.1 raises them."""
     with pytest.raises(RuntimeError, match=r"Vocabulary size too high \(500\)\. Please set it "
                                            r"to a value <= \d+\."):
-        _spm_train(TINY, "bpe", 500, 0, 1.0)
+        spm_train(TINY, "bpe", 500, 0, 1.0)
     with pytest.raises(RuntimeError, match=r"Vocabulary size is smaller than required_chars\. "
                                            r"100 vs 276\."):
-        _spm_train(TINY, "unigram", 100, 0, 1.0)
+        spm_train(TINY, "unigram", 100, 0, 1.0)
 
 
 def test_too_small_vocabulary(tmp_path):
@@ -285,7 +285,7 @@ def test_unigram_ties_match_thanks_to_quantized_scores(tmp_path, monkeypatch):
     """Runs of zeros have segmentations of equal score (000|0 vs 0|000). With SentencePiece's
     raw float32 scores, tokenizers breaks some ties differently; on the 2**-8 grid it never does.
     """
-    raw = _spm_train(tie_units(), "unigram", 340, 0, 1.0)
+    raw = spm_train(tie_units(), "unigram", 340, 0, 1.0)
     (tmp_path / "raw.model").write_bytes(raw)
     (tmp_path / "q.model").write_bytes(tk.quantize_unigram_scores(raw))
     ties = [(" ".join(WORDS[:k]) + f" {lead}" + "0" * zeros + " und").strip()
@@ -306,7 +306,7 @@ def test_unigram_ties_match_thanks_to_quantized_scores(tmp_path, monkeypatch):
 
 
 def test_quantize_changes_only_normal_scores():
-    raw = _spm_train(synthetic_units(200), "unigram", 320, 0, 1.0)
+    raw = spm_train(synthetic_units(200), "unigram", 320, 0, 1.0)
     quantized = tk.quantize_unigram_scores(raw)
     assert len(quantized) == len(raw)
     before, after = tk.parse_spm_model(raw), tk.parse_spm_model(quantized)
@@ -361,7 +361,7 @@ def test_hf_equals_sentencepiece_on_bible(tmp_path, bible_units, model_type, siz
 def test_bpe_merges_rank_and_splits():
     pieces = [("<unk>", 0.0, tk.UNKNOWN), ("ab", -0.0, tk.NORMAL), ("aba", -1.0, tk.NORMAL),
               ("a", -2.0, tk.NORMAL), ("b", -3.0, tk.NORMAL), ("ba", -4.0, tk.NORMAL)]
-    assert _bpe_merges(pieces) == [("a", "b"), ("ab", "a"), ("a", "ba"), ("b", "a")]
+    assert bpe_merges(pieces) == [("a", "b"), ("ab", "a"), ("a", "ba"), ("b", "a")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ import polars as pl
 
 from fairppl.core.errors import InputError
 from fairppl.core.io import write_table
+from fairppl.core.runner import read_done, run_documents
 from fairppl.corpus.readers import read_split
-from fairppl.marginal.runner import read_done, run_documents
 from fairppl.shannon.bettors import records_maker
 from fairppl.shannon.outcomes import build_outcomes
 from fairppl.shannon.table import list_lengths

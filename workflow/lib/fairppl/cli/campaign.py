@@ -230,11 +230,11 @@ def _models(args) -> int:
     from ..core.io import write_text
     from ..shannon.campaign_folder import TRUNCATIONS, read_campaign
     from ..shannon.study_bettors import BETTOR_KINDS, BIGRAM, find_study_bettors
-    from ..shannon.truncations import _load_config
+    from ..shannon.truncations import load_config
 
     campaign = read_campaign(args.dir)
     config_path = Path(args.root) / args.config
-    config = _load_config(config_path) or {}
+    config = load_config(config_path) or {}
     kinds = args.bettors.split(",") if args.bettors else \
         (config.get("shannon") or {}).get("bettors") or ["bigram"]
     unknown = [k for k in kinds if k not in BETTOR_KINDS]

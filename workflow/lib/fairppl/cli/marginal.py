@@ -127,8 +127,8 @@ def load(args):
     if Path(args.model).is_file():
         return _load_kenlm(args, unigram)
     from ..lm.cache import load_lm
-    from ..marginal.lm_hf import HFTokenLM
     from ..marginal.vocab import vocab_from_hf
+    from ..tokenlm.lm_hf import HFTokenLM
 
     try:
         model, tokenizer = load_lm(args.model)
@@ -151,9 +151,9 @@ def load(args):
 
 
 def _load_kenlm(args, unigram):
-    from ..marginal.lm import KenLMTokenLM
     from ..marginal.vocab import vocab_from_sentencepiece
     from ..ngram.subword import load_sentencepiece
+    from ..tokenlm.lm_kenlm import KenLMTokenLM
 
     if not args.unigram_model:
         raise InputError("a KenLM model needs --unigram-model (the SentencePiece .model whose "
@@ -193,8 +193,8 @@ def _check_resume(part: Path, opts: dict) -> None:
 
 
 def run(args) -> int:
+    from ..core.runner import document_rng, finish, run_documents
     from ..marginal import api
-    from ..marginal.runner import document_rng, finish, run_documents
 
     _check_args(args)
     texts = read_units(args.texts)

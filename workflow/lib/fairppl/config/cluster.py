@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 from ..core.errors import InputError
-from .resources import _rule_list, connected_pieces, oversized_groups, unknown_partitions
+from .resources import connected_pieces, oversized_groups, rule_list, unknown_partitions
 
 
 def planned_executor(workflow=None) -> str | None:
@@ -229,7 +229,7 @@ def unknown_values(kind: str, wanted: dict[str, tuple[set[str], set[str]]], know
         if fold(value) in have:
             continue
         problems.append(f"{kind} {value!r} (set in {', '.join(sorted(places))}; rules "
-                        f"{_rule_list(rules)}) is not one {listed_by} lists; expected one "
+                        f"{rule_list(rules)}) is not one {listed_by} lists; expected one "
                         f"of {', '.join(sorted(known))}, set in your site profile's "
                         f"default-resources or set-resources")
     return problems

@@ -101,7 +101,9 @@ def oversized_groups(groups: list[tuple[str, str, int, int | None, int]],
     return lines
 
 
-def _rule_list(rules, shown: int = 4) -> str:
+def rule_list(rules, shown: int = 4) -> str:
+    """``rules`` sorted and joined with commas, the ones past the first ``shown`` counted ("a, b,
+    c, d and 3 more")."""
     rules = sorted(rules)
     if len(rules) <= shown + 1:
         return ", ".join(rules)
@@ -120,7 +122,7 @@ def unknown_partitions(wanted: dict[str, set[str]], known: set[str],
             continue
         where = ", ".join(sorted((places or {}).get(partition) or []))
         lines.append(f"slurm_partition {partition!r} ({f'set in {where}; ' if where else ''}"
-                     f"rules {_rule_list(rules)}) is not a partition of this cluster; "
+                     f"rules {rule_list(rules)}) is not a partition of this cluster; "
                      f"expected one of {', '.join(sorted(known))} (`sinfo`), set in your site "
                      f"profile's default-resources or set-resources")
     return lines

@@ -127,7 +127,7 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
 
 def _check_lanes(block: dict, source: str) -> None:
     """``marginal.lm.lanes`` above 1 deals the units that advance together in shared LM calls
-    out to lanes (:func:`fairppl.marginal.batch.run_many`); with ``batch_tokens: null`` no unit
+    out to lanes (:func:`fairppl.tokenlm.batch.run_many`); with ``batch_tokens: null`` no unit
     shares a call (one unit per LM call), so the lanes would be dropped without a word."""
     lm = block.get("lm") or {}
     lanes = _setting(lm, "marginal.lm", "lanes")

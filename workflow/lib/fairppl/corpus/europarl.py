@@ -47,7 +47,7 @@ from .align import Texts
 from ..core.errors import InputError
 from ..core.io import read_parquet, write_table
 from ..core.text import decode_utf8
-from .url import _lines, open_tar
+from .url import open_tar, split_lines
 
 #: The release's download address; ``{pair}`` is e.g. ``fr-en``, ``{iso1}`` the 2-letter code.
 DEFAULT_URL = "https://www.statmt.org/europarl/v7/{pair}.tgz"
@@ -121,7 +121,7 @@ def read_pair(archive: str | os.PathLike, iso1: str, pivot: str = "en"
         for lang in (pivot, iso1):
             member = _find_member(names, MEMBER.format(pair=pair, lang=lang), archive)
             data = tar.extractfile(members[member]).read()
-            sides[lang] = (member, _lines(decode_utf8(data, f"{archive}:{member}")))
+            sides[lang] = (member, split_lines(decode_utf8(data, f"{archive}:{member}")))
     (en_member, english), (xx_member, foreign) = sides[pivot], sides[iso1]
     if len(english) != len(foreign):
         raise InputError(f"{en_member} has {len(english)} lines and {xx_member} has "

@@ -145,7 +145,7 @@ def open_archive(archive: str):
         close()
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Split on '\\n' only ('\\r\\n' accepted); U+2028 and friends stay inside a line, so the
     line count is the file's. A final newline does not start an extra line."""
     lines = text.split("\n")
@@ -188,7 +188,8 @@ def _read_source(archive: str, names: set[str], read, lang: str, source_id: str,
     for template, label in zip(members, _labels(members)):
         member = require_member(template, source_id, names, lang, archive)
         text = decode_utf8(read(member), f"{archive}:{member}")
-        units.extend((f"{label}:{i:06d}", line) for i, line in enumerate(_lines(text), start=1))
+        units.extend((f"{label}:{i:06d}", line)
+                     for i, line in enumerate(split_lines(text), start=1))
     return units
 
 

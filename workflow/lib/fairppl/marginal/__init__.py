@@ -5,18 +5,18 @@ by importance sampling, bounded from below, or computed exactly.
 Lattices: :mod:`.lattice` (segmentation lattices: forward/backward, Viterbi, n-best, sampling with
 and without replacement, capped path counts, entropy, enumeration), :mod:`.unigram` (SentencePiece
 unigram lattices, Cao & Rimell 2021), :mod:`.vocab` (any tokenizer's tokens as byte strings; every
-tokenization of a byte string). Scoring many token sequences with one LM, work shared across
-them: :mod:`.lm` (the TokenLM contract, KenLM), :mod:`.lm_hf` (transformers), :mod:`.kv_tree`
-(incremental key/value scoring), :mod:`.prefix_tree` (what they share). Estimators:
-:mod:`.estimate` (importance-sampling arithmetic and Monte Carlo intervals), :mod:`.blocks` and
-:mod:`.lm_guided` (Chirkova et al. 2023), :mod:`.decoding_free` (Pohl, Cognetta et al. 2025: a
-lower bound), :mod:`.exact` (enumeration and the n-gram forward algorithm), :mod:`.beam` (a
-deterministic lower bound), :mod:`.api` (one record per text and estimator). The stage:
-:mod:`.units` and :mod:`.runner` (per-unit records, resumable), :mod:`.table` (sums over units
-with intervals), :mod:`.compare`, :mod:`.analyses`, :mod:`.lengths`, :mod:`.caching` (the
-comparisons and analyses the report shows), :mod:`.flores` (parity beside bits on a FLORES-200
-slice, canonical and marginal). Every log-probability is in **nats**.
+tokenization of a byte string). The LMs that score token sequences with the work shared across
+them, and the drivers that batch the estimators' LM requests, are :mod:`fairppl.tokenlm`.
+Estimators: :mod:`.estimate` (importance-sampling arithmetic and Monte Carlo intervals),
+:mod:`.blocks` and :mod:`.lm_guided` (Chirkova et al. 2023), :mod:`.decoding_free` (Pohl,
+Cognetta et al. 2025: a lower bound), :mod:`.exact` (enumeration and the n-gram forward
+algorithm), :mod:`.beam` (a deterministic lower bound), :mod:`.api` (one record per text and
+estimator). The stage: :mod:`.units` (per-unit records, resumable through
+:mod:`fairppl.core.runner`), :mod:`.table` (sums over units with intervals), :mod:`.compare`,
+:mod:`.analyses`, :mod:`.lengths`, :mod:`.caching` (the comparisons and analyses the report
+shows), :mod:`.flores` (parity beside bits on a FLORES-200 slice, canonical and marginal). Every
+log-probability is in **nats**.
 
 May import: :mod:`fairppl.core`, :mod:`fairppl.tokenizers`, :mod:`fairppl.ngram`,
-:mod:`fairppl.stats`, :mod:`fairppl.lm`.
+:mod:`fairppl.stats`, :mod:`fairppl.lm`, :mod:`fairppl.tokenlm`.
 """

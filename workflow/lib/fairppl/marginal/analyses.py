@@ -41,7 +41,7 @@ import numpy as np
 import polars as pl
 
 from ..core.errors import InputError
-from .runner import document_rng
+from ..core.runner import document_rng
 
 #: The two orders of a samples-needed curve: by proposal probability Q, by LM probability P.
 ORDERS = ("Q", "P")
@@ -97,7 +97,7 @@ class UnitCurves:
 def unit_curves(lm, vocab, model, text: str, K: int, rng: np.random.Generator,
                 tau: float = 1.0) -> UnitCurves:
     """The samples-needed curves of ``text`` (module docstring) under ``lm``, a
-    :class:`~fairppl.marginal.lm.KenLMTokenLM` over the pieces of the unigram model ``model``
+    :class:`~fairppl.tokenlm.lm_kenlm.KenLMTokenLM` over the pieces of the unigram model ``model``
     (:class:`~fairppl.marginal.unigram.UnigramModel`, same ids), ``vocab`` its TokenVocab: K
     paths without replacement at temperature ``tau`` plus the K best paths."""
     from .exact import ngram_marginal
@@ -125,7 +125,7 @@ def unit_curves(lm, vocab, model, text: str, K: int, rng: np.random.Generator,
 def samples_needed_curves(lm, vocab, model, units: pl.DataFrame, *, K: int, tau: float,
                           seed: int, keys: dict) -> pl.DataFrame:
     """:func:`unit_curves` for every row of ``units`` (columns ``unit_id``, ``text``), each unit
-    seeded by :func:`~fairppl.marginal.runner.document_rng` from ``seed`` and
+    seeded by :func:`~fairppl.core.runner.document_rng` from ``seed`` and
     ``"<unit_id>|samples-needed"``. One row per (unit, order, n): the ``keys`` columns,
     ``unit_id``, ``n_chars``, ``n_lattice_paths`` (float: it can pass 2**63), ``logp_exact_nats``,
     ``support_missing_nats``, ``K``, ``tau``, ``order`` (Q or P), ``n_paths`` (n) and

@@ -6,7 +6,7 @@ Estimators (``ESTIMATORS``):
 * ``default``: log P of the tokenizer's own tokenization (a lower bound on the marginal).
 * ``exact``: the marginal itself, summed over every tokenization of the text's bytes
   (:mod:`.exact`): enumeration under a transformers LM (short texts; ``max_paths``), the
-  n-gram forward algorithm at full length for a :class:`~.lm.KenLMTokenLM`.
+  n-gram forward algorithm at full length for a :class:`~fairppl.tokenlm.lm_kenlm.KenLMTokenLM`.
 * ``beam``: the deterministic lower bound of :mod:`.beam` (``beam`` partial paths per byte
   position, the default tokenization kept in the beam).
 * ``lm-guided``: Chirkova et al.'s block proposal (:mod:`.lm_guided`; ``K``, ``L``, ``M``).
@@ -38,9 +38,10 @@ marginal (default, beam, decoding-free, nbest, the consistent mode). Counts: ``n
 end token), ``n_chars`` (Unicode code points), ``n_bytes`` (UTF-8), ``n_words`` (whitespace-
 separated); ``lm_calls``/``positions`` are the LM's forward calls and token positions for this
 record (the default score included; in :func:`estimate_many`, the record's share of the calls
-its unit shared with others, :mod:`.batch`); ``entropy`` is the unigram lattice's entropy at ``tau``
-(nats) and ``entropy_per_token`` that over ``n_tokens``; ``seconds`` is wall time. Every record has
-the same keys (``FIELDS``); a field an estimator does not produce is None.
+its unit shared with others, :mod:`fairppl.tokenlm.batch`); ``entropy`` is the unigram
+lattice's entropy at ``tau`` (nats) and ``entropy_per_token`` that over ``n_tokens``; ``seconds``
+is wall time. Every record has the same keys (``FIELDS``); a field an estimator does not produce
+is None.
 """
 
 from __future__ import annotations
@@ -132,22 +133,22 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
              blocks_out: list | None = None) -> dict:
     """Run ``estimator`` (module docstring) on ``text`` and return its record (``FIELDS``).
     :func:`estimate_steps` with the same arguments, its LM requests answered one by one
-    (:func:`.batch.run_alone`); :func:`estimate_many` runs many texts together.
+    (:func:`fairppl.tokenlm.batch.run_alone`); :func:`estimate_many` runs many texts together.
 
-    ``lm``: a :class:`~.lm.TokenLM`; ``vocab``: its :class:`~.vocab.TokenVocab`;
-    ``default_ids``: the tokenizer's token ids for ``text`` (None: the unigram model's Viterbi
-    path, which is SentencePiece's encoding); ``rng``: all randomness; ``K``: samples (or paths);
-    ``L``: block length in characters for lm-guided (None: the longest default token); ``M``:
-    candidates per block; ``tau``: unigram temperature; ``mode``: ``"independent"`` or
-    ``"consistent"`` (unigram estimators); ``beam``: width per byte position; ``slack``: for
-    decoding-free, the tokens its uniform draws may have beyond the canonical count (None: no
-    cap); ``max_paths``: enumeration limit of
-    ``exact`` under a transformers LM; ``start_token``: the start token's name for the record.
-    ``blocks_out``: for ``lm-guided``, a list that gets the proposal's per-block Q(default)
-    records (:func:`~.lm_guided.lm_guided_marginal`); ignored by the other estimators.
-    Raises InputError for a bad estimator name, option or text, ValueError from the estimators
-    (e.g. too many tokenizations to enumerate)."""
-    from .batch import Meter, run_alone
+    ``lm``: a :class:`~fairppl.tokenlm.interface.TokenLM`; ``vocab``: its
+    :class:`~.vocab.TokenVocab`; ``default_ids``: the tokenizer's token ids for ``text`` (None: the
+    unigram model's Viterbi path, which is SentencePiece's encoding); ``rng``: all randomness;
+    ``K``: samples (or paths); ``L``: block length in characters for lm-guided (None: the longest
+    default token); ``M``: candidates per block; ``tau``: unigram temperature; ``mode``:
+    ``"independent"`` or ``"consistent"`` (unigram estimators); ``beam``: width per byte position;
+    ``slack``: for decoding-free, the tokens its uniform draws may have beyond the canonical count
+    (None: no cap); ``max_paths``: enumeration limit of ``exact`` under a transformers LM;
+    ``start_token``: the start token's name for the record. ``blocks_out``: for ``lm-guided``, a
+    list that gets the proposal's per-block Q(default) records
+    (:func:`~.lm_guided.lm_guided_marginal`); ignored by the other estimators. Raises InputError
+    for a bad estimator name, option or text, ValueError from the estimators (e.g. too many
+    tokenizations to enumerate)."""
+    from ..tokenlm.batch import Meter, run_alone
 
     return run_alone(estimate_steps(
         lm, vocab, text, estimator, rng=rng, default_ids=default_ids, K=K, L=L, M=M, tau=tau,
@@ -160,14 +161,15 @@ def estimate_many(lm, vocab, jobs: Sequence[dict], *,
     """Yield ``(index, record)`` for every job of ``jobs`` in order: each job is the keyword
     arguments of :func:`estimate` after ``lm`` and ``vocab`` (``text``, ``estimator``, ``rng``,
     ...). The lm-guided and decoding-free runs of units in flight share their LM calls
-    (:func:`.batch.run_many`, ``batch_tokens`` tokens per call, default
-    :data:`.batch.BATCH_TOKENS`), and so do the default scores of every run; the other
-    estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every record is
-    :func:`estimate`'s for the same job (the same samples and log-weights; the LM's rounding
-    aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the shared
-    calls (:mod:`.batch`); ``lanes``: lanes of units side by side (:func:`.batch.run_many`).
-    Raises :class:`.batch.UnitFailed` naming the job that failed."""
-    from .batch import BATCH_TOKENS, run_many
+    (:func:`fairppl.tokenlm.batch.run_many`, ``batch_tokens`` tokens per call, default
+    :data:`fairppl.tokenlm.batch.BATCH_TOKENS`), and so do the default scores of every run; the
+    other estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every
+    record is :func:`estimate`'s for the same job (the same samples and log-weights; the LM's
+    rounding aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the
+    shared calls (:mod:`fairppl.tokenlm.batch`); ``lanes``: lanes of units side by side
+    (:func:`fairppl.tokenlm.batch.run_many`). Raises :class:`fairppl.tokenlm.batch.UnitFailed`
+    naming the job that failed."""
+    from ..tokenlm.batch import BATCH_TOKENS, run_many
 
     starts = [lambda meter, job=job: estimate_steps(lm, vocab, meter=meter, batched=True, **job)
               for job in jobs]
@@ -181,14 +183,14 @@ def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Gener
                    slack: int | None = DEFAULT_SLACK, max_paths: int = 20_000,
                    start_token: str | None = None, blocks_out: list | None = None, meter=None,
                    batched: bool = False):
-    """:func:`estimate` as a generator of LM requests (:mod:`.batch`) returning the record.
-    ``meter`` counts the unit's work (default: the LM's counters and the clock); ``batched``:
-    the lm-guided run takes the default's log P from the record instead of asking for it again
-    (the one-unit path asks twice, as it always has). The default score, lm-guided and
+    """:func:`estimate` as a generator of LM requests (:mod:`fairppl.tokenlm.batch`) returning the
+    record. ``meter`` counts the unit's work (default: the LM's counters and the clock);
+    ``batched``: the lm-guided run takes the default's log P from the record instead of asking for
+    it again (the one-unit path asks twice, as it always has). The default score, lm-guided and
     decoding-free (``BATCHED``) ask the LM through requests; the other estimators call it
     themselves within the step."""
+    from ..tokenlm.batch import Meter
     from . import unigram as uni
-    from .batch import Meter
 
     check_estimator(estimator, unigram_model)
     if K < 1 or M < 1 or beam < 1:
@@ -299,9 +301,9 @@ def _general(lm, vocab, text, estimator, rng, default_ids, *, K, L, M, beam, sla
 
 
 def _exact(lm, vocab, text, default_ids, max_paths) -> dict:
+    from ..tokenlm.lm_kenlm import KenLMTokenLM
     from .exact import enumerate_marginal, ngram_marginal
     from .lattice import count_paths
-    from .lm import KenLMTokenLM
 
     if isinstance(lm, KenLMTokenLM):
         lat = vocab.lattice(vocab.text_bytes(text))

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from .exact import _arcs_by_start
+from .exact import arcs_by_start
 from .vocab import TokenVocab
 
 
@@ -56,7 +56,7 @@ def beam_marginal(lm, vocab: TokenVocab, text: str, beam: int = 8,
         raise ValueError(f"beam={beam}: expected at least 1")
     data = vocab.text_bytes(text)
     lat = vocab.lattice(data)
-    arcs = _arcs_by_start(lat)
+    arcs = arcs_by_start(lat)
     default_key = None if default is None else tuple(int(t) for t in default)
     if default_key is not None and vocab.decode(default_key) != data:
         raise ValueError(f"default tokenization {default_key[:20]} does not spell {data[:40]!r}")

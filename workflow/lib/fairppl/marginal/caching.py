@@ -5,7 +5,7 @@ A document is a run of consecutive evaluation units joined by a space, short eno
 sampled tokenization fits in the LM's window (:func:`documents`). Its tokenizations are drawn
 with replacement from the unigram lattice at temperature ``tau``
 (:func:`fairppl.marginal.unigram.sample_document`) and scored token by token in batched forward
-passes (:meth:`fairppl.marginal.lm_hf.HFTokenLM.token_logps`).
+passes (:meth:`fairppl.tokenlm.lm_hf.HFTokenLM.token_logps`).
 
 Caching (:func:`classify_occurrences`, :func:`word_losses`, :func:`caching_summary`): in each
 sample of the INDEPENDENT mode (every word occurrence tokenized on its own), the loss of a
@@ -23,7 +23,7 @@ samples of each mode drawn from the same seed, with the spread of the log weight
 tokenizations, so it estimates a lower bound on the marginal (:mod:`.unigram`).
 
 All log-probabilities are natural logs (**nats**), float64; a document is scored after the LM's
-start token, its end token charged (the convention of :class:`~.lm_hf.HFTokenLM`).
+start token, its end token charged (the convention of :class:`~fairppl.tokenlm.lm_hf.HFTokenLM`).
 """
 
 from __future__ import annotations
@@ -209,14 +209,14 @@ def caching_table(lm, model: UnigramModel, texts: Sequence[str], unit_ids: Seque
     """The polars table of one (model, language): :func:`summary_rows` of up to
     ``n_documents`` documents of up to ``verses`` consecutive units (``texts`` in order, ids
     ``unit_ids``), each with K samples per mode at temperature ``tau``, both modes seeded from
-    ``(seed, first unit id)`` (:func:`fairppl.marginal.runner.document_rng`). A document's
+    ``(seed, first unit id)`` (:func:`fairppl.core.runner.document_rng`). A document's
     one-best tokenization may fill ``fill`` of the LM's window (the rest is room for longer
     samples); one whose samples still overflow is skipped and counted in
     ``n_documents_skipped``. ``keys``: leading columns (corpus, language, model, ...)."""
     import polars as pl
 
+    from ..core.runner import document_rng
     from .lattice import viterbi
-    from .runner import document_rng
     from .unigram import lattice
 
     if K < 1 or not (0 < fill <= 1):

@@ -104,7 +104,7 @@ def off_by_one(lat: lat_mod.Lattice, canonical: Sequence[int]) -> list[tuple[int
     then the two ids. ``ValueError`` if ``canonical`` is not a path of ``lat``."""
     canonical = tuple(int(t) for t in canonical)
     arcs = lat_mod.path_arcs(lat, canonical)
-    order, off = lat._by_start
+    order, off = lat.by_start
     out = []
     for k, arc in enumerate(arcs):
         s, e = int(lat.start[arc]), int(lat.end[arc])
@@ -148,7 +148,7 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
     replacement under the token cap, up to ``K`` distinct paths, scored by ``lm`` (a TokenLM; its
     ``logp`` charges the end token when the LM has one) in one batched call. ``vocab``: the LM's
     TokenVocab; ``slack``: tokens allowed beyond the canonical count (None: no cap)."""
-    from .batch import Meter, run_alone
+    from ..tokenlm.batch import Meter, run_alone
 
     return run_alone(decoding_free_steps(lm, vocab, text, K=K, default_ids=default_ids, rng=rng,
                                          slack=slack, return_samples=return_samples,
@@ -158,10 +158,10 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
 def decoding_free_steps(lm, vocab, text: str, *, K: int, default_ids: Sequence[int],
                         rng: np.random.Generator, slack: int | None = DEFAULT_SLACK,
                         return_samples: bool = False, meter=None):
-    """:func:`decoding_free_marginal` as a generator of LM requests (:mod:`.batch`): its one
-    ``("logp", paths)`` request, then the result. ``meter``: the unit's work (default: the LM's
-    counters and the clock)."""
-    from .batch import Meter
+    """:func:`decoding_free_marginal` as a generator of LM requests
+    (:mod:`fairppl.tokenlm.batch`): its one ``("logp", paths)`` request, then the result.
+    ``meter``: the unit's work (default: the LM's counters and the clock)."""
+    from ..tokenlm.batch import Meter
 
     if K < 1:
         raise ValueError(f"the number of paths K must be at least 1, got {K}")

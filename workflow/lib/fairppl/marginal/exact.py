@@ -2,12 +2,12 @@
 against.
 
 * :func:`enumerate_marginal`: log sum over EVERY tokenization T of a short text of P_LM(T), for
-  any :class:`~fairppl.marginal.lm.TokenLM`. The tokenizations form a trie of token prefixes and
-  each trie node (a distinct prefix) is scored once, not once per tokenization that shares it:
-  a transformers LM runs every node through the model exactly once (tree attention: one
-  position per node, attending to its ancestors), any other TokenLM gets one
-  :meth:`~fairppl.marginal.lm.TokenLM.logp_next_many` request per trie depth in which each node
-  is one prefix. The end token (if ``lm.end_id`` is set) is scored once per complete
+  any :class:`~fairppl.tokenlm.interface.TokenLM`. The tokenizations form a trie of token
+  prefixes and each trie node (a distinct prefix) is scored once, not once per tokenization that
+  shares it: a transformers LM runs every node through the model exactly once (tree attention:
+  one position per node, attending to its ancestors), any other TokenLM gets one
+  :meth:`~fairppl.tokenlm.interface.TokenLM.logp_next_many` request per trie depth in which each
+  node is one prefix. The end token (if ``lm.end_id`` is set) is scored once per complete
   tokenization. Cost grows with the number of tokenizations, which grows exponentially with
   length: ``max_paths`` refuses long texts with a clear error.
 * :func:`ngram_marginal`: the same sum, exactly and for whole verses, under a token-level KenLM
@@ -58,7 +58,7 @@ class ExactResult:
     path_logp: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
 
-def _arcs_by_start(lat: Lattice) -> list[list[tuple[int, int]]]:
+def arcs_by_start(lat: Lattice) -> list[list[tuple[int, int]]]:
     """``(token, end)`` of the arcs leaving each node, in (end, token) order."""
     out: list[list[tuple[int, int]]] = [[] for _ in range(lat.n + 1)]
     for s, e, t in sorted(zip(lat.start.tolist(), lat.end.tolist(), lat.token.tolist())):
@@ -79,7 +79,7 @@ class _Trie:
 
     @classmethod
     def of(cls, lat: Lattice) -> "_Trie":
-        arcs = _arcs_by_start(lat)
+        arcs = arcs_by_start(lat)
         token, parent, depth, pos = [-1], [-1], [0], [0]
         i = 0
         while i < len(token):
@@ -178,12 +178,14 @@ def _score_tree(lm, trie: _Trie, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tree_ready(lm) -> bool:
-    """Whether :func:`_score_tree` can run ``lm``: a transformers model whose attention honours
-    a custom 4-D mask (eager or SDPA; flash attention ignores it)."""
-    model = getattr(lm, "model", None)
-    if model is None or not hasattr(model, "get_output_embeddings"):
+    """Whether :func:`_score_tree` can run ``lm``: an :class:`~fairppl.tokenlm.lm_hf.HFTokenLM`
+    whose model's attention honours a custom 4-D mask (eager or SDPA; flash attention ignores
+    it)."""
+    from ..tokenlm.lm_hf import HFTokenLM
+
+    if not isinstance(lm, HFTokenLM):
         return False
-    return getattr(model.config, "_attn_implementation", "eager") in ("eager", "sdpa")
+    return getattr(lm.model.config, "_attn_implementation", "eager") in ("eager", "sdpa")
 
 
 def enumerate_marginal(lm, vocab: TokenVocab, text: str, max_paths: int = 20_000,
@@ -337,7 +339,7 @@ def ngram_marginal(model, vocab: TokenVocab, text: str, id_to_word: Sequence[str
     start = time.perf_counter()
     scorer = _NgramScorer(model, id_to_word, unk_cost)
     lat = vocab.lattice(vocab.text_bytes(text)) if lattice is None else lattice
-    arcs = _arcs_by_start(lat)
+    arcs = arcs_by_start(lat)
     alpha: list[dict] = [{} for _ in range(lat.n + 1)]
     alpha[0][_begin_state(scorer, bos)] = 0.0
     n_states = max_states = 0

@@ -71,7 +71,7 @@ class Lattice:
         return np.searchsorted(self.end, np.arange(self.n + 2))
 
     @cached_property
-    def _by_start(self) -> tuple[np.ndarray, np.ndarray]:
+    def by_start(self) -> tuple[np.ndarray, np.ndarray]:
         """(arc indices sorted by (start, end, token), offsets by start node)."""
         order = np.lexsort((self.token, self.end, self.start))
         return order, np.searchsorted(self.start[order], np.arange(self.n + 2))
@@ -109,7 +109,7 @@ def backward(lat: Lattice, tau: float = 1.0) -> np.ndarray:
     """Backward log-marginals: ``beta[i]`` = log-sum over partial paths i -> n (``beta[n] = 0``);
     ``beta[0]`` equals ``forward(lat, tau)[1]``."""
     w = lat.logw / tau
-    order, off = lat._by_start
+    order, off = lat.by_start
     beta = np.full(lat.n + 1, -np.inf)
     beta[lat.n] = 0.0
     for i in range(lat.n - 1, -1, -1):
@@ -224,7 +224,7 @@ def enumerate_paths(lat: Lattice, limit: int) -> list[Path] | None:
     if count_paths(lat) > limit:
         return None
     beta = backward(lat)  # only arcs that can still reach n
-    order, off = lat._by_start
+    order, off = lat.by_start
     out: list[Path] = []
 
     def walk(node: int, prefix: tuple) -> None:
@@ -250,7 +250,7 @@ def count_by_tokens(lat: Lattice, max_tokens: int) -> np.ndarray:
     counts = np.zeros((lat.n + 1, max_tokens + 1), dtype=object)
     counts[:, :] = 0
     counts[lat.n, 0] = 1
-    order, off = lat._by_start
+    order, off = lat.by_start
     for i in range(lat.n - 1, -1, -1):
         row = counts[i]
         for a in order[off[i]:off[i + 1]].tolist():
@@ -281,7 +281,7 @@ class CappedPaths:
             raise ValueError(f"path number {r} out of range: {self.total} paths with at most "
                              f"{self.max_tokens} tokens")
         lat, at_most = self.lat, self._at_most
-        order, off = lat._by_start
+        order, off = lat.by_start
         node, budget, toks = 0, self.max_tokens, []
         while node != lat.n:
             if budget == 0:  # unreachable for 0 <= r < total (at_most[node, 0] = 0 here)

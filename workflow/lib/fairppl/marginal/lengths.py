@@ -22,8 +22,8 @@ from typing import Callable, Sequence
 
 import polars as pl
 
+from ..core.runner import document_rng
 from .api import estimate
-from .runner import document_rng
 
 #: What runs by default: (name in the tables, estimator, options of :func:`api.estimate`).
 DEFAULT_ESTIMATORS = (
@@ -48,8 +48,8 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
     """One row per (unit, prefix length, estimator): ``unit_id``, ``n_words`` (asked),
     ``n_chars``, ``estimator``, ``logp``/``exact``/``logp_default`` (nats), ``error_nats``
     (estimate - exact), ``lower_bound`` (the estimator's value can only sit below the marginal),
-    ``seconds``, ``lm_calls``, ``positions``. An LM with a prefix cache (``clear_cache``, the
-    n-gram's) starts each estimator with an empty one, so ``positions`` is that estimator's own
+    ``seconds``, ``lm_calls``, ``positions``. Each estimator starts with the LM's cache cleared
+    (``clear_cache``: the n-gram's prefix states), so ``positions`` is that estimator's own
     work, not less because an earlier estimator scored the same prefixes. Prefixes that repeat a
     shorter one (a unit with fewer words) are skipped. Seeds: (seed, unit, n_words,
     estimator)."""
@@ -65,8 +65,7 @@ def length_sweep(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.Da
             exact = estimate(lm, vocab, piece, "exact", rng=document_rng(seed, "exact"),
                              default_ids=ids, unigram_model=unigram_model)
             for name, est, options in estimators:
-                if hasattr(lm, "clear_cache"):
-                    lm.clear_cache()
+                lm.clear_cache()
                 rec = estimate(lm, vocab, piece, est, default_ids=ids, K=K, L=None, M=M,
                                unigram_model=unigram_model,
                                rng=document_rng(seed, f"{uid}|{n}|{name}"), **options)

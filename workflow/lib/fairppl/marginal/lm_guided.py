@@ -17,19 +17,19 @@ counts the blocks where it is not.
 
 Shared work (the point of :func:`lm_guided_marginal`): the K samples advance block by block
 together; samples whose prefixes are equal (most pick the default) are scored once, all distinct
-prefixes of a block in one ``logp_next_many`` call. An LM with a ``session()`` (HFTokenLM:
-:class:`.kv_tree.KVTree`) keeps each distinct prefix's key/values from one block to the next, so
-a block step runs only the drawn candidates' last tokens and the inner positions of the block's
-candidate trie after each distinct prefix (candidates sharing leading tokens share them).
-A prefix not scored yet is scored for its block and, in the same call, for the next
-``lookahead`` blocks along the default path (the end token included): most samples keep the
-default, so a text costs a few LM calls instead of one per block. The scores are the same; only
-the order of the work changes. :func:`lm_guided_steps` is the same procedure as a generator of LM
-requests, so that several texts can share each LM call (:mod:`.batch`, the study's
-``marginal.lm.batch_tokens``): each text keeps its own generator state and draws, so the samples
-and log-weights are those of the text alone.
-:func:`lm_guided_reference` is the paper's procedure, one sample at a time. Both draw their randomness the same way (one uniform per
-sample and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
+prefixes of a block in one ``logp_next_many`` call. An LM whose ``session()`` is an incremental
+scorer (HFTokenLM: :class:`fairppl.tokenlm.kv_tree.KVTree`) keeps each distinct prefix's key/values
+from one block to the next, so a block step runs only the drawn candidates' last tokens and the
+inner positions of the block's candidate trie after each distinct prefix (candidates sharing
+leading tokens share them). A prefix not scored yet is scored for its block and, in the same call,
+for the next ``lookahead`` blocks along the default path (the end token included): most samples
+keep the default, so a text costs a few LM calls instead of one per block. The scores are the same;
+only the order of the work changes. :func:`lm_guided_steps` is the same procedure as a generator of
+LM requests, so that several texts can share each LM call (:mod:`fairppl.tokenlm.batch`, the
+study's ``marginal.lm.batch_tokens``): each text keeps its own generator state and draws, so the
+samples and log-weights are those of the text alone. :func:`lm_guided_reference` is the paper's
+procedure, one sample at a time. Both draw their randomness the same way (one uniform per sample
+and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
 state they sample the same tokenizations and give the same log-weights.
 
 Pruning (``prune=eps``, off by default): most of a block's LM positions are the inner tokens of
@@ -124,7 +124,7 @@ class Result:
 
 
 @dataclass
-class _Plan:
+class BlockPlan:
     """What the proposal needs before any LM call: blocks, candidates and each block's default."""
 
     candidates: list[list[tuple[int, ...]]]
@@ -133,8 +133,11 @@ class _Plan:
     aligned: list[bool]
 
 
-def _plan(vocab, text: str, default_ids: Sequence[int], L: int | None, M: int,
-          cache: BlockCandidates | None) -> _Plan:
+def plan_blocks(vocab, text: str, default_ids: Sequence[int], L: int | None, M: int,
+                cache: BlockCandidates | None) -> BlockPlan:
+    """The proposal's blocks of ``text`` (``L`` characters; None: the longest default token),
+    each with its top-``M`` candidates (from ``cache`` when given, else a fresh one) and its
+    default tokenization's part: no LM call."""
     data = vocab.text_bytes(text)
     offs = default_offsets(vocab.token_bytes, default_ids, data)
     if L is None:
@@ -145,7 +148,7 @@ def _plan(vocab, text: str, default_ids: Sequence[int], L: int | None, M: int,
         cache = BlockCandidates(vocab, M)
     elif cache.M != M:
         raise ValueError(f"the candidate cache holds top-{cache.M} lists but M={M} was asked for")
-    return _Plan(candidates=[cache(data[b.start:b.end]) for b in blocks],
+    return BlockPlan(candidates=[cache(data[b.start:b.end]) for b in blocks],
                  defaults=block_default(blocks, default_ids, offs),
                  kinds=[b.kind for b in blocks], aligned=[b.aligned for b in blocks])
 
@@ -166,7 +169,7 @@ def _pick(lp: np.ndarray, u: float) -> tuple[int, float]:
     return j, top + float(np.log(cdf[-1]))
 
 
-def _default_block(vocab, plan: _Plan, b: int, lp: np.ndarray) -> dict:
+def _default_block(vocab, plan: BlockPlan, b: int, lp: np.ndarray) -> dict:
     """Block ``b``'s record for ``blocks_out``, from the candidates' log-probabilities ``lp``
     given the default prefix: Q(default) = p_default / Z as ``logq_default_nats`` (-inf when the
     default is not a candidate)."""
@@ -178,7 +181,7 @@ def _default_block(vocab, plan: _Plan, b: int, lp: np.ndarray) -> dict:
             "logq_default_nats": -np.inf if j is None else float(lp[j]) - log_sum_exp(lp)}
 
 
-def _finish(meter, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
+def _finish(meter, plan: BlockPlan, logw: np.ndarray, chosen: np.ndarray,
             seqs: list[tuple[int, ...]], default_ids, rng, mark, prefixes: int,
             keep: bool, dropped: np.ndarray | None = None, n_dropped: int = 0,
             logp_default: float | None = None):
@@ -206,12 +209,12 @@ def _finish(meter, plan: _Plan, logw: np.ndarray, chosen: np.ndarray,
 
 def _start(meter, vocab, text, default_ids, K, L, M, cache, rng):
     """What both procedures do first: check K, note the clock and the LM's counters (``meter``,
-    :class:`.batch.Meter`), plan the blocks and draw the (K, blocks) uniforms that pick every
-    sample's candidates."""
+    :class:`fairppl.tokenlm.batch.Meter`), plan the blocks and draw the (K, blocks) uniforms that
+    pick every sample's candidates."""
     if K < 1:
         raise ValueError(f"the number of samples K must be at least 1, got {K}")
     mark = meter.start()
-    plan = _plan(vocab, text, default_ids, L, M, cache)
+    plan = plan_blocks(vocab, text, default_ids, L, M, cache)
     return mark, plan, rng.random((K, len(plan.candidates)))
 
 
@@ -243,7 +246,7 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
     docstring, pruning); the result's ``dropped_nats`` and ``n_dropped`` report what was
     dropped.
     """
-    from .batch import Meter, run_alone
+    from ..tokenlm.batch import Meter, run_alone
 
     return run_alone(lm_guided_steps(lm, vocab, text, default_ids=default_ids, K=K, L=L, M=M,
                                      rng=rng, cache=cache, return_samples=return_samples,
@@ -256,16 +259,16 @@ def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int], K: int 
                     cache: BlockCandidates | None = None, return_samples: bool = False,
                     lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
                     prune: float | None = None, meter=None, logp_default: float | None = None):
-    """:func:`lm_guided_marginal` as a generator of LM requests (:mod:`.batch`): it yields
-    ``("keep", prefixes)`` (the prefixes whose key/values the session must keep),
-    ``("next", prefixes, conts_per_prefix)`` (answered with ``logp_next_many``'s arrays) and
-    ``("logp", seqs)`` (answered with ``logp``'s array), and returns the :class:`Result`. A
-    driver answers one unit's requests alone (:func:`.batch.run_alone`, the same calls in the
-    same order as before) or many units' in one LM call (:func:`.batch.run_many`). ``meter``
-    counts the unit's LM work and time (default :class:`.batch.Meter` over ``lm``);
-    ``logp_default``: the default tokenization's log P when the caller has it (not asked
+    """:func:`lm_guided_marginal` as a generator of LM requests (:mod:`fairppl.tokenlm.batch`): it
+    yields ``("keep", prefixes)`` (the prefixes whose key/values the session must keep), ``("next",
+    prefixes, conts_per_prefix)`` (answered with ``logp_next_many``'s arrays) and ``("logp",
+    seqs)`` (answered with ``logp``'s array), and returns the :class:`Result`. A driver answers one
+    unit's requests alone (:func:`fairppl.tokenlm.batch.run_alone`, the same calls in the same
+    order as before) or many units' in one LM call (:func:`fairppl.tokenlm.batch.run_many`).
+    ``meter`` counts the unit's LM work and time (default :class:`fairppl.tokenlm.batch.Meter` over
+    ``lm``); ``logp_default``: the default tokenization's log P when the caller has it (not asked
     again)."""
-    from .batch import Meter
+    from ..tokenlm.batch import Meter
 
     if prune is not None and not 0.0 < prune < 1.0:
         raise ValueError(f"prune must be None or a threshold in (0, 1), got {prune}")
@@ -377,7 +380,7 @@ def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: 
     drawn on its own, one ``lm.logp_next`` call per sample and block. Same arguments, same
     randomness and so the same samples and log-weights as :func:`lm_guided_marginal`; kept as
     its cross-check and as the baseline of the speed benchmark."""
-    from .batch import Meter, run_alone
+    from ..tokenlm.batch import Meter, run_alone
 
     meter = Meter(lm)
     mark, plan, u = _start(meter, vocab, text, default_ids, K, L, M, cache, rng)

@@ -4,7 +4,7 @@ of one (corpus, language, model, tokenizer), resumable, written as one per-unit 
 :func:`run_plan` lists the runs: one per (unit, estimator, tau), where only the estimators whose
 proposal depends on the temperature (``TAU_ESTIMATORS``) get one run per tau; the others run
 once, at the first tau (their ``entropy`` is the lattice's at that tau). :func:`run_units` runs
-them through :func:`fairppl.marginal.runner.run_documents` (one JSON line per finished run in a
+them through :func:`fairppl.core.runner.run_documents` (one JSON line per finished run in a
 partial file beside the output, so a killed job resumes; the options are written beside it and
 a partial file of other options is discarded, with a log line) and writes the table
 (:data:`KEY_COLUMNS` + ``unit_id`` + :data:`fairppl.marginal.api.FIELDS`, one row per run; all
@@ -23,8 +23,8 @@ import polars as pl
 
 from ..core.errors import InputError
 from ..core.io import write_table, write_text
+from ..core.runner import document_rng, read_done, run_documents
 from .api import FIELDS, estimate
-from .runner import document_rng, read_done, run_documents
 
 _log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
     together, about that many tokens per LM call (:func:`~.api.estimate_many`: the same
     records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
     ``seconds`` are then each run's share of the shared calls); ``lanes``: with
-    ``batch_tokens``, lanes of units side by side (:func:`.batch.run_many`)."""
+    ``batch_tokens``, lanes of units side by side (:func:`fairppl.tokenlm.batch.run_many`)."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -122,8 +122,8 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
         return {"unit_id": uid, **rec, "blocks": per_block}
 
     def make_records(todo: list[tuple[str, str]]):
+        from ..tokenlm.batch import UnitFailed
         from .api import estimate_many
-        from .batch import UnitFailed
 
         jobs, per_block = [], []
         for text, run_id in todo:
@@ -202,7 +202,7 @@ def speed_settings(config: dict) -> tuple[int | None, int]:
     """``marginal.lm.batch_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of a
     run's config (read from the config, not a rule parameter: a speed setting that changes no
     record must not rerun the finished jobs), their defaults when absent."""
-    from .batch import BATCH_TOKENS
+    from ..tokenlm.batch import BATCH_TOKENS
 
     settings = (config.get("marginal") or {}).get("lm") or {}
     return settings.get("batch_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
@@ -228,7 +228,7 @@ def kenlm_lm(model_path, tokenizer_path):
     lattice model, or None for a BPE tokenizer."""
     from ..ngram.subword import load_sentencepiece
     from ..tokenizers.spm_model import parse_spm_model
-    from .lm import KenLMTokenLM
+    from ..tokenlm.lm_kenlm import KenLMTokenLM
     from .unigram import UnigramModel
     from .vocab import vocab_from_sentencepiece
 
@@ -267,7 +267,7 @@ def hf_lm(load_from, special: dict | None = None, device=None, dtype: str = "flo
 def framed_lm(model, tokenizer, special: dict | None = None, score_end: bool = True):
     """:func:`hf_lm`'s ``(lm, vocab, encode, start_token)`` for a model and tokenizer already
     loaded (e.g. a benchmark's model built from its config with random weights)."""
-    from .lm_hf import HFTokenLM
+    from ..tokenlm.lm_hf import HFTokenLM
     from .vocab import vocab_from_hf
 
     special = special or {}

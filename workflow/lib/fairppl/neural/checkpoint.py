@@ -33,7 +33,7 @@ _NOT_COMPARED = frozenset({"checkpoint_every", "eval_every"})
 
 
 @dataclass
-class _RunState:
+class RunState:
     """What a run changes as it trains, i.e. what a checkpoint saves and restores."""
 
     model: torch.nn.Module
@@ -46,8 +46,8 @@ class _RunState:
     resumed_from: int | None = None         # the checkpoint's step, when resumed
 
 
-def _save_checkpoint(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: str,
-                     device: torch.device, seconds: float) -> None:
+def save_checkpoint(path: Path, run: RunState, *, config: dict, vocab: dict, digest: str,
+                    device: torch.device, seconds: float) -> None:
     """Write ``run`` (after ``run.step`` steps, ``seconds`` of training in all) to ``path``."""
     _write_checkpoint(path, {
         "format": _CHECKPOINT_FORMAT,
@@ -68,14 +68,14 @@ def _save_checkpoint(path: Path, run: _RunState, *, config: dict, vocab: dict, d
     })
 
 
-def _resume(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: str,
-            device: torch.device) -> None:
+def resume_run(path: Path, run: RunState, *, config: dict, vocab: dict, digest: str,
+               device: torch.device) -> None:
     """Load the checkpoint at ``path`` into ``run`` (a freshly started run: same model and
     optimizer layout) and the global RNGs; ``InputError`` if it is unreadable or was written by
     a run with another configuration, vocabulary or training data."""
-    state = _load_checkpoint(path)
-    diffs = _differences(state["config"], config)
-    diffs += _differences(state["vocab"], vocab, prefix="vocab ")
+    state = load_checkpoint(path)
+    diffs = config_differences(state["config"], config)
+    diffs += config_differences(state["vocab"], vocab, prefix="vocab ")
     if state["data_sha256"] != digest:
         diffs.append("training data: the packed token ids differ (SHA-256 "
                      f"{state['data_sha256'][:12]}... in the checkpoint, "
@@ -100,8 +100,8 @@ def _resume(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: st
     run.resumed_from = run.step
 
 
-def _save_final_state(path: Path, run: _RunState, *, config: dict, vocab: dict, digest: str,
-                      seconds: float) -> None:
+def save_final_state(path: Path, run: RunState, *, config: dict, vocab: dict, digest: str,
+                     seconds: float) -> None:
     """Keep a finished run's weights, loss log and identity in ``path`` (about the model's size:
     no optimizer state), so that a rerun of the job whose outputs were discarded (Snakemake
     interrupted before it recorded them) saves the same model again instead of retraining."""
@@ -112,8 +112,8 @@ def _save_final_state(path: Path, run: _RunState, *, config: dict, vocab: dict, 
     })
 
 
-def _restore_final(path: Path, run: _RunState, *, config: dict, vocab: dict,
-                   digest: str) -> str | None:
+def restore_final(path: Path, run: RunState, *, config: dict, vocab: dict,
+                  digest: str) -> str | None:
     """Load the finished run kept at ``path`` into ``run`` when it was trained with this
     configuration (``_NOT_COMPARED`` aside), vocabulary and data; returns None then. A finished
     run of other settings (or an unreadable file) is deleted, never used; returns why."""
@@ -124,8 +124,8 @@ def _restore_final(path: Path, run: _RunState, *, config: dict, vocab: dict,
     except Exception as err:  # noqa: BLE001 - any unusable file is the same: train again
         path.unlink()
         return f"unreadable ({type(err).__name__})"
-    diffs = _differences(state["config"], config, saved_as="recorded")
-    diffs += _differences(state["vocab"], vocab, prefix="vocab ", saved_as="recorded")
+    diffs = config_differences(state["config"], config, saved_as="recorded")
+    diffs += config_differences(state["vocab"], vocab, prefix="vocab ", saved_as="recorded")
     if state["data_sha256"] != digest:
         diffs.append("training data: the packed token ids differ")
     if diffs:
@@ -139,8 +139,10 @@ def _restore_final(path: Path, run: _RunState, *, config: dict, vocab: dict,
     return None
 
 
-def _differences(saved: Mapping, now: Mapping, prefix: str = "",
-                 saved_as: str = "in the checkpoint") -> list[str]:
+def config_differences(saved: Mapping, now: Mapping, prefix: str = "",
+                       saved_as: str = "in the checkpoint") -> list[str]:
+    """One line per key whose value differs between ``saved`` and ``now`` (``prefix`` before the
+    key; the fields that do not change training skipped at the top level)."""
     diffs = []
     for key in sorted(set(saved) | set(now)):
         if key in _NOT_COMPARED and not prefix:
@@ -158,7 +160,9 @@ def _write_checkpoint(path: Path, state: dict) -> None:
             os.fsync(handle.fileno())
 
 
-def _load_checkpoint(path: Path) -> dict:
+def load_checkpoint(path: Path) -> dict:
+    """The checkpoint dict at ``path``; InputError naming the file when it is unreadable or not a
+    fairppl checkpoint."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # noqa: BLE001 - any unreadable file is the same user problem

@@ -13,14 +13,18 @@ from ..core.errors import InputError
 
 
 @dataclass
-class _Packed:
+class Packed:
+    """Training or evaluation blocks: token ids, position ids, which tokens are targets, and the
+    real tokens' count."""
     blocks: torch.Tensor     # [n, context] token ids (pad at the tail)
     positions: torch.Tensor  # [n, context] position ids (within-unit, or running if not isolated)
     targets: torch.Tensor    # [n, context] bool: this token is a training target
     n_tokens: int            # real (non-pad) tokens
 
 
-def _check_ids(token_ids, vocab_size: int | None, what: str) -> None:
+def check_ids(token_ids, vocab_size: int | None, what: str) -> None:
+    """InputError naming ``what`` unless ``token_ids`` is a list of units of integer ids in [0,
+    ``vocab_size``) (>= 0 when None)."""
     if isinstance(token_ids, (str, bytes)) or not isinstance(token_ids, Sequence):
         raise InputError(f"{what}: expected a list of units, each a list of token ids")
     for i, unit in enumerate(token_ids):
@@ -32,11 +36,13 @@ def _check_ids(token_ids, vocab_size: int | None, what: str) -> None:
                                  f"{bound}")
 
 
-def _pack(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int, context: int,
-          pad_id: int | None, isolate_units: bool) -> _Packed:
+def pack(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int, context: int,
+         pad_id: int | None, isolate_units: bool) -> Packed:
+    """The units, each framed by ``bos_id``/``eos_id``, in blocks of ``context`` tokens; the tail
+    dropped (``pad_id`` None) or padded; positions restart per unit when ``isolate_units``."""
     if isinstance(context, bool) or not isinstance(context, int) or context < 2:
         raise InputError(f"context must be an integer >= 2, got {context!r}")
-    _check_ids(token_ids, None, "pack_sequences")
+    check_ids(token_ids, None, "pack_sequences")
     ids: list[int] = []
     pos: list[int] = []
     for unit in token_ids:
@@ -64,11 +70,11 @@ def _pack(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int, context:
     targets = torch.zeros(blocks.numel(), dtype=torch.bool)
     targets[:min(n_real, blocks.numel())] = True
     targets = targets.view(-1, context) & (blocks != bos_id)  # <s> is never predicted
-    return _Packed(blocks, positions, targets, min(n_real, blocks.numel()))
+    return Packed(blocks, positions, targets, min(n_real, blocks.numel()))
 
 
-def _pack_whole_units(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int,
-                      context: int, pad_id: int) -> _Packed:
+def pack_whole_units(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int,
+                     context: int, pad_id: int) -> Packed:
     """Evaluation packing: whole units side by side in rows of ``context`` (first fit, in order),
     each its own sequence, the row's rest padded; a unit longer than ``context`` (with <s> and
     </s>) is cut into rows, its continuation keeping its positions. With the isolated mask, the
@@ -95,9 +101,9 @@ def _pack_whole_units(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: i
         blocks.append(ids + [pad_id] * n_pad)
         positions.append(pos + list(range(n_pad)))
         targets.append([t != bos_id for t in ids] + [False] * n_pad)
-    return _Packed(torch.tensor(blocks, dtype=torch.long),
-                   torch.tensor(positions, dtype=torch.long),
-                   torch.tensor(targets, dtype=torch.bool), n_real)
+    return Packed(torch.tensor(blocks, dtype=torch.long),
+                  torch.tensor(positions, dtype=torch.long),
+                  torch.tensor(targets, dtype=torch.bool), n_real)
 
 
 def pack_sequences(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int, context: int,
@@ -108,10 +114,12 @@ def pack_sequences(token_ids: Sequence[Sequence[int]], bos_id: int, eos_id: int,
     into consecutive blocks of ``context`` tokens (a unit may span two blocks). The incomplete
     final block is dropped when ``pad_id`` is None, else padded with ``pad_id``.
     """
-    return _pack(token_ids, bos_id, eos_id, context, pad_id, isolate_units=False).blocks
+    return pack(token_ids, bos_id, eos_id, context, pad_id, isolate_units=False).blocks
 
 
-def _data_digest(packed: _Packed) -> str:
+def data_digest(packed: Packed) -> str:
+    """SHA-256 of the packed blocks, positions and targets (shapes and bytes): what ties a
+    checkpoint to its training data."""
     h = hashlib.sha256()
     for t in (packed.blocks, packed.positions, packed.targets):
         h.update(str(tuple(t.shape)).encode())

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import torch
 
-from .data import _Packed
+from .data import Packed
 
 
-def _batch_loss(model, packed: _Packed, idx: torch.Tensor, device: torch.device,
-                reduction: str = "mean"):
+def batch_loss(model, packed: Packed, idx: torch.Tensor, device: torch.device,
+               reduction: str = "mean"):
+    """Cross-entropy (nats) of ``model`` on the target tokens of the blocks ``idx`` of ``packed``,
+    reduced by ``reduction``."""
     x = packed.blocks[idx].to(device)
     pos = packed.positions[idx].to(device)
     tgt = packed.targets[idx].to(device)
@@ -22,7 +24,7 @@ def _batch_loss(model, packed: _Packed, idx: torch.Tensor, device: torch.device,
 
 
 @torch.no_grad()
-def mean_nll(model, packed: _Packed, device: torch.device, batch_size: int) -> float:
+def mean_nll(model, packed: Packed, device: torch.device, batch_size: int) -> float:
     """Mean NLL (nats per target token) of ``model`` over all blocks of ``packed``."""
     was_training = model.training
     model.eval()
@@ -30,7 +32,7 @@ def mean_nll(model, packed: _Packed, device: torch.device, batch_size: int) -> f
     n = packed.blocks.size(0)
     for start in range(0, n, batch_size):
         idx = torch.arange(start, min(n, start + batch_size))
-        total += float(_batch_loss(model, packed, idx, device, reduction="sum"))
+        total += float(batch_loss(model, packed, idx, device, reduction="sum"))
         count += int(packed.targets[idx][:, 1:].sum())
     model.train(was_training)
     return total / max(1, count)

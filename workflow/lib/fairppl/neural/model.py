@@ -10,7 +10,9 @@ from ..core.errors import InputError
 from .config import NeuralConfig
 
 
-def _check_special(vocab_size: int, bos_id: int, eos_id: int, pad_id: int) -> None:
+def check_special(vocab_size: int, bos_id: int, eos_id: int, pad_id: int) -> None:
+    """InputError unless ``vocab_size`` >= 2 and the bos/eos/pad ids are token ids, the pad id
+    apart from the other two."""
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 2:
         raise InputError(f"vocab_size must be an integer >= 2, got {vocab_size!r}")
     for name, value in (("bos", bos_id), ("eos", eos_id), ("pad", pad_id)):
@@ -30,7 +32,7 @@ def build_model(cfg: NeuralConfig, vocab_size: int, bos_id: int, eos_id: int, pa
     """
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    _check_special(vocab_size, bos_id, eos_id, pad_id)
+    check_special(vocab_size, bos_id, eos_id, pad_id)
     config = LlamaConfig(
         vocab_size=vocab_size,
         hidden_size=cfg.d_model,
@@ -52,11 +54,12 @@ def build_model(cfg: NeuralConfig, vocab_size: int, bos_id: int, eos_id: int, pa
         torch.manual_seed(cfg.seed)
         model = LlamaForCausalLM(config)
     model.to(torch.float32)
-    _sync_generation_config(model)
+    sync_generation_config(model)
     return model
 
 
-def _sync_generation_config(model) -> None:
+def sync_generation_config(model) -> None:
+    """Copy the model config's bos/eos/pad ids into its generation config (when it has one)."""
     gen = getattr(model, "generation_config", None)
     if gen is not None:
         gen.bos_token_id = model.config.bos_token_id
@@ -69,7 +72,9 @@ def n_parameters(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def _special(special_ids: Mapping[str, int]) -> dict[str, int]:
+def bos_eos_pad(special_ids: Mapping[str, int]) -> dict[str, int]:
+    """The ``bos``, ``eos`` and ``pad`` entries of ``special_ids``; InputError when one is
+    missing."""
     try:
         return {k: special_ids[k] for k in ("bos", "eos", "pad")}
     except (KeyError, TypeError):

@@ -19,7 +19,9 @@ def lr_factor(step: int, cfg: NeuralConfig) -> float:
     return cfg.min_lr_ratio + (1.0 - cfg.min_lr_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
-def _make_optimizer(model, cfg: NeuralConfig):
+def make_optimizer(model, cfg: NeuralConfig):
+    """AdamW (weight decay on matrices only) and its learning-rate schedule (:func:`lr_factor`) for
+    ``model`` under ``cfg``."""
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     optimizer = torch.optim.AdamW(

@@ -23,7 +23,7 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 @contextlib.contextmanager
-def _deterministic(device: torch.device) -> Iterator[None]:
+def deterministic_kernels(device: torch.device) -> Iterator[None]:
     """Deterministic kernels for the duration. On CUDA also the math attention kernel: in
     float32 PyTorch would pick the memory-efficient one, whose backward is not deterministic."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -42,7 +42,9 @@ def _deterministic(device: torch.device) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _num_threads(threads: int | None) -> Iterator[None]:
+def num_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with ``threads`` torch CPU threads (None: unchanged), the count restored
+    after."""
     if threads is None:
         yield
         return

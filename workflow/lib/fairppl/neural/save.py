@@ -14,7 +14,7 @@ from typing import Mapping
 
 from ..core.errors import InputError
 from ..core.io import atomic_dir, atomic_path
-from .model import _sync_generation_config
+from .model import sync_generation_config
 
 MODEL_DIR = "model"
 LOG_NAME = "train_log.tsv"
@@ -23,7 +23,7 @@ STATS_NAME = "train_stats.json"
 RECORD_NAME = "fairppl_training.json"
 
 
-def _write_log(path: Path, log: list) -> None:
+def write_log(path: Path, log: list) -> None:
     """``train_log.tsv``: one row per step; loss and dev_loss in nats per target token, dev_loss
     empty where the dev set was not evaluated."""
     with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as handle:
@@ -33,7 +33,7 @@ def _write_log(path: Path, log: list) -> None:
             handle.write(f"{step}\t{loss!r}\t{lr!r}\t{dev_text}\n")
 
 
-def _save_final(out_dir: Path, model, tokenizer, log: list, record: dict) -> None:
+def save_final(out_dir: Path, model, tokenizer, log: list, record: dict) -> None:
     """Write a finished run's outputs into ``out_dir``: ``model/`` (on the CPU, with the
     tokenizer when one is given, and ``record`` as ``fairppl_training.json``; sealed: its digest
     recorded), ``train_log.tsv``, then ``train_stats.json`` (``record``) last, so that the stats
@@ -45,7 +45,7 @@ def _save_final(out_dir: Path, model, tokenizer, log: list, record: dict) -> Non
         else:
             model.to("cpu").save_pretrained(tmp, safe_serialization=True)
         (tmp / RECORD_NAME).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    _write_log(out_dir / LOG_NAME, log)
+    write_log(out_dir / LOG_NAME, log)
     with atomic_path(out_dir / STATS_NAME) as tmp:
         tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
@@ -69,7 +69,7 @@ def _save_into(model, tokenizer, folder: Path) -> None:
     if n_tok > config.vocab_size:
         raise InputError(f"the tokenizer has {n_tok} tokens but the model only "
                          f"{config.vocab_size} embeddings")
-    _sync_generation_config(model)
+    sync_generation_config(model)
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
 
@@ -94,7 +94,7 @@ def check_trained(folder: str | os.PathLike, hyper: Mapping) -> dict:
     model), else ``train_stats.json`` beside it. A model that is unfinished, trained with other
     settings, or without a record is an ``InputError`` naming the folder and the differences:
     such a model must never stand in for the configured one."""
-    from .checkpoint import _differences
+    from .checkpoint import config_differences
     from .config import NeuralConfig
 
     folder = Path(folder)
@@ -112,7 +112,7 @@ def check_trained(folder: str | os.PathLike, hyper: Mapping) -> dict:
         raise InputError(f"unreadable training record ({type(err).__name__}: {err})",
                          path=str(source)) from None
     wanted = NeuralConfig.from_dict(hyper)
-    diffs = _differences(saved, wanted.to_dict(), saved_as="recorded")
+    diffs = config_differences(saved, wanted.to_dict(), saved_as="recorded")
     if not record.get("finished", False) or int(record.get("steps", -1)) != wanted.steps:
         diffs.insert(0, f"trained steps: {record.get('steps')!r} (finished: "
                         f"{record.get('finished')!r}), {wanted.steps} configured")

@@ -20,19 +20,19 @@ from ..core.errors import InputError
 from .checkpoint import (
     CHECKPOINT_NAME,
     FINAL_NAME,
-    _restore_final,
-    _resume,
-    _RunState,
-    _save_checkpoint,
-    _save_final_state,
+    RunState,
+    restore_final,
+    resume_run,
+    save_checkpoint,
+    save_final_state,
 )
 from .config import NeuralConfig
-from .data import _check_ids, _data_digest, _pack, _pack_whole_units, _Packed
-from .loss import _batch_loss, mean_nll
-from .model import _check_special, _special, build_model, n_parameters
-from .optim import _make_optimizer
-from .runtime import _deterministic, _num_threads, resolve_device
-from .save import LOG_NAME, MODEL_DIR, STATS_NAME, _save_final, _write_log
+from .data import Packed, check_ids, data_digest, pack, pack_whole_units
+from .loss import batch_loss, mean_nll
+from .model import bos_eos_pad, build_model, check_special, n_parameters
+from .optim import make_optimizer
+from .runtime import deterministic_kernels, num_threads, resolve_device
+from .save import LOG_NAME, MODEL_DIR, STATS_NAME, save_final, write_log
 
 _log = logging.getLogger(__name__)
 
@@ -68,11 +68,11 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
     """
     if not isinstance(cfg, NeuralConfig):
         raise InputError(f"cfg must be a NeuralConfig, got {type(cfg).__name__}")
-    special = _special(special_ids)
-    _check_special(vocab_size, special["bos"], special["eos"], special["pad"])
-    _check_ids(token_ids, vocab_size, "training units")
+    special = bos_eos_pad(special_ids)
+    check_special(vocab_size, special["bos"], special["eos"], special["pad"])
+    check_ids(token_ids, vocab_size, "training units")
     if dev_token_ids is not None:
-        _check_ids(dev_token_ids, vocab_size, "dev units")
+        check_ids(dev_token_ids, vocab_size, "dev units")
     if stop_after is not None and (isinstance(stop_after, bool) or not isinstance(stop_after, int)
                                    or stop_after < 0):
         raise InputError(f"stop_after must be a non-negative integer, got {stop_after!r}")
@@ -85,23 +85,23 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
     packed, dev_packed = _pack_data(token_ids, dev_token_ids, special, cfg)
     # what ties a checkpoint to this run (checked on resume)
     identity = {"config": cfg.to_dict(), "vocab": {"vocab_size": vocab_size, **special},
-                "digest": _data_digest(packed)}
+                "digest": data_digest(packed)}
 
     final_path = out_dir / FINAL_NAME
-    with _deterministic(dev), _num_threads(threads):
+    with deterministic_kernels(dev), num_threads(threads):
         run = _start(cfg, vocab_size, special, dev)
         restored = False
         if final_path.exists():
-            why = _restore_final(final_path, run, **identity)
+            why = restore_final(final_path, run, **identity)
             restored = why is None
             if not restored:
                 _log.info("%s: a finished run of other settings, discarded: %s", final_path, why)
         if not restored and ckpt_path.exists():
-            _resume(ckpt_path, run, device=dev, **identity)
+            resume_run(ckpt_path, run, device=dev, **identity)
 
         def checkpoint(seconds: float) -> None:
-            _save_checkpoint(ckpt_path, run, device=dev, seconds=seconds, **identity)
-            _write_log(out_dir / LOG_NAME, run.log)
+            save_checkpoint(ckpt_path, run, device=dev, seconds=seconds, **identity)
+            write_log(out_dir / LOG_NAME, run.log)
 
         target = cfg.steps if stop_after is None else min(cfg.steps, stop_after)
         desc = f"train {out_dir.name}" if progress else None
@@ -122,11 +122,11 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
         }
         if run.step < cfg.steps:
             return stats
-        _save_final(out_dir, run.model, tokenizer, run.log,
-                    {**stats, "config": identity["config"], "vocab": identity["vocab"],
-                     "data_sha256": identity["digest"]})
+        save_final(out_dir, run.model, tokenizer, run.log,
+                   {**stats, "config": identity["config"], "vocab": identity["vocab"],
+                    "data_sha256": identity["digest"]})
         if not restored:
-            _save_final_state(final_path, run, seconds=stats["seconds"], **identity)
+            save_final_state(final_path, run, seconds=stats["seconds"], **identity)
         # The optimizer state is about twice the model and useless once the model is final.
         with contextlib.suppress(FileNotFoundError):
             ckpt_path.unlink()
@@ -134,37 +134,37 @@ def train(token_ids: Sequence[Sequence[int]], vocab_size: int, special_ids: Mapp
 
 
 def _pack_data(token_ids, dev_token_ids, special: dict[str, int],
-               cfg: NeuralConfig) -> tuple[_Packed, _Packed | None]:
+               cfg: NeuralConfig) -> tuple[Packed, Packed | None]:
     """The packed training blocks, and the dev blocks (None without dev units)."""
-    packed = _pack(token_ids, special["bos"], special["eos"], cfg.context, special["pad"],
-                   cfg.isolate_units)
+    packed = pack(token_ids, special["bos"], special["eos"], cfg.context, special["pad"],
+                  cfg.isolate_units)
     dev_packed = None
     if dev_token_ids is not None and len(dev_token_ids) > 0:
         if cfg.isolate_units:  # dev loss = per-unit scoring ([bos]+ids -> ids+[eos]) exactly
-            dev_packed = _pack_whole_units(dev_token_ids, special["bos"], special["eos"],
-                                           cfg.context, special["pad"])
+            dev_packed = pack_whole_units(dev_token_ids, special["bos"], special["eos"],
+                                          cfg.context, special["pad"])
         else:
-            dev_packed = _pack(dev_token_ids, special["bos"], special["eos"], cfg.context,
-                               special["pad"], False)
+            dev_packed = pack(dev_token_ids, special["bos"], special["eos"], cfg.context,
+                              special["pad"], False)
     return packed, dev_packed
 
 
 def _start(cfg: NeuralConfig, vocab_size: int, special: dict[str, int],
-           device: torch.device) -> _RunState:
+           device: torch.device) -> RunState:
     """A fresh run at step 0: the seeded model on ``device``, its optimizer and scheduler, the
     batch generator, and the global torch (dropout) and Python RNGs seeded."""
     model = build_model(cfg, vocab_size, special["bos"], special["eos"], special["pad"])
     model.to(device)
     model.train()
-    optimizer, scheduler = _make_optimizer(model, cfg)
+    optimizer, scheduler = make_optimizer(model, cfg)
     generator = torch.Generator(device="cpu")
     generator.manual_seed(cfg.seed)
     torch.manual_seed(cfg.seed + 1)   # dropout (CPU and CUDA)
     random.seed(cfg.seed)
-    return _RunState(model, optimizer, scheduler, generator)
+    return RunState(model, optimizer, scheduler, generator)
 
 
-def _loop(run: _RunState, cfg: NeuralConfig, packed: _Packed, dev_packed: _Packed | None,
+def _loop(run: RunState, cfg: NeuralConfig, packed: Packed, dev_packed: Packed | None,
           device: torch.device, target: int, checkpoint: Callable[[float], None],
           desc: str | None) -> float:
     """Step ``run`` until ``target`` completed steps, logging each step and evaluating the dev
@@ -200,13 +200,13 @@ def _loop(run: _RunState, cfg: NeuralConfig, packed: _Packed, dev_packed: _Packe
     return time.monotonic() - t0
 
 
-def _step(run: _RunState, cfg: NeuralConfig, packed: _Packed,
+def _step(run: RunState, cfg: NeuralConfig, packed: Packed,
           device: torch.device) -> tuple[float, float]:
     """One optimizer update on ``cfg.batch_size`` blocks drawn with ``run.generator``; returns
     the batch's loss (nats per target token) and the learning rate it was trained with."""
     lr_now = run.optimizer.param_groups[0]["lr"]
     idx = torch.randint(packed.blocks.size(0), (cfg.batch_size,), generator=run.generator)
-    loss = _batch_loss(run.model, packed, idx, device)
+    loss = batch_loss(run.model, packed, idx, device)
     if not torch.isfinite(loss):
         raise FloatingPointError(f"training loss is {float(loss)} at step "
                                  f"{run.step + 1}; lower lr ({cfg.lr})")

@@ -37,7 +37,7 @@ TABLES = {
     "interval_panels": ("marginal_interval_panels.csv", {}),
 }
 
-_NEEDED_HEADERS = {
+NEEDED_HEADERS = {
     "paths_99_Q": "median over units (paths, count)",
     "paths_99_P": "median over units (paths, count)",
     "paths_99_9_Q": "median over units; empty: not reached by half (paths, count)",
@@ -59,7 +59,7 @@ def samples_needed_table(summary: pl.DataFrame) -> pl.DataFrame:
     reach = (summary.filter(pl.col("order") == "Q")
              .select(*keys, pl.col("share_units_reaching_99_9pct").alias("reach_99_9"),
                      "n_units"))
-    cols = [c for c in _NEEDED_HEADERS if c in wide.columns or c in reach.columns]
+    cols = [c for c in NEEDED_HEADERS if c in wide.columns or c in reach.columns]
     return wide.join(reach, on=keys, how="left").select(*keys, *cols).sort(keys)
 
 
@@ -338,7 +338,7 @@ def marginal_body(tables: dict[str, pl.DataFrame], names: dict[str, str],
                         "P fewer paths are needed: the proposal spends samples on paths the LM "
                         "rates low.", "note"))
         parts.append(figure(figures.get("marginal_samples_needed"), "samples-needed curves"))
-        parts.append(_table(samples_needed_table(needed), _NEEDED_HEADERS,
+        parts.append(_table(samples_needed_table(needed), NEEDED_HEADERS,
                             "Paths holding 99% / 99.9% of the exact marginal", names))
     qdefault = tables.get("qdefault")
     if qdefault is not None and qdefault.height and "bin" in qdefault.columns:

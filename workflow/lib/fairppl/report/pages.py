@@ -36,7 +36,7 @@ from .outliers import outlier_sentences
 
 QUESTION = "How hard is each language to language-model, measured fairly?"
 
-_STYLE = """<style>
+STYLE = """<style>
 body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1250px; padding: 1em 2em;
        color: #222; line-height: 1.45; }
 nav { font-size: 0.9em; margin-bottom: 1em; }
@@ -556,7 +556,7 @@ def build_report(inp: ReportInputs) -> str:
                    f"{html.escape(t)}</a>" for a, t, sub in _anchors(sections))
     return "\n".join([
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>fairppl: how hard is each language to language-model?</title>", _STYLE,
+        "<title>fairppl: how hard is each language to language-model?</title>", STYLE,
         "</head><body>", f"<h1>{html.escape(QUESTION)}</h1>", f"<nav>{nav}</nav>",
         *sections, "</body></html>"])
 

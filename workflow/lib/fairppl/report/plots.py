@@ -58,18 +58,20 @@ def study_styles(bpu: pl.DataFrame) -> dict[str, dict]:
     return model_styles(model_label(m, t) for m, t in bpu.select("model", "tokenizer").rows())
 
 
-def _save(fig, path: str) -> None:
+def save(fig, path: str) -> None:
+    """Write ``fig`` to ``path`` as PNG atomically and close it."""
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
-def _empty(path: str, message: str) -> None:
+def empty(path: str, message: str) -> None:
+    """Write a PNG to ``path`` that shows ``message`` only (a figure with nothing to plot)."""
     fig, ax = plt.subplots(figsize=(6, 1.2))
     ax.axis("off")
     ax.text(0.5, 0.5, message, ha="center", va="center")
-    _save(fig, path)
+    save(fig, path)
 
 
 def unit_set_title(table: pl.DataFrame, corpus: str) -> str:
@@ -96,7 +98,7 @@ def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, pat
     data = models.filter(pl.col("open_vocabulary") & (pl.col("corpus") == corpus)
                          & pl.col("bpec").is_not_null())
     if data.height == 0:
-        _empty(path, f"{corpus}: no open-vocabulary scores")
+        empty(path, f"{corpus}: no open-vocabulary scores")
         return
     data = data.with_columns(label=pl.col("model") + " / " + pl.col("tokenizer"))
     labels = sorted(data["label"].unique().to_list(),
@@ -125,7 +127,7 @@ def ranking_figure(models: pl.DataFrame, names: dict[str, str], corpus: str, pat
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="model / tokenizer",
               title_fontsize=7)
-    _save(fig, path)
+    save(fig, path)
 
 
 def _vocab_order(tokenizer: str) -> float:
@@ -141,7 +143,7 @@ def unk_figure(bpu: pl.DataFrame, names: dict[str, str], path: str,
     styles = styles or study_styles(bpu)
     words = bpu.filter(~pl.col("open_vocabulary"))
     if words.height == 0:
-        _empty(path, "no closed-vocabulary models in this study")
+        empty(path, "no closed-vocabulary models in this study")
         return
     panels = words.select("corpus", "language").unique(maintain_order=True).rows()
     ncols = min(6, len(panels))

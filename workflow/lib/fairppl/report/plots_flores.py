@@ -13,7 +13,7 @@ import polars as pl
 
 from ..corpus.flores import ENGLISH
 from ..lm.flores_table import WRITING_TYPES, token_premium
-from .plots import _empty, _save, plt
+from .plots import empty, plt, save
 
 #: Families with fewer codes than this share one column of panel (a).
 MIN_FAMILY = 5
@@ -36,7 +36,7 @@ def flores_figure(table: pl.DataFrame, tokenizers: list[str], models: list[str],
                   path: str) -> None:
     """Draw the two panels (module docstring) from results/tables/flores.csv."""
     if not table.height:
-        _empty(path, "no FLORES-200 code analysed")
+        empty(path, "no FLORES-200 code analysed")
         return
     families = family_order(table)
     grouped = table.with_columns(pl.when(pl.col("family").is_in(families)).then(
@@ -97,4 +97,4 @@ def flores_figure(table: pl.DataFrame, tokenizers: list[str], models: list[str],
     axes[1].legend(fontsize=6, ncol=2 if len(models) > 1 else 1)
     if not math.isfinite(high):
         axes[1].set_xlim(0.5, 20)
-    _save(fig, path)
+    save(fig, path)

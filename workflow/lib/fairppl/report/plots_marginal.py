@@ -12,7 +12,7 @@ import polars as pl
 
 from ..marginal.analyses import samples_needed_quantiles
 from ..marginal.compare import entropy_gap, entropy_gap_units
-from .plots import _empty, _save, model_label, model_styles, plt
+from .plots import empty, model_label, model_styles, plt, save
 
 
 def entropy_gap_figure(per_unit: pl.DataFrame, path: str, min_units: int = 20) -> None:
@@ -21,7 +21,7 @@ def entropy_gap_figure(per_unit: pl.DataFrame, path: str, min_units: int = 20) -
     the pooled Spearman rho in the title (n/a below ``min_units`` units)."""
     points = entropy_gap_units(per_unit)
     if not points.height:
-        _empty(path, "no unit has both an exact marginal and a lattice entropy")
+        empty(path, "no unit has both an exact marginal and a lattice entropy")
         return
     stats = entropy_gap(per_unit, min_units).filter(pl.col("language") == "all")
     groups = points.group_by(["model", "tokenizer"], maintain_order=True)
@@ -38,7 +38,7 @@ def entropy_gap_figure(per_unit: pl.DataFrame, path: str, min_units: int = 20) -
         ax.set_xlabel("lattice entropy per default token (nats/token)")
         ax.set_ylabel("exact - default log P per default token (nats/token)")
         ax.grid(alpha=0.3)
-    _save(fig, path)
+    save(fig, path)
 
 
 #: How far past the estimates a panel's y-axis reaches, in upper-quartile interval half-widths: a
@@ -97,7 +97,7 @@ def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", 
                             & pl.col("ci_low").is_not_null())
             .join(exact, on=["corpus", "language", "model", "tokenizer", "unit_id"], how="left"))
     if not data.height:
-        _empty(path, "no estimator with per-sequence intervals was run")
+        empty(path, "no estimator with per-sequence intervals was run")
         return
     limits = {(r["model"], r["tokenizer"], r["estimator"]): r
               for r in interval_panels(per_unit, estimators).iter_rows(named=True)}
@@ -144,7 +144,7 @@ def interval_figure(per_unit: pl.DataFrame, path: str, estimators=("lm-guided", 
         ax.set_ylabel("log P estimate - default (nats)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
-    _save(fig, path)
+    save(fig, path)
 
 
 def samples_needed_figure(curves: pl.DataFrame, path: str) -> None:
@@ -153,7 +153,7 @@ def samples_needed_figure(curves: pl.DataFrame, path: str) -> None:
     language pooled) with the interquartile band, and the 99% / 99.9% levels."""
     quantiles = samples_needed_quantiles(curves)
     if not quantiles.height:
-        _empty(path, "no samples-needed curves were computed")
+        empty(path, "no samples-needed curves were computed")
         return
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     names = {"Q": "ordered by the proposal Q", "P": "ordered by the LM's P"}
@@ -178,4 +178,4 @@ def samples_needed_figure(curves: pl.DataFrame, path: str) -> None:
                  "(band: 25th-75th percentile over units; dotted: 99% and 99.9%)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    _save(fig, path)
+    save(fig, path)

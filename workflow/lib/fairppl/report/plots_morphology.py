@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .plots import _empty, _save, model_label, model_styles, plt
+from .plots import empty, model_label, model_styles, plt, save
 
 #: The panels, in the paper's order, and their y-axis labels.
 PANELS = {
@@ -29,7 +29,7 @@ def figure1(long: pl.DataFrame, source: str, path: str, names: dict[str, str] | 
     with_lemmas = data.filter(pl.col("text") == "lemmas").select("model", "tokenizer").unique()
     data = data.join(with_lemmas, on=["model", "tokenizer"], how="semi")
     if not data.height:
-        _empty(path, f"no {source} {measure} value beside a lemmatized BPEC")
+        empty(path, f"no {source} {measure} value beside a lemmatized BPEC")
         return
     labels = sorted({model_label(m, t) for m, t in data.select("model", "tokenizer").rows()})
     styles = model_styles(labels)
@@ -56,4 +56,4 @@ def figure1(long: pl.DataFrame, source: str, path: str, names: dict[str, str] | 
                       "difference": "(c) cost of inflection"}[text], fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    _save(fig, path)
+    save(fig, path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .plots import _empty, _save, model_label, model_styles, plt
+from .plots import empty, model_label, model_styles, plt, save
 
 
 #: Rank counts are sums of tie-shared fractions, so a rank nobody's answer reached can be left
@@ -37,7 +37,7 @@ def shannon_figure(table: pl.DataFrame, ranks: pl.DataFrame, path: str,
     most bettors)."""
     names = names or {}
     if not table.height:
-        _empty(path, "no bettor played the Shannon game")
+        empty(path, "no bettor played the Shannon game")
         return
     full = (table.filter((pl.col("protocol") == "limited") & (pl.col("l") == pl.col("m_outcomes")))
             .select("corpus", "language", "model", "tokenizer",
@@ -107,4 +107,4 @@ def shannon_figure(table: pl.DataFrame, ranks: pl.DataFrame, path: str,
         axes[2].legend(fontsize=7)
     for ax in axes:
         ax.grid(alpha=0.3, which="both")
-    _save(fig, path)
+    save(fig, path)

@@ -48,7 +48,7 @@ def _split(settings: dict) -> list[str]:
             f"unless a corpus says otherwise."]
 
 
-def _normalization(settings: dict) -> list[str]:
+def normalization_lines(settings: dict) -> list[str]:
     """The text normalisation: NFC and whitespace always, then the configured character maps of
     the study's languages (config ``normalization.characters``)."""
     maps = (settings.get("normalization") or {}).get("characters") or {}
@@ -159,7 +159,7 @@ def settings_sentences(settings: dict, unit_counts: pl.DataFrame | None,
                        bootstrap: BootstrapSettings) -> list[str]:
     """The settings of the run as a list of plain sentences, ending with the notes on what valid
     settings left empty (``notes``: :func:`fairppl.config.stages.stage_notes`)."""
-    return (_corpora(settings, unit_counts) + _split(settings) + _normalization(settings)
+    return (_corpora(settings, unit_counts) + _split(settings) + normalization_lines(settings)
             + _ngrams(settings)
             + _neural(settings) + _pretrained(settings) + _scoring(settings, bootstrap)
             + [f"Left empty by the settings: {note}" for note in settings.get("notes", [])])

@@ -8,5 +8,6 @@ another site bet without our models.
 
 May import: :mod:`fairppl.core`, :mod:`fairppl.config`, :mod:`fairppl.corpus`,
 :mod:`fairppl.tokenizers`, :mod:`fairppl.ngram`, :mod:`fairppl.neural`, :mod:`fairppl.stats`,
-:mod:`fairppl.lm`, :mod:`fairppl.marginal` (its prefix tree and key/value scorer).
+:mod:`fairppl.lm`, :mod:`fairppl.tokenlm` (the key/value scorer), :mod:`fairppl.marginal` (its
+token vocabularies and the framed transformers LM).
 """

@@ -246,7 +246,7 @@ def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Out
 
 
 def records_maker(bettor, outcomes: Outcomes, list_lengths: Sequence[int], per_call: int):
-    """``make_records`` of :func:`fairppl.marginal.runner.run_documents` for the game: the units
+    """``make_records`` of :func:`fairppl.core.runner.run_documents` for the game: the units
     not yet done, ``per_call`` at a time (one :func:`truncation_rows_many` call each: config
     ``shannon.units_per_call``), each unit's record ``{"rows": ...}`` yielded (and so appended)
     as soon as its call is done."""

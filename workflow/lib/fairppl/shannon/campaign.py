@@ -40,7 +40,7 @@ module gathers their public names.
 """
 
 from .campaign_folder import (CAMPAIGN_FILES, FORMAT, KEY, PROTOCOLS, SETTING_KEYS, SETTINGS,
-                              TRUNCATIONS, VOCABULARY, Campaign, _jsonl_records, read_campaign,
+                              TRUNCATIONS, VOCABULARY, Campaign, jsonl_records, read_campaign,
                               read_settings, read_vocabulary, write_campaign)
 from .scoring import MIN_INTERVAL_UNITS, TAILS, score_submission
 from .submission import BETS, RANKING, Record, read_submission, write_bets

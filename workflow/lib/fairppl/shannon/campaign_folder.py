@@ -245,7 +245,9 @@ def read_vocabulary(path: str | os.PathLike) -> Outcomes:
     return Outcomes(tuple(labels[:-2]))
 
 
-def _jsonl_records(path: Path, fields: tuple[str, ...], what: str) -> list[dict]:
+def jsonl_records(path: Path, fields: tuple[str, ...], what: str) -> list[dict]:
+    """The JSON objects of a JSON-lines file, each with the string ``fields``; InputError naming
+    file and line otherwise (``what``: what the file should hold)."""
     out = []
     for k, line in enumerate(_lines(path, what), start=1):
         try:
@@ -339,9 +341,9 @@ def read_campaign(folder: str | os.PathLike) -> Campaign:
                                  f"campaign's unit is char)", path=str(folder / VOCABULARY),
                                  line=k)
     trunc_path, key_path = folder / TRUNCATIONS, folder / KEY
-    truncs = _jsonl_records(trunc_path, ("id", "unit_id", "context"), '{"id", "unit_id", '
+    truncs = jsonl_records(trunc_path, ("id", "unit_id", "context"), '{"id", "unit_id", '
                                                                         '"context"} per line')
-    key = _jsonl_records(key_path, ("id", "word"), '{"id", "word"} per line')
+    key = jsonl_records(key_path, ("id", "word"), '{"id", "word"} per line')
     if len(truncs) != meta["n_truncations"] or len(key) != len(truncs):
         raise InputError(f"{len(truncs)} truncations and {len(key)} key lines, {SETTINGS} says "
                          f"{meta['n_truncations']}: expected the files of one campaign",

@@ -44,7 +44,7 @@ Properties (tested in tests/test_shannon_bettors.py):
   perplexity of that word-by-word tokenization; where the concatenation fails, it is the
   likelihood of a non-canonical tokenization of the same text.
 
-Cost. After a context, the m words' tokens form one prefix tree (:class:`fairppl.marginal.kv_tree.
+Cost. After a context, the m words' tokens form one prefix tree (:class:`fairppl.tokenlm.kv_tree.
 KVTree`): every distinct token prefix of the words is run once with the context's keys/values,
 its last token included (the boundary mass after the word needs that row). The context itself
 stays in the key/value store from one truncation to the next (a unit's contexts are prefixes of
@@ -123,7 +123,7 @@ def concatenation_holds(encode: Callable[[str], Sequence[int]], word_tokens: Wor
 
 
 class TokenBettor:
-    """A transformers causal LM (:class:`fairppl.marginal.lm_hf.HFTokenLM`, framed like the
+    """A transformers causal LM (:class:`fairppl.tokenlm.lm_hf.HFTokenLM`, framed like the
     study's scorer: start token, end token charged) betting over the m outcomes (module
     docstring). ``vocab``: its :class:`~fairppl.marginal.vocab.TokenVocab`; ``encode``: text ->
     canonical token ids; ``chunk``: positions per forward pass (default: the LM's
@@ -133,7 +133,7 @@ class TokenBettor:
 
     def __init__(self, lm, vocab, encode: Callable[[str], Sequence[int]], outcomes: Outcomes,
                  chunk: int | None = None):
-        from ..marginal.kv_tree import KVTree
+        from ..tokenlm.kv_tree import KVTree
 
         if lm.end_id is None:
             raise InputError("the LM scores no end token: the bet on </s> needs one")
@@ -186,7 +186,7 @@ class TokenBettor:
     def prefetch(self, contexts: Sequence[Sequence[str]],
                  words: Sequence[str] | None = None) -> None:
         """Compute the bets after every context of ``contexts`` in one call of the session
-        (:meth:`~fairppl.marginal.kv_tree.KVTree.logp_next_masses_many`: the contexts' tries in
+        (:meth:`~fairppl.tokenlm.kv_tree.KVTree.logp_next_masses_many`: the contexts' tries in
         shared forward passes of ``chunk`` positions, instead of a pass or more per context),
         kept until the next ``prefetch`` or a context outside them is asked; with ``words`` (the
         word after each context), also the :meth:`log_prob` of each one outside the vocabulary.

@@ -57,10 +57,10 @@ from pathlib import Path
 
 from ..core.errors import InputError
 from ..core.io import write_text
-from .campaign_folder import TRUNCATIONS, Campaign, _jsonl_records
+from .campaign_folder import TRUNCATIONS, Campaign, jsonl_records
 from .gambling import consistency_problem, floor_bet
 from .outcomes import END_OUTCOME, UNK_OUTCOME
-from .submission import BETS, RANKING, _bets_problems, _ranking_problems
+from .submission import BETS, RANKING, bets_problems, ranking_problems
 
 PLAY_PROTOCOLS = ("list", "money", "rank")
 #: A player's name is a folder name: 1 to 40 letters of any script (with their marks), digits,
@@ -297,7 +297,7 @@ def check_player_files(campaign: Campaign, player: str, protocol: str) -> list[R
         if set(rec) != {"id", kind}:
             raise InputError(f"keys {sorted(rec)}: expected {what} (the {protocol} protocol)",
                              path=str(files.bets), line=k)
-        problems = (_ranking_problems if kind == RANKING else _bets_problems)(
+        problems = (ranking_problems if kind == RANKING else bets_problems)(
             rec[kind], campaign.outcomes)
         if problems:
             message = "; ".join(problems)
@@ -371,7 +371,7 @@ def read_recorded_settings(path: Path, what: str = "the settings this game wrote
     return recorded
 
 
-def _played_ids(path: Path, known: dict) -> list[str]:
+def played_ids(path: Path, known: dict) -> list[str]:
     """The ids a player's file gives, in file order; InputError naming the file and line for a
     line this game did not write (a torn or edited file: it is not repaired silently)."""
     if not path.exists():
@@ -411,7 +411,7 @@ class Game:
         self.files = PlayerFiles(campaign, player, settings.protocol)
         self.position = campaign.position()
         self.labels = campaign.outcomes.labels
-        self.contexts = {t["id"]: t["context"] for t in _jsonl_records(
+        self.contexts = {t["id"]: t["context"] for t in jsonl_records(
             campaign.folder / TRUNCATIONS, ("id", "unit_id", "context"), "truncations")}
         self.references = references or {}
         self.player = self.files.folder.name
@@ -442,7 +442,7 @@ class Game:
                              f"--player", path=str(path))
 
     def played(self) -> list[str]:
-        return _played_ids(self.files.bets, self.position)
+        return played_ids(self.files.bets, self.position)
 
     def _pending(self, tid: str | None) -> dict:
         """The rank protocol's pending state of ``tid``: its wrong guesses and seconds so far."""
@@ -593,7 +593,7 @@ class Game:
             self._expect(request.get("id"), played)
             record, typed = self._record(request)
             seconds = self._seconds(request)
-            problems = _bets_problems(record[BETS], self.campaign.outcomes)
+            problems = bets_problems(record[BETS], self.campaign.outcomes)
             if problems:
                 raise PlayError("; ".join(problems))
             self._write(record, typed, seconds)
@@ -630,7 +630,7 @@ class Game:
                     ensure_ascii=False) + "\n")
                 return {"correct": False, "outcome": label, "ended": False,
                         "guesses_left": self.settings.max_guesses - len(ranking)}
-            problems = _ranking_problems(ranking, self.campaign.outcomes)
+            problems = ranking_problems(ranking, self.campaign.outcomes)
             if problems:
                 raise PlayError("; ".join(problems))
             self._write({"id": tid, RANKING: ranking}, guesses, seconds)

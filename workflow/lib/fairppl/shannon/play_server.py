@@ -147,9 +147,9 @@ def compare(campaign: Campaign, bets: Path, protocol: str) -> dict:
     """A player's score on the truncations their file gives and, on exactly those, every
     model's of ``<campaign>/models/`` (for the rank protocol also the models' rank values from
     their bets, ties spread over their places, :func:`.scoring.score_bets_as_ranks`)."""
-    from .play import _played_ids
+    from .play import played_ids
 
-    played = _played_ids(Path(bets), campaign.position())
+    played = played_ids(Path(bets), campaign.position())
     out = {"n_played": len(played), "n_truncations": len(campaign.ids), "models": []}
     if not played:
         out["note"] = "nothing played yet"

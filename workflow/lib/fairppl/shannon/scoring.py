@@ -18,7 +18,7 @@ import numpy as np
 
 from .campaign_folder import Campaign
 from .gambling import FEW_INTERVAL_UNITS, FEW_UNITS_CAVEAT, MIN_INTERVAL_UNITS, floor_bet
-from .submission import BETS, Record, _as_float
+from .submission import BETS, Record, as_float
 
 TAILS = ("uniform", "zipf")
 
@@ -55,7 +55,7 @@ def _score_bets(campaign: Campaign, records: Sequence[Record]) -> dict:
     n_floor = n_uniform = 0
     lengths = []
     for k, rec in enumerate(records):
-        bets = {w: _as_float(v) for w, v in rec.entries.items()}
+        bets = {w: as_float(v) for w, v in rec.entries.items()}
         correct = labels[campaign.answers[pos[rec.id]]]
         length = len(bets)
         lengths.append(length)
@@ -129,11 +129,11 @@ def bet_ties(campaign: Campaign, records: Sequence[Record]) -> tuple[np.ndarray,
     first = np.empty(len(records), dtype=np.int64)
     tied = np.empty(len(records), dtype=np.int64)
     for k, rec in enumerate(records):
-        bets = np.array([_as_float(v) for v in rec.entries.values()], dtype=np.float64)
+        bets = np.array([as_float(v) for v in rec.entries.values()], dtype=np.float64)
         length = bets.size
         floor = floor_bet(math.fsum(bets.tolist()), m, length) if length < m else None
         correct = labels[campaign.answers[pos[rec.id]]]
-        bet = _as_float(rec.entries[correct]) if correct in rec.entries else floor
+        bet = as_float(rec.entries[correct]) if correct in rec.entries else floor
         unlisted = m - length
         first[k] = 1 + int(np.count_nonzero(bets > bet)) + (
             unlisted if floor is not None and floor > bet else 0)

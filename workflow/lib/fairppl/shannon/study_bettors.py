@@ -145,11 +145,11 @@ def _pretrained(root: Path, config: dict, lang: str, corpus: str) -> list[StudyB
 def campaign_contexts(campaign) -> list[tuple[str, str]]:
     """(truncation id, context) of every truncation of ``campaign``, as the bettors read them: in
     a campaign of unit ``char`` each character of the context a word."""
-    from .campaign_folder import TRUNCATIONS, _jsonl_records
+    from .campaign_folder import TRUNCATIONS, jsonl_records
     from .outcomes import spaced
 
     path = campaign.folder / TRUNCATIONS
-    contexts = [(t["id"], t["context"]) for t in _jsonl_records(
+    contexts = [(t["id"], t["context"]) for t in jsonl_records(
         path, ("id", "unit_id", "context"), '{"id", "unit_id", "context"} per line')]
     if campaign.unit == "char":
         contexts = [(tid, spaced(context, "char")) for tid, context in contexts]

@@ -68,7 +68,7 @@ def _shown(words: Sequence[str], k: int = 5) -> str:
     return shown + (f" and {len(words) - k} more" if len(words) > k else "")
 
 
-def _as_float(value) -> float:
+def as_float(value) -> float:
     """A JSON number as a float (an integer too large for a float is infinite)."""
     try:
         return float(value)
@@ -82,7 +82,9 @@ def _unknown_problem(what: str, unknown: Sequence[str]) -> str:
             f"vocabulary.txt (words, {UNK_OUTCOME}, {END_OUTCOME})")
 
 
-def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
+def bets_problems(bets, outcomes: Outcomes) -> list[str]:
+    """What is wrong with one truncation's ``bets`` (an object of outcome -> probability), one
+    sentence each; empty when nothing is."""
     if not isinstance(bets, dict):
         return [f'"bets" is {_kind_name(bets)}: expected an object mapping outcomes to '
                 f'probabilities']
@@ -99,8 +101,8 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
             problems.append(f"the bet on {word!r} is {_kind_name(value)} ({json.dumps(value)}): "
                             f"expected a number")
             values_ok = False
-        elif not math.isfinite(_as_float(value)):
-            problems.append(f"the bet on {word!r} is {_as_float(value)}: expected a finite "
+        elif not math.isfinite(as_float(value)):
+            problems.append(f"the bet on {word!r} is {as_float(value)}: expected a finite "
                             f"number")
             values_ok = False
         elif value < 0:
@@ -111,7 +113,7 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
     length, m = len(bets), outcomes.m
     if length == 0:
         return problems
-    values = [_as_float(v) for v in bets.values()]
+    values = [as_float(v) for v in bets.values()]
     total = math.fsum(values)
     if total > 1 + SUM_TOLERANCE:
         problems.append(f"the bets sum to {total:.9g}: expected at most 1")
@@ -122,7 +124,9 @@ def _bets_problems(bets, outcomes: Outcomes) -> list[str]:
     return problems
 
 
-def _ranking_problems(ranking, outcomes: Outcomes) -> list[str]:
+def ranking_problems(ranking, outcomes: Outcomes) -> list[str]:
+    """What is wrong with one truncation's ``ranking`` (a list of outcomes, best first), one
+    sentence each; empty when nothing is."""
     if not isinstance(ranking, list):
         return [f'"ranking" is {_kind_name(ranking)}: expected a list of outcomes, best first']
     if not ranking:
@@ -255,7 +259,7 @@ def read_submission(path: str | os.PathLike, campaign: Campaign,
                 problems.append(f"a {'ranking' if kind == RANKING else 'bets record'} in a "
                                 f"file of {other} (line {file_kind[1]} has {file_kind[0]}): "
                                 f"expected one kind per file")
-            check = _bets_problems if kind == BETS else _ranking_problems
+            check = bets_problems if kind == BETS else ranking_problems
             problems += check(rec[kind], campaign.outcomes)
         if problems:
             flags.append(_flag(lineno, tid, "; ".join(problems)))

@@ -72,7 +72,9 @@ def make_truncations(units: Sequence[tuple[str, str]], outcomes: Outcomes, proto
 # ---------------------------------------------------------------- building from a study
 
 
-def _load_config(path: str | os.PathLike) -> dict | None:
+def load_config(path: str | os.PathLike) -> dict | None:
+    """The YAML mapping at ``path``, None when there is no such file; InputError naming the file
+    for bad YAML or a non-mapping."""
     import yaml
 
     path = Path(path)
@@ -163,7 +165,7 @@ def build_campaign(root: str | os.PathLike, corpus: str, language: str, out: str
         raise InputError(f"--seed {seed!r}: expected an integer >= 0")
     root = Path(root)
     cfg_path = Path(config_path) if Path(config_path).is_absolute() else root / config_path
-    config = _load_config(cfg_path)
+    config = load_config(cfg_path)
     if unit is None:
         unit, unit_reason = default_unit(config, language, config_path)
     else:

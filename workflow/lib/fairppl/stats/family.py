@@ -37,7 +37,7 @@ import polars as pl
 from scipy.stats import t as student_t
 
 from ..core.errors import InputError
-from .permutation import _TIE, PermutationSettings, SlopeTest, reference_permutations, slope_test
+from .permutation import TIE, PermutationSettings, SlopeTest, reference_permutations, slope_test
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ def within_family_slope_test(x, y, families,
                          f"{perms.shape[1]} languages, not {len(x)}")
     b = float(xw @ yw) / sww
     moved = (yw[perms] @ xw) / sww
-    extreme = np.abs(moved) >= abs(b) * (1.0 - _TIE) - 1e-300
+    extreme = np.abs(moved) >= abs(b) * (1.0 - TIE) - 1e-300
     return WithinFamilyTest(b, min(float(extreme.sum()) / len(perms), 1.0), len(perms), exact,
                             informative)
 
@@ -230,7 +230,7 @@ def studentized_slope_test(x, y, settings: PermutationSettings = PermutationSett
     top = moved @ xc
     spread = np.sqrt((moved * moved) @ (xc * xc))
     stat = np.abs(np.divide(top, spread, out=np.zeros_like(top), where=spread > 0))
-    extreme = stat >= stat[0] * (1.0 - _TIE) - 1e-300
+    extreme = stat >= stat[0] * (1.0 - TIE) - 1e-300
     return SlopeTest(float(xc @ yc) / sxx, min(float(extreme.sum()) / len(perms), 1.0), None,
                      None, len(perms), exact)
 

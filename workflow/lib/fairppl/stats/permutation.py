@@ -47,7 +47,7 @@ import numpy as np
 EXACT_MAX = 8
 
 #: Relative tolerance under which two |slopes| count as equal (rounding of the sums).
-_TIE = 1e-10
+TIE = 1e-10
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def slope_test(x, y, settings: PermutationSettings = PermutationSettings(),
     b = float(xc @ yc) / sxx
     a_pi = (yc[perms] @ xc) / sxx
     m = len(perms)
-    extreme = np.abs(a_pi) >= abs(b) * (1.0 - _TIE) - 1e-300
+    extreme = np.abs(a_pi) >= abs(b) * (1.0 - TIE) - 1e-300
     p = float(extreme.sum()) / m
     low = high = None
     if interval:

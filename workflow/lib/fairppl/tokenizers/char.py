@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .hf import _wrap
+from .hf import wrap
 from .vocab import BYTE_TOKENS, SPECIALS, UNK
 
 
@@ -33,4 +33,4 @@ def char_tokenizer(train_texts: list[str]):
     backend.normalizer = None
     backend.pre_tokenizer = None
     backend.decoder = decoders.Sequence([decoders.ByteFallback(), decoders.Fuse()])
-    return _wrap(backend, "char")
+    return wrap(backend, "char")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..core.errors import InputError
 from ..core.integrity import verify
-from .hf import _wrap
-from .spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, _on_grid, parse_spm_model
+from .hf import wrap
+from .spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, on_grid, parse_spm_model
 from .training import MODEL_TYPES
 from .vocab import BYTE_TOKENS, SPACE, SPECIALS, UNK, UNK_ID
 
@@ -23,7 +23,7 @@ _UNMATCHABLE_SCORE = -1.0e6
 _LT_ESCAPE = "\ufdd0"
 
 
-def _bpe_merges(pieces: list[tuple[str, float, int]]) -> list[tuple[str, str]]:
+def bpe_merges(pieces: list[tuple[str, float, int]]) -> list[tuple[str, str]]:
     """Every merge SentencePiece's BPE encoder can make: a pair of adjacent symbols whose
     concatenation is a normal piece, i.e. every split of every normal piece into two normal
     pieces. Ranked like SentencePiece's priority: higher score of the merged piece first (its
@@ -49,7 +49,7 @@ def to_hf_tokenizer(model_file: str):
     Construction: normaliser = replace each space by ``"▁"`` and prepend the dummy ``"▁"``
     (non-empty text only); no pre-tokenizer (SentencePiece encodes the whole unit at once);
     model = ``tokenizers.models.Unigram`` with the pieces' (quantised) scores, or
-    ``tokenizers.models.BPE`` with the merges of ``_bpe_merges``, both with byte fallback;
+    ``tokenizers.models.BPE`` with the merges of ``bpe_merges``, both with byte fallback;
     decoder = ``"▁"`` -> space, bytes -> characters, strip the dummy space.
 
     Unigram only: SentencePiece never matches ``<unk> <s> </s> <pad> <0xNN>`` against text, but
@@ -95,7 +95,7 @@ def to_hf_tokenizer(model_file: str):
     if kinds - {NORMAL, UNKNOWN, CONTROL, BYTE}:
         problems.append("user-defined or unused pieces")
     if spec["model_type"] == "unigram" and any(
-            kind == NORMAL and not _on_grid(score)
+            kind == NORMAL and not on_grid(score)
             for _, score, kind in pieces):
         problems.append("unigram scores not on the 2**-8 grid (ties would be broken by "
                         "float32 rounding)")
@@ -134,11 +134,11 @@ def to_hf_tokenizer(model_file: str):
         model = models.Unigram(vocab, UNK_ID, True)
     else:  # BPE starts from characters and merges normal pieces only: nothing to guard
         vocab_ids = {p: i for i, (p, _, _) in enumerate(pieces)}
-        model = models.BPE(vocab_ids, _bpe_merges(pieces), unk_token=UNK, fuse_unk=True,
+        model = models.BPE(vocab_ids, bpe_merges(pieces), unk_token=UNK, fuse_unk=True,
                            byte_fallback=True, dropout=None)
     backend = Tokenizer(model)
     backend.normalizer = normalizers.Sequence(norm)
     backend.pre_tokenizer = pre_tokenizer
     backend.decoder = decoders.Sequence(decode + [
         decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
-    return _wrap(backend, spec["model_type"])
+    return wrap(backend, spec["model_type"])

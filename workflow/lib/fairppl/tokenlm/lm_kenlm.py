@@ -1,63 +1,23 @@
-"""One language-model interface for scoring many token sequences of the same text, with the work
-shared across them: the marginal likelihood over tokenizations needs log P_LM of hundreds of
-tokenizations of one unit, and of many candidate continuations after many sampled prefixes.
-
-:class:`TokenLM` is the contract; :class:`~.lm_hf.HFTokenLM` (:mod:`.lm_hf`) implements it for a
-transformers causal LM, :class:`KenLMTokenLM` for a KenLM n-gram over a
-tokenizer's pieces. Every log-probability is a natural log (**nats**), float64.
-
-Conventions (the same as the study's default-path scores, so that the default tokenization's
-``logp`` is exactly the number in the study's tables):
-
-* A sequence is scored after a start context that is never scored: the configured start token
-  for a transformers LM (:func:`fairppl.lm.special_tokens.start_token_id`: models.tsv ``bos``, else
-  the tokenizer's BOS, else its EOS), KenLM's ``<s>`` for an n-gram.
-* :meth:`TokenLM.logp` charges the end token after the sequence iff ``end_id`` is not None (the
-  study's default: the EOS, or models.tsv ``eos``; KenLM's ``</s>``).
-* :meth:`TokenLM.logp_next` never charges the end: it is log P(cont | start + prefix), the sum of
-  the continuation's token log-probabilities.
-* ``calls`` and ``positions`` count cumulatively the model forward passes and the token positions
-  run through the model (padding excluded); for KenLM both count scored tokens. They measure the
-  work an estimator costs.
+"""A KenLM n-gram over a tokenizer's pieces (the study's subword n-gram) as a
+:class:`~.interface.TokenLM` (conventions in :mod:`.interface`): every prefix's state cached, so
+a prefix shared by many sequences is scored once; no incremental session, no torch device.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Sequence
 
 import numpy as np
 
-from .prefix_tree import Seq, _as_tuple, _merge_requests
-
-@runtime_checkable
-class TokenLM(Protocol):
-    """Scores token sequences in nats; see the module docstring for the conventions."""
-
-    start_id: int
-    end_id: int | None
-    calls: int
-    positions: int
-
-    def logp(self, seqs: Sequence[Seq]) -> np.ndarray:
-        """log P(seq [+ end] | start) per sequence, nats, float64; equal sequences scored once."""
-
-    def logp_next(self, prefix: Seq, conts: Sequence[Seq]) -> np.ndarray:
-        """log P(cont | start + prefix) per continuation (no end), nats, float64."""
-
-    def logp_next_many(self, prefixes: Sequence[Seq],
-                       conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
-        """:meth:`logp_next` for many prefixes at once (equal prefixes run once)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# KenLM
+from .interface import Seq
+from .prefix_tree import as_tuple, merge_requests
 
 
 class KenLMTokenLM:
     """A KenLM n-gram over a tokenizer's pieces (the study's subword n-gram) as a
-    :class:`TokenLM`.
+    :class:`~.interface.TokenLM`.
 
     ``model``: a path (ARPA or binary) or a loaded ``kenlm.Model``; ``id_to_word``: the KenLM word
     of each token id (a SentencePiece piece), None for ids that can never be scored (control
@@ -76,6 +36,9 @@ class KenLMTokenLM:
     END = -2
     #: No positional limit (the n-gram's context is its order).
     max_length = None
+    #: No torch model, nothing padded.
+    device = None
+    pad_id = None
     #: Cached prefix states before the cache is cleared (memory bound).
     MAX_STATES = 1_000_000
 
@@ -104,6 +67,10 @@ class KenLMTokenLM:
         self._states: dict[tuple[int, ...], tuple[object, float]] = {(): (self._begin, 0.0)}
         self.calls = 0
         self.positions = 0
+
+    def session(self, chunk: int | None = None) -> None:
+        """None: the LM caches its prefix states itself (no incremental session)."""
+        return None
 
     def clear_cache(self) -> None:
         """Forget the cached prefix states, so that ``positions`` counts every step the next
@@ -156,7 +123,7 @@ class KenLMTokenLM:
         """log P(seq [+ </s>] | <s>) per sequence, nats."""
         out = np.empty(len(seqs))
         for i, s in enumerate(seqs):
-            s = _as_tuple(s, f"sequence {i}")
+            s = as_tuple(s, f"sequence {i}")
             state, total = self._state(s)
             if self.end_id is not None:
                 total += self._step(state, self.END)[1]
@@ -170,7 +137,7 @@ class KenLMTokenLM:
     def logp_next_many(self, prefixes: Sequence[Seq],
                        conts_per_prefix: Sequence[Sequence[Seq]]) -> list[np.ndarray]:
         """:meth:`logp_next` for each ``(prefix, conts)`` pair; one array per prefix."""
-        _, keys = _merge_requests(prefixes, conts_per_prefix)
+        _, keys = merge_requests(prefixes, conts_per_prefix)
         out = []
         for row in keys:
             values = np.empty(len(row))

@@ -1,4 +1,4 @@
-"""fairppl.marginal.lm: the TokenLM interface over a transformers LM and a KenLM piece n-gram.
+"""fairppl.tokenlm: the TokenLM interface over a transformers LM and a KenLM piece n-gram.
 
 Cross-checks: ``logp`` of the default tokenization equals the study's own scores
 (``fairppl.lm.scoring.score_texts`` for a transformers LM, ``fairppl.ngram.subword.score_piece_units``
@@ -17,9 +17,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fairppl.marginal.lm import KenLMTokenLM, TokenLM  # noqa: E402
-from fairppl.marginal.lm_hf import HFTokenLM  # noqa: E402
 from fairppl.lm.scoring import score_texts  # noqa: E402
+from fairppl.tokenlm.interface import TokenLM  # noqa: E402
+from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
+from fairppl.tokenlm.lm_kenlm import KenLMTokenLM  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOLLM2 = ROOT / "resources" / "models" / "smollm2-135m" / "hf"
@@ -202,7 +203,7 @@ def test_logp_next_many_work_counts_hand_example(tiny, share, work):
 
 
 def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
-    """The incremental scorer (lm.session(), fairppl.marginal.kv_tree) over steps that extend
+    """The incremental scorer (lm.session(), fairppl.tokenlm.kv_tree) over steps that extend
     prefixes by drawn continuations, with passes of 3 positions: values equal the stateless
     scorer's; a hand-counted example runs each needed position once and keeps only the paths
     of the kept prefixes."""
@@ -240,8 +241,77 @@ def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
     assert len(session) == 0
 
 
+class _Watched:
+    """An LM seen through a proxy that notes the name of every attribute read or set on it."""
+
+    def __init__(self, lm):
+        object.__setattr__(self, "_lm", lm)
+        object.__setattr__(self, "seen", set())
+
+    def __getattr__(self, name):
+        self.seen.add(name)
+        return getattr(self._lm, name)
+
+    def __setattr__(self, name, value):
+        self.seen.add(name)
+        setattr(self._lm, name, value)
+
+
+def _protocol_members(proto) -> set[str]:
+    """The attributes and methods a typing.Protocol lists, its protocol bases' included."""
+    names = set()
+    for klass in proto.__mro__:
+        if getattr(klass, "_is_protocol", False) and klass.__module__ != "typing":
+            names |= set(getattr(klass, "__annotations__", {}))
+            names |= {n for n, v in vars(klass).items() if callable(v) and not n.startswith("_")}
+    return names
+
+
+def test_interface_lists_what_the_session_and_the_drivers_read(tiny):
+    """The protocols of fairppl.tokenlm.interface are the whole interface: KVTree reads of its
+    LM only what TreeLM lists, the batch drivers only what TokenLM lists (no private method, no
+    capability probe), and both LMs satisfy their protocol (the KenLM one has no session)."""
+    from fairppl.tokenlm.batch import run_alone, run_many
+    from fairppl.tokenlm.interface import Session, TreeLM
+    from fairppl.tokenlm.kv_tree import KVTree
+
+    model, tok = tiny
+    tree_members, token_members = _protocol_members(TreeLM), _protocol_members(TokenLM)
+    assert {"session", "device", "pad_id", "max_length"} <= token_members < tree_members
+    lm = HFTokenLM(model, tok, tree_nodes=4)
+    assert isinstance(lm, TreeLM) and isinstance(lm.session(), Session)
+    watched = _Watched(lm)
+    session = KVTree(watched)
+    session.logp_next_many([(), (5, 6)], [[(8,), (8, 9, 10)], [(7,), ()]])
+    session.keep([(5, 6, 8)])
+    session.logp_next_masses_many([(5,), (5, 6)], [[(8,)], [(9, 10)]], [[4, 5], [6]])
+    assert watched.seen and watched.seen <= tree_members, watched.seen - tree_members
+    ref = HFTokenLM(model, tok, share="cache")
+    want = (ref.logp_next_many([(), (5,)], [[(6,), (6, 7)], [(8,)]]),
+            ref.logp_next_many([(5, 8)], [[(9,), (9, 4)]]), ref.logp([(5, 8, 9)]))
+
+    def steps(meter=None):
+        """An estimator's requests, as lm_guided_steps makes them."""
+        yield ("keep", [(5,)])
+        first = yield ("next", [(), (5,)], [[(6,), (6, 7)], [(8,)]])
+        yield ("keep", [(5, 8)])
+        second = yield ("next", [(5, 8)], [[(9,), (9, 4)]])
+        return first, second, (yield ("logp", [(5, 8, 9)]))
+
+    for drive in ("alone", "many"):
+        watched = _Watched(HFTokenLM(model, tok))
+        if drive == "alone":
+            got = run_alone(steps(), watched)
+        else:
+            [(_, got)] = list(run_many(watched, [steps], batch_tokens=64))
+        for g, w in zip([*got[0], *got[1], got[2]], [*want[0], *want[1], want[2]]):
+            np.testing.assert_allclose(g, w, atol=2e-5, rtol=0)
+        assert "session" in watched.seen and watched.seen <= token_members, \
+            (drive, watched.seen - token_members)
+
+
 def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
-    """A pass of KVTree is a batch of rows (fairppl.marginal.kv_tree._Layout): each new subtree
+    """A pass of KVTree is a batch of rows (fairppl.tokenlm.kv_tree._Layout): each new subtree
     in one row with only the stored key/values its nodes descend from. In float64, sessions
     whose passes are split into rows of 1 or 4 positions, laid out as one row (every position
     of a pass attends over the whole pass) or chosen per pass by FLOPs ("auto") give the same
@@ -251,7 +321,7 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
     node's ancestors and nothing of other units, so the attention area shrinks."""
     import copy
 
-    from fairppl.marginal import kv_tree
+    from fairppl.tokenlm import kv_tree
 
     model, tok = tiny
     m64 = copy.deepcopy(model).double()
@@ -351,7 +421,7 @@ def test_kv_tree_stage_timing_changes_no_value(tiny, monkeypatch):
     """kv_tree.PROFILE (the benchmark's stage timing) on: the same values, bit for bit, as with
     it off, every stage of a pass timed, and one pass counted per forward pass; off (None),
     nothing is recorded."""
-    from fairppl.marginal import kv_tree
+    from fairppl.tokenlm import kv_tree
 
     model, tok = tiny
     prefixes, conts = [[5, 6], [5, 7, 8]], [[[8], [8, 9], [7, 5]], [[4], [4, 4], []]]
@@ -492,8 +562,8 @@ def test_token_logps_sum_to_logp_across_batches():
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from fairppl.marginal.lm_hf import HFTokenLM
     from fairppl.tokenizers import char_tokenizer
+    from fairppl.tokenlm.lm_hf import HFTokenLM
 
     tok = char_tokenizer(["abcdefgh "])
     torch.manual_seed(0)

@@ -1,5 +1,6 @@
 """Incremental scoring of continuations after a growing set of prefixes, for an estimator that
-extends its prefixes step by step (the LM-guided proposal, :mod:`.lm_guided`).
+extends its prefixes step by step (the LM-guided proposal,
+:mod:`fairppl.marginal.lm_guided`; the Shannon game's bettor, :mod:`fairppl.shannon.neural`).
 
 :class:`KVTree` keeps every token position it has run through a transformers causal LM as a node
 of one prefix tree (node 0: the start token; a node's key/value vectors, one per layer, stay in a
@@ -39,7 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .prefix_tree import PrefixTree, Seq, _as_tuple, _upcast
+from .interface import Seq, TreeLM
+from .prefix_tree import PrefixTree, as_tuple, upcast
 
 
 #: New positions per row of a forward pass, about (:meth:`KVTree._layout`): rows are the batch
@@ -76,10 +78,11 @@ def _tick(lm, stage: str, t0: float) -> float:
 
 
 class KVTree(PrefixTree):
-    """The incremental scorer of an :class:`~fairppl.marginal.lm_hf.HFTokenLM` (module
-    docstring). ``chunk``: new positions per forward pass (default: the LM's ``tree_nodes``)."""
+    """The incremental scorer of a :class:`~.interface.TreeLM` (:class:`~.lm_hf.HFTokenLM`;
+    module docstring). ``chunk``: new positions per forward pass (default: the LM's
+    ``tree_nodes``)."""
 
-    def __init__(self, lm, chunk: int | None = None, row_nodes: int | None = None,
+    def __init__(self, lm: TreeLM, chunk: int | None = None, row_nodes: int | None = None,
                  layout: str | None = None):
         self.lm = lm
         self.chunk = max(1, int(chunk or lm.tree_nodes))
@@ -164,9 +167,9 @@ class KVTree(PrefixTree):
         depth = 0
         for p, conts in slots.items():
             longest = max((len(c) for c in conts), default=1)
-            lm._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
+            lm.check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
             depth = max(depth, len(p) + longest)
-        if not lm._use_tree(depth + 1):
+        if not lm.use_tree(depth + 1):
             return lm.logp_next_many(prefixes, conts_per_prefix)
         pairs: dict[tuple[int, int], int] = {}  # (node, target token) -> index
         flat: list[int] = []  # pair indices of every (prefix, cont), in order
@@ -249,9 +252,9 @@ class KVTree(PrefixTree):
         depth = 0
         for p, conts in zip(prefixes, conts_per_prefix):
             longest = max((len(c) for c in conts), default=0)
-            lm._check_length(len(p) + longest + 1, f"prefix of {len(p)} tokens")
+            lm.check_length(len(p) + longest + 1, f"prefix of {len(p)} tokens")
             depth = max(depth, len(p) + longest + 1)
-        if not lm._use_tree(depth):
+        if not lm.use_tree(depth):
             raise ValueError("logp_next_masses needs tree attention: this model runs flash "
                              "attention or a sliding window shorter than the depth")
         sets = [np.unique(np.asarray(list(s), dtype=np.int64)) for s in token_sets]
@@ -397,7 +400,7 @@ class KVTree(PrefixTree):
             step = max(1, int(lm.max_batch_tokens))
             for lo in range(0, len(nodes), step):
                 hi = min(len(nodes), lo + step)
-                lsm = torch.log_softmax(_upcast(_output_layer(lm.model, hidden[lo:hi])), dim=-1)
+                lsm = torch.log_softmax(upcast(_output_layer(lm.model, hidden[lo:hi])), dim=-1)
                 p0, p1 = np.searchsorted(rows_a, [lo, hi])  # rows_a is sorted
                 if p1 > p0:
                     lp = lsm[torch.from_numpy(rows_a[p0:p1] - lo).to(dev),
@@ -552,11 +555,11 @@ def _slots(prefixes: Sequence[Seq], conts_per_prefix: Sequence[Sequence[Seq]]
     local: list[list[int]] = []
     which: list[dict] = []
     for i, (prefix, conts) in enumerate(zip(prefixes, conts_per_prefix)):
-        p = prefix if type(prefix) is tuple else _as_tuple(prefix, f"prefix {i}")
+        p = prefix if type(prefix) is tuple else as_tuple(prefix, f"prefix {i}")
         bucket = slots.setdefault(p, {})
         row = []
         for j, cont in enumerate(conts):
-            c = cont if type(cont) is tuple else _as_tuple(cont, f"continuation {j} of "
+            c = cont if type(cont) is tuple else as_tuple(cont, f"continuation {j} of "
                                                                  f"prefix {i}")
             row.append(bucket.setdefault(c, len(bucket)))
         local.append(row)

@@ -1,7 +1,8 @@
-"""The transformers side of :mod:`.lm`: :class:`HFTokenLM` (a causal LM as a TokenLM) and the
-prefix tree (:class:`_Trie`) its ``share="tree"`` scoring packs into rows with a tree attention
-mask. Conventions (start context, end token, nats, work counters) in :mod:`.lm`'s docstring;
-:meth:`HFTokenLM.session` gives the incremental scorer of :mod:`.kv_tree`.
+"""The transformers side of :mod:`.interface`: :class:`HFTokenLM` (a causal LM as a
+:class:`~.interface.TreeLM`) and the prefix tree (:class:`_Trie`) its ``share="tree"`` scoring
+packs into rows with a tree attention mask. Conventions (start context, end token, nats, work
+counters) in :mod:`.interface`'s docstring; :meth:`HFTokenLM.session` gives the incremental
+scorer of :mod:`.kv_tree`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .prefix_tree import PrefixTree, Seq, _as_tuple, _merge_requests, _upcast
+from .interface import Seq
+from .prefix_tree import PrefixTree, as_tuple, merge_requests, upcast
 
 
 class _Trie(PrefixTree):
@@ -70,11 +72,8 @@ class _Trie(PrefixTree):
         return out
 
 
-
-
-
 class HFTokenLM:
-    """A transformers causal LM as a :class:`TokenLM`.
+    """A transformers causal LM as a :class:`~.interface.TreeLM`.
 
     ``start_token``/``end_token``: vocabulary entries replacing the tokenizer's BOS/EOS (as in
     :func:`fairppl.lm.scoring.score_texts`); ``score_end``: charge the end token in :meth:`logp`
@@ -108,8 +107,8 @@ class HFTokenLM:
                  max_batch_tokens: int | None = None, device=None, share: str = "tree",
                  tree_nodes: int = 1024):
         from ..core.errors import ScoringError
-        from ..lm.scoring import check_vocab, model_device
         from ..lm.batches import model_max_length, text_config
+        from ..lm.scoring import check_vocab, model_device
         from ..lm.special_tokens import end_token_id, start_token_id
 
         rows = check_vocab(model, tokenizer)
@@ -141,7 +140,9 @@ class HFTokenLM:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _check_length(self, n_inputs: int, what: str) -> None:
+    def check_length(self, n_inputs: int, what: str) -> None:
+        """Raise ValueError naming ``what`` when ``n_inputs`` input positions (start token
+        included) exceed the model's ``max_length``."""
         if self.max_length is not None and n_inputs > self.max_length:
             raise ValueError(f"{what}: {n_inputs} input positions (start token included) exceed "
                              f"the model's limit of {self.max_length}: score units that fit in "
@@ -195,11 +196,14 @@ class HFTokenLM:
         for k, t in enumerate(targets):
             tgt[k, :len(t)] = torch.tensor(t, dtype=torch.long)
         tgt = tgt.to(self.device)
-        nats = F.cross_entropy(_upcast(logits.reshape(-1, logits.shape[-1])), tgt.reshape(-1),
+        nats = F.cross_entropy(upcast(logits.reshape(-1, logits.shape[-1])), tgt.reshape(-1),
                                reduction="none", ignore_index=-100).reshape(len(inputs), width)
         return -nats.double()
 
-    def _use_tree(self, depth: int) -> bool:
+    def use_tree(self, depth: int) -> bool:
+        """Whether inputs ``depth`` positions deep run with a tree attention mask: ``share`` is
+        "tree", the model does not run flash attention and its sliding window (if any) is
+        longer than ``depth``."""
         return (self.share == "tree" and not self._flash
                 and (not self._window or depth < self._window))
 
@@ -243,18 +247,22 @@ class HFTokenLM:
                 position_ids=torch.tensor([[trie.depth[x] for x in nodes]], device=dev),
                 attention_mask=mask[None, None].to(dev), use_cache=False,
                 logits_to_keep=torch.tensor(keep, device=dev)).logits[0]
-            lp = torch.log_softmax(_upcast(logits), dim=-1)[torch.tensor(rows, device=dev),
+            lp = torch.log_softmax(upcast(logits), dim=-1)[torch.tensor(rows, device=dev),
                                                             torch.tensor(toks, device=dev)]
             values[torch.tensor(ks)] = lp.double().cpu()
         values = values.numpy()
         return np.array([math.fsum(values[k] for k in ks) for ks in req_pairs])
 
-    def session(self):
+    def session(self, chunk: int | None = None):
         """An incremental scorer over this LM that keeps the key/values of the prefixes it has
-        run (:class:`.kv_tree.KVTree`), for estimators that extend their prefixes step by step."""
+        run (:class:`.kv_tree.KVTree`, ``chunk`` new positions per forward pass; default
+        ``tree_nodes``), for estimators that extend their prefixes step by step."""
         from .kv_tree import KVTree
 
-        return KVTree(self)
+        return KVTree(self, chunk)
+
+    def clear_cache(self) -> None:
+        """Nothing to forget: every call runs its own inputs (a session keeps its own store)."""
 
     # -- TokenLM ------------------------------------------------------------------------------
 
@@ -262,17 +270,17 @@ class HFTokenLM:
         """log P(seq [+ end] | start) per sequence, nats (see the class docstring)."""
         import torch
 
-        keys = [_as_tuple(s, f"sequence {i}") for i, s in enumerate(seqs)]
+        keys = [as_tuple(s, f"sequence {i}") for i, s in enumerate(seqs)]
         distinct = list(dict.fromkeys(keys))
         fulls = []
         for i, s in enumerate(distinct):
             full = [self.start_id, *s] + ([self.end_id] if self.end_id is not None else [])
-            self._check_length(len(full) - 1, f"sequence {keys.index(s)} ({len(s)} tokens)")
+            self.check_length(len(full) - 1, f"sequence {keys.index(s)} ({len(s)} tokens)")
             fulls.append(full)
         values = np.zeros(len(distinct))
         todo = [i for i, f in enumerate(fulls) if len(f) > 1]
         with torch.inference_mode():
-            if todo and self._use_tree(max(len(fulls[i]) for i in todo)):
+            if todo and self.use_tree(max(len(fulls[i]) for i in todo)):
                 values[todo] = self._tree_score([(fulls[i], 0) for i in todo])
                 todo = []
             for batch in self._batches([len(fulls[i]) - 1 for i in todo]):
@@ -292,8 +300,8 @@ class HFTokenLM:
         end = [] if self.end_id is None else [self.end_id]
         fulls = []
         for i, s in enumerate(seqs):
-            full = [self.start_id, *_as_tuple(s, f"sequence {i}"), *end]
-            self._check_length(len(full) - 1, f"sequence {i} ({len(full) - 1 - len(end)} tokens)")
+            full = [self.start_id, *as_tuple(s, f"sequence {i}"), *end]
+            self.check_length(len(full) - 1, f"sequence {i} ({len(full) - 1 - len(end)} tokens)")
             fulls.append(full)
         out: list[np.ndarray] = [np.zeros(0)] * len(fulls)
         todo = [i for i, f in enumerate(fulls) if len(f) > 1]  # else nothing to score
@@ -316,13 +324,13 @@ class HFTokenLM:
         """:meth:`logp_next` for each ``(prefix, conts)`` pair; one array per prefix."""
         import torch
 
-        wanted, keys = _merge_requests(prefixes, conts_per_prefix)
+        wanted, keys = merge_requests(prefixes, conts_per_prefix)
         for p, conts in wanted.items():
             longest = max((len(c) for c in conts), default=1)
-            self._check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
+            self.check_length(len(p) + max(longest, 1), f"prefix of {len(p)} tokens")
         result: dict[tuple, float] = {}
         depth = max((len(p) + len(c) for p, cs in wanted.items() for c in cs), default=0)
-        if depth and self._use_tree(depth + 1):
+        if depth and self.use_tree(depth + 1):
             todo = [(p, c) for p, cs in wanted.items() for c in cs]
             with torch.inference_mode():
                 values = self._tree_score([([self.start_id, *p, *c], len(p)) for p, c in todo])
@@ -352,7 +360,7 @@ class HFTokenLM:
         ids = torch.tensor([[self.start_id, *p] for p in group], dtype=torch.long,
                            device=self.device)
         out = self._forward(ids, ids.numel(), use_cache=True, logits_to_keep=1)
-        first = torch.log_softmax(_upcast(out.logits[:, -1, :]), dim=-1)
+        first = torch.log_softmax(upcast(out.logits[:, -1, :]), dim=-1)
         cache = out.past_key_values
         pairs = []  # (row of the prefix in the batch, prefix, cont) for conts of >= 2 tokens
         for row, p in enumerate(group):

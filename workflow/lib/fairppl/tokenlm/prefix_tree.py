@@ -1,25 +1,23 @@
-"""What the LM scorers share: distinct token prefixes as a tree (:class:`PrefixTree`), merging
-many (prefix, continuation) requests into distinct ones, and the float type of log-probabilities.
-Used by :mod:`.lm` (the TokenLM contract, KenLM), :mod:`.lm_hf` (transformers) and :mod:`.kv_tree`
-(the incremental key/value scorer). Their imports run one way: :mod:`.lm` and :mod:`.kv_tree`
+"""What the LM scorers share: distinct token prefixes as a tree (:class:`PrefixTree`), token
+sequences checked into tuples (:func:`as_tuple`), many (prefix, continuation) requests merged into
+distinct ones (:func:`merge_requests`), and the float type of log-probabilities (:func:`upcast`).
+Used by :mod:`.lm_kenlm` (KenLM), :mod:`.lm_hf` (transformers) and :mod:`.kv_tree` (the
+incremental key/value scorer). Their imports run one way: :mod:`.lm_kenlm` and :mod:`.kv_tree`
 import no other scorer, and :mod:`.lm_hf` imports :class:`~.kv_tree.KVTree` inside
 ``HFTokenLM.session`` only, so no two of them import each other.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
 
-Seq = Sequence[int]
-
-
-def _as_tuple(seq, what: str) -> tuple[int, ...]:
+def as_tuple(seq, what: str) -> tuple[int, ...]:
+    """``seq`` as a tuple of ints; TypeError naming ``what`` for a string or bytes."""
     if isinstance(seq, (str, bytes)):
         raise TypeError(f"{what}: expected a sequence of token ids, got {type(seq).__name__}")
     return tuple(int(t) for t in seq)
 
 
-def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]]:
+def merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]]:
     """Distinct (prefix -> set of distinct conts) and each request's keys, in order."""
     if len(prefixes) != len(conts_per_prefix):
         raise ValueError(f"{len(prefixes)} prefixes but {len(conts_per_prefix)} lists of "
@@ -27,18 +25,18 @@ def _merge_requests(prefixes, conts_per_prefix) -> tuple[dict, list[list[tuple]]
     wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
     keys = []
     for i, (prefix, conts) in enumerate(zip(prefixes, conts_per_prefix)):
-        p = _as_tuple(prefix, f"prefix {i}")
+        p = as_tuple(prefix, f"prefix {i}")
         row = []
         bucket = wanted.setdefault(p, {})
         for j, cont in enumerate(conts):
-            c = _as_tuple(cont, f"continuation {j} of prefix {i}")
+            c = as_tuple(cont, f"continuation {j} of prefix {i}")
             bucket[c] = None
             row.append((p, c))
         keys.append(row)
     return wanted, keys
 
 
-def _upcast(logits):
+def upcast(logits):
     """``logits`` as float32 for a half-precision or float32 model, kept float64 for a float64
     one (so a float64 model's log-probabilities are float64 throughout)."""
     import torch

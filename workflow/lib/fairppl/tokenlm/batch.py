@@ -1,7 +1,8 @@
 """Many units per LM call: drivers for estimators written as generators of LM requests.
 
-An estimator step (:func:`.lm_guided.lm_guided_steps`, :func:`.api.estimate_steps`) does not call
-the LM itself; it yields what it needs and gets the answer back:
+An estimator step (:func:`fairppl.marginal.lm_guided.lm_guided_steps`,
+:func:`fairppl.marginal.api.estimate_steps`) does not call the LM itself; it yields what it needs
+and gets the answer back:
 
 * ``("keep", prefixes)``: the prefixes whose key/values an incremental session
   (:class:`.kv_tree.KVTree`) must keep from now on (the others may go); answered with None;
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 import time
 from typing import Callable, Iterable, Iterator, Sequence
+
+from .interface import TokenLM
 
 #: Tokens asked per LM call by default in :func:`run_many` (a CPU thread: positions per forward
 #: pass past which a pass costs in proportion to its positions; a GPU wants 8192 or more).
@@ -76,10 +79,11 @@ class UnitMeter:
                 self._now() - seconds)
 
 
-def run_alone(steps, lm):
+def run_alone(steps, lm: TokenLM):
     """Drive one estimator generator (module docstring) to its result with ``lm`` (and a fresh
-    ``lm.session()`` when the LM has one, created at the first request for it)."""
-    session = None
+    ``lm.session()``, opened at the first request for it; an LM whose ``session()`` is None
+    answers the requests itself)."""
+    session, opened = None, False
     reply = None
     while True:
         try:
@@ -88,8 +92,8 @@ def run_alone(steps, lm):
             return stop.value
         kind = request[0]
         reply = None
-        if kind in ("keep", "next") and session is None and hasattr(lm, "session"):
-            session = lm.session()
+        if kind in ("keep", "next") and not opened:
+            session, opened = lm.session(), True
         if kind == "keep":
             if session is not None:
                 session.keep(request[1])
@@ -173,7 +177,7 @@ class _Unit:
         return self._weight
 
 
-def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
+def run_many(lm: TokenLM, starts: Iterable[Callable[[UnitMeter], object]], *,
              batch_tokens: int = BATCH_TOKENS, stats: dict | None = None,
              lanes: int = 1) -> Iterator[tuple[int, object]]:
     """Yield ``(index, result)`` for every estimator generator ``starts[index](meter)`` makes,
@@ -195,9 +199,7 @@ def run_many(lm, starts: Iterable[Callable[[UnitMeter], object]], *,
     if int(lanes) > 1:
         yield from _run_lanes(lm, list(starts), int(batch_tokens), stats, int(lanes))
         return
-    session = lm.session() if hasattr(lm, "session") else None
-    if session is not None and hasattr(session, "chunk"):
-        session.chunk = int(batch_tokens)  # new positions per forward pass
+    session = lm.session(int(batch_tokens))  # batch_tokens new positions per forward pass
     pending = iter(enumerate(starts))
     active: dict[int, _Unit] = {}
     finished: dict[int, object] = {}
@@ -264,12 +266,12 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
         own.calls, own.positions = 0, 0
         lane_lms.append(own)
         lane_stats.append({} if stats is not None else None)
-    device = getattr(lm, "device", None)
+    device = lm.device
 
     def work(j: int) -> None:
         own = lane_lms[j]
         try:
-            if device is not None and getattr(device, "type", None) == "cuda":
+            if device is not None and device.type == "cuda":
                 import torch
 
                 where = torch.cuda.stream(torch.cuda.Stream(device))

@@ -22,8 +22,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..core.errors import InputError
-from ..core.io import atomic_path, write_lines
+from .errors import InputError
+from .io import atomic_path, write_lines
 
 
 def document_rng(seed: int, doc_id: str) -> np.random.Generator:

@@ -1,4 +1,4 @@
-"""fairppl.marginal.runner: a run killed after 3 documents and rerun ends byte-identical to a
+"""fairppl.core.runner: a run killed after 3 documents and rerun ends byte-identical to a
 clean run; a truncated last line is redone; duplicate or foreign ids are refused."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fairppl.core.errors import InputError
-from fairppl.marginal.runner import document_rng, finish, read_done, run_documents
+from fairppl.core.runner import document_rng, finish, read_done, run_documents
 
 TEXTS = [f"text number {i}" for i in range(7)]
 IDS = [f"doc{i}" for i in range(7)]
