@@ -53,7 +53,7 @@ ROW_NODES = 256
 #: when a pass carries many units' positions (a GPU's thousands), one row on a CPU's hundreds.
 LAYOUT = "auto"
 LAYOUTS = ("auto", "rows", "one")
-#: Where a session's time goes, for a benchmark (``tests/bench_lm_batch.py --stages``): when a
+#: Where a session's time goes, for a benchmark (``bench/bench_lm_batch.py --stages``): when a
 #: dict, every session adds to it the seconds of its stages (``requests``: numbering the
 #: requests and walking their continuations; ``layout``: the pass's rows, mask and stored
 #: key/values; ``decoder``; ``store``; ``output``: the output layer, log-softmax and the values
