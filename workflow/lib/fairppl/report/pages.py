@@ -351,7 +351,10 @@ def correlates_section(inp: ReportInputs) -> str | None:
     same = _constants(constant)
     parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
                 "for every language: languages written without spaces get few, very long "
-                "words) and their rank correlation with BPEC across languages.", "note"),
+                "words) and their rank correlation with BPEC across languages. Counts and "
+                "rates are on the common train units (those every language of the corpus's "
+                "common unit set has; the OOV rate on the common test units), the fixed "
+                "type/token ratio on the first N words of them in unit order.", "note"),
              html_table(feats, {**TRAIN_SIZE,
                                 **{f: feature_description(f) for f in feature_names(feats.columns)},
                                 **UNITS, "language": "language id",

@@ -51,19 +51,15 @@ FEATURES = {
     "train_words": "whitespace words of the common train units (count)",
     "train_word_types": "distinct whitespace words of the common train units (count)",
     "type_token_ratio": "word types / word tokens of the common train units (fraction)",
-    "type_token_ratio_fixed": ("word types / word tokens among the first N whitespace words of "
-                               "the common train units in unit order, N (ttr tokens) the same "
-                               "in every language of the corpus (fraction)"),
+    "type_token_ratio_fixed": ("word types / word tokens of the first N words, the same N in "
+                               "every language (fraction)"),
     "mean_word_length": "characters per whitespace word of the common train units (chars/word)",
     "utf8_bytes_per_char": "UTF-8 bytes per character of the common train units (bytes/char)",
     "chars_per_english_char": ("characters / characters of the English text, common train "
                                "units (ratio)"),
-    "oov_rate": ("words of the common test units outside the most frequent word types of the "
-                 "common train units (fraction)"),
-    "word_unigram_entropy": ("entropy of the word unigram distribution of the common train "
-                             "units (bits/word)"),
-    "unseen_char_rate": ("characters of the scored units (the corpus's evaluation split) that "
-                         "never occur in the train split its models were trained on (fraction)"),
+    "oov_rate": "test words outside the most frequent train word types (fraction)",
+    "word_unigram_entropy": "entropy of the train words' unigram distribution (bits/word)",
+    "unseen_char_rate": "scored characters never seen in the train split (fraction)",
 }
 
 #: The vocabulary behind ``oov_rate`` (not a feature): ``vocab_size`` words, or every train type
