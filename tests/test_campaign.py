@@ -820,3 +820,19 @@ def test_weights_and_earlier_formats_are_checked(tmp_path):
     result = _score(tmp_path / "old", "".join(f'{{"id": "{i}", "bets": {{}}}}\n' for i in ids),
                     tmp_path)
     assert result["perplexity"] == pytest.approx(3) and "mean over units" in result["scheme_note"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["bets", "--model", "bigram-eq7", "--l", "abc"], "--l 'abc': expected a list length >= 0 or all"),
+    (["bets", "--model", "bigram-eq7", "--l", ""], "--l '': expected a list length >= 0 or all"),
+    (["bets", "--model", "bigram-eq7", "--alpha", "-1"], "alpha must lie strictly between 0 and 1"),
+    (["bets", "--model", "bigram-eq7"], "no such file: expected the study's prepared units of "
+                                        "corpus 'toy'"),
+    (["models", "--bettors", ""], "--bettors ['']: expected a comma-separated list"),
+    (["models", "--bettors", "bigram", "--root", "nowhere"], "skipped bigram-eq7: nowhere"),
+])
+def test_bad_bets_and_models_arguments_are_refused_in_one_line(example, tmp_path, argv, expected):
+    out = ["--out", str(tmp_path / "b.jsonl")] if argv[0] == "bets" else []
+    proc = _cli(*argv, *out, str(example), cwd=tmp_path)
+    assert proc.returncode != 0
+    assert expected in proc.stdout + proc.stderr and "Traceback" not in proc.stderr

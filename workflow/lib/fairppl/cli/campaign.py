@@ -196,9 +196,9 @@ def _bets(args) -> int:
     from ..shannon.campaign_folder import read_campaign
 
     campaign = read_campaign(args.dir)
-    length = None if args.l == "all" else int(args.l)
+    length = None if args.l == "all" else (int(args.l) if args.l.isdigit() else -1)
     if length is not None and length < 0:
-        raise InputError(f"--l {args.l}: expected a list length >= 0 or all")
+        raise InputError(f"--l {args.l!r}: expected a list length >= 0 or all")
     _write_bets(campaign, args.out, length, args.model, alpha=args.alpha, bos=args.bos,
                 eos=args.eos)
     return 0
@@ -235,7 +235,7 @@ def _models(args) -> int:
     campaign = read_campaign(args.dir)
     config_path = Path(args.root) / args.config
     config = load_config(config_path) or {}
-    kinds = args.bettors.split(",") if args.bettors else \
+    kinds = args.bettors.split(",") if args.bettors is not None else \
         (config.get("shannon") or {}).get("bettors") or ["bigram"]
     unknown = [k for k in kinds if k not in BETTOR_KINDS]
     if unknown:
@@ -268,7 +268,8 @@ def _models(args) -> int:
         print(f"skipped {why}")
     print(f"{made} bets file(s) written to {folder}; the page's results view and campaign "
           f"score read them")
-    return 0
+    # a bettor that could not be built fails the command unless skipping was asked for
+    return 1 if missing and not args.skip_missing else 0
 
 
 def add_models(csub) -> None:

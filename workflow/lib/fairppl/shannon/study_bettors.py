@@ -48,11 +48,17 @@ def build_bettor(campaign, model: str, root: str | Path = ".", alpha: float | No
     outcomes = campaign.outcomes
     if model == BIGRAM:
         from ..corpus.readers import read_split
-        from .bigram import train_bettor
+        from .bigram import check_alpha, train_bettor
         from .outcomes import spaced
 
         meta = campaign.settings
         units = Path(root) / "results" / "corpus" / meta["vocabulary_corpus"] / "units.parquet"
+        if alpha is not None:
+            check_alpha(alpha)
+        if not units.is_file():
+            raise InputError(f"{units}: no such file: expected the study's prepared units of "
+                             f"corpus {meta['vocabulary_corpus']!r}, the bigram's training text "
+                             f"(run the study there first, or name its folder with --root)")
 
         def texts(split):
             got = read_split(str(units), meta["language"], split)["text"].to_list()
