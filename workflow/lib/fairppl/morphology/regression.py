@@ -225,6 +225,11 @@ class _References:
         return self._means[groups]
 
 
+#: The words by which a row's note says a drawn-permutation p is within its Monte Carlo error of
+#: FAMILY_ALPHA (fairppl.report.morphology counts such rows by them).
+MONTE_CARLO_NOTE = "within their Monte Carlo error"
+
+
 def _near_alpha(name: str, p: float, permutations: int) -> str:
     """A note where a p-value from drawn permutations is within their Monte Carlo error of
     :data:`FAMILY_ALPHA` (its 99% interval holds it): another seed could put it on the other
@@ -232,8 +237,8 @@ def _near_alpha(name: str, p: float, permutations: int) -> str:
     low, high = monte_carlo_interval(p, permutations)
     if not low <= FAMILY_ALPHA <= high:
         return ""
-    return (f"{name} p {p:.3g} from {permutations - 1:,} drawn permutations is within their Monte "
-            f"Carlo error of {FAMILY_ALPHA} (99% interval {low:.3g} to {high:.3g}): another seed "
+    return (f"{name} p {p:.3g} from {permutations - 1:,} drawn permutations is {MONTE_CARLO_NOTE}"
+            f" of {FAMILY_ALPHA} (99% interval {low:.3g} to {high:.3g}): another seed "
             f"could put it on the other side; raise morphology.permutations to settle it")
 
 

@@ -296,7 +296,9 @@ def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
                      f"a family in the sheet and no family-controlled test")
     # fairppl.morphology.regression flags a drawn-permutation p within its Monte Carlo error of
     # the level in the row's note
-    near = [r for r in tested if "within their Monte Carlo error" in (r.get("note") or "")]
+    from ..morphology.regression import MONTE_CARLO_NOTE
+
+    near = [r for r in tested if MONTE_CARLO_NOTE in (r.get("note") or "")]
     if near:
         parts.append(f"in {len(near)} {_verb(len(near), 'row', 'rows')} ({named(near)}) a "
                      f"family-controlled p from drawn permutations is within their Monte Carlo "
