@@ -256,6 +256,30 @@ def test_a_test_that_cannot_reach_alpha_does_not_disagree():
         "over 2 language families), 1 stays significant" in sentence
 
 
+def test_the_clustered_t_alone_does_not_decide():
+    # Four families of three, no relation: plainly, within families and over the family means
+    # nothing is significant, but the family-clustered t (which over-rejects with few families,
+    # bench/bench_family_size.py) gives p 0.042. It is shown and does not make the row disagree.
+    langs = [f"{g}{i}" for g in "abcd" for i in range(1, 4)]
+    x = [0.0, 0.3, -0.3, -0.9, -0.5, -1.0, 0.1, 1.3, -0.5, -0.6, 0.5, 0.4]
+    y = [0.1, -0.9, 0.0, 0.7, -1.3, -0.5, -1.9, -1.3, -1.8, -0.2, -1.3, 0.3]
+    long = pl.DataFrame({"corpus": "c", "language": langs, "model": "m", "measure": "mcc",
+                         "source": "published", "text": "words", "value": x, "bpec": y})
+    (row,) = regression_table(long, S, language_families={g: g[0] for g in langs}).to_dicts()
+    assert row["clustered_p"] == pytest.approx(_clustered_p(x, y, [g[0] for g in langs]))
+    assert row["clustered_p"] == pytest.approx(0.0419, abs=1e-4)
+    assert row["permutation_p"] > 0.05 and row["within_family_p"] > 0.05
+    assert row["family_means_p"] > 0.05
+    assert row["family_disagrees"] is False
+    # the report reads family_disagrees: flipping the clustered p changes nothing it says
+    flipped = pl.DataFrame([row | {"clustered_p": 0.5}])
+    assert (family_control_sentence(flipped, "permutation_p", "the permutation test")
+            == family_control_sentence(pl.DataFrame([row]), "permutation_p",
+                                       "the permutation test"))
+    assert "0 correlations significant" in family_control_sentence(
+        pl.DataFrame([row]), "permutation_p", "the permutation test")
+
+
 def test_within_family_test_needs_twenty_arrangements():
     # one family of two languages and five isolates: 2! = 2 within-family arrangements, smallest
     # p 1/2; a family with no two distinct values has none
@@ -357,8 +381,10 @@ def test_report_sentence_counts_survivors_and_names_disagreements():
     assert sentence == (
         "Languages of one family are not independent draws: of the 2 correlations significant "
         "at 0.05 by Spearman's test (3 tested, over 2 to 3 language families), 1 stays "
-        "significant under every family-controlled test (within-family permutation, "
-        "studentized family means, family-clustered t); 1 loses it under family control "
+        "significant under every family-controlled permutation test that can reach 0.05 "
+        "(within-family, studentized family means; the family-clustered t is shown in the "
+        "table but not counted: with few, unequal families it rejects too often); 1 loses it "
+        "under family control "
         "(kenlm-char-o5 / char MCC, published values for difficulty); 1 not significant "
         "plainly is significant under a family-controlled test (kenlm-char-o5 / char train word types for "
         "difficulty).")
@@ -391,7 +417,7 @@ def test_report_sentence_skips_rows_no_family_test_could_run():
     assert sentence.startswith(
         "Languages of one family are not independent draws: of the 1 correlations significant "
         "at 0.05 by Spearman's test (2 tested, over 2 to 3 language families), 1 stays "
-        "significant under every family-controlled test")
+        "significant under every family-controlled permutation test")
 
 
 def test_monte_carlo_interval_is_the_binomial_interval_of_the_draws():
@@ -438,8 +464,61 @@ def test_report_sentence_names_rows_near_alpha_by_monte_carlo_error():
              "other side; raise morphology.permutations to settle it"]))
     sentence = family_control_sentence(table, "spearman_p", "Spearman's test")
     assert sentence.endswith(
-        "; in 1 row (kenlm-char-o5 / char type token ratio for difficulty) a family-controlled "
+        "; in 1 row (kenlm-char-o5 / char type/token ratio for difficulty) a family-controlled "
         "p from drawn permutations is within their Monte Carlo error of 0.05, so its side of "
         "0.05 is not settled (the note says which; morphology.permutations draws more).")
     assert "Monte Carlo" not in family_control_sentence(_predictors([False, False], [0.01, 0.02]),
                                                         "spearman_p", "Spearman's test")
+
+
+def _why_table():
+    rows = [
+        # corpus, predictor, n, rho, low, high, p, bh, within, means, note
+        ("wide", "chars_per_english_char", 41, 0.92, 0.85, 0.96, 1e-5, 0.001, 0.0001, 0.0001,
+         ""),
+        ("wide", "type_token_ratio_fixed", 41, -0.42, -0.64, -0.13, 0.006, 0.03, 0.16, 0.07,
+         ""),
+        ("wide", "mcc:published", 8, 0.10, -0.65, 0.75, 0.8, 0.9, 0.5, None, ""),
+        ("narrow", "chars_per_english_char", 22, 0.80, 0.56, 0.92, 1e-5, 0.0001, 0.0619,
+         0.0458, "family-means p 0.0458 from 9,999 drawn permutations is within their Monte "
+                 "Carlo error of 0.05"),
+        ("narrow", "type_token_ratio_fixed", 22, -0.30, -0.64, 0.14, 0.17, 0.4, 0.3, 0.3, ""),
+    ]
+    names = ["corpus", "predictor", "n_languages", "spearman_rho", "spearman_rho_low",
+             "spearman_rho_high", "spearman_p", "spearman_p_bh", "within_family_p",
+             "family_means_p", "note"]
+    table = pl.DataFrame([dict(zip(names, r)) for r in rows])
+    return table.with_columns(family=pl.lit("character"), model=pl.lit("kenlm-char-o5"),
+                              tokenizer=pl.lit("char"), response=pl.lit("difficulty"),
+                              n_families=pl.when(pl.col("corpus") == "wide").then(22)
+                              .otherwise(9), clustered_p=pl.lit(0.01),
+                              test_family=pl.lit("difficulty-predictors"))
+
+
+def test_why_sentences_name_what_survives_pooling_and_family_control():
+    from fairppl.report.morphology import why_sentences
+
+    wide, narrow, change = why_sentences(_why_table())
+    assert wide == (
+        "On wide (8 to 41 languages per row, up to 22 families), 1 of the 2 (model, predictor) "
+        "rows significant after Benjamini-Hochberg over the 5 tests of question "
+        "difficulty-predictors also survives family control (within-family and family-means "
+        "permutation tests, each p <= 0.05): characters per English character (kenlm-char-o5 "
+        "/ char rho 0.92 [0.85, 0.96]); family control loses type/token ratio on the first N "
+        "words (1 row). Intervals are 95% and treat languages as independent.")
+    # the narrower corpus: its one pooled row loses it under family control (within-family p
+    # 0.0619), and its family-means p is flagged as within Monte Carlo error
+    assert narrow == (
+        "On narrow (22 languages per row, up to 9 families), 0 of the 1 (model, predictor) "
+        "rows significant after Benjamini-Hochberg over the 5 tests of question "
+        "difficulty-predictors also survive family control (within-family and family-means "
+        "permutation tests, each p <= 0.05); family control loses characters per English "
+        "character (1 row); in 1 row a family-controlled p is within its Monte Carlo error of "
+        "0.05. Intervals are 95% and treat languages as independent.")
+    assert change == (
+        "From narrow (up to 22 languages) to wide (up to 41), on the 2 (model, predictor) rows "
+        "both have: survive only at the wider corpus: characters per English character.")
+    # no family columns, or no rows of the response: nothing to say
+    assert why_sentences(_why_table().drop("n_families")) == []
+    assert why_sentences(_why_table().with_columns(response=pl.lit("bpec"))) == []
+    assert why_sentences(None) == []

@@ -42,7 +42,8 @@ _WORDS = {"bpec": "BPEC", "bpu": "bits/utterance", "ci": "interval", "mcc": "MCC
           "pos": "part of speech", "vocab": "vocabulary", "pearson": "Pearson",
           "spearman": "Spearman", "apertium": "Apertium", "unimorph": "UniMorph",
           "gini": "Gini", "flores": "FLORES", "mc": "Monte Carlo", "ess": "effective sample size",
-          "rmse": "RMSE", "sd": "SD", "ttr": "type/token ratio", "abs": "absolute", "logp": "log P", "bpe": "BPE"}
+          "rmse": "RMSE", "sd": "SD", "ttr": "type/token ratio", "abs": "absolute", "logp": "log P", "bpe": "BPE",
+          "utf8": "UTF-8"}
 
 #: How the source after a colon is written (``forms_per_lemma:apertium``: "forms per lemma,
 #: Apertium"); any other source as it is.
@@ -58,6 +59,9 @@ _LABELS = {
     "paths_99_9_P": "paths to 99.9% of the mass, in P's order",
     "reach_99_9": "units reaching 99.9% of the mass",
     "iso639_3": "ISO 639-3 code",
+    "type_token_ratio": "type/token ratio",
+    "type_token_ratio_fixed": "type/token ratio on the first N words",
+    "utf8_bytes_per_char": "UTF-8 bytes per character",
 }
 
 #: What a column name has to look like to be read as an identifier: lower-case words and digits

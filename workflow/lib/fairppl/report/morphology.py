@@ -24,9 +24,14 @@ FAMILY_HEADERS = {
                        "too few arrangements to reach 0.05)",
     "family_means_p": "two-sided p over the family means (studentized permutation; empty: "
                       "under 4 families, no p of 0.05 or less possible)",
-    "clustered_p": "two-sided p, family-clustered t (approximate)",
-    "family_disagrees": "plain and family-controlled tests differ at 0.05",
+    "clustered_p": "two-sided p, family-clustered t (approximate; rejects too often with few "
+                   "families: not counted)",
+    "family_disagrees": "plain and within-family or family-means test differ at 0.05",
 }
+
+#: The family-controlled tests that decide ``family_disagrees`` (the clustered t is shown, not
+#: counted: :func:`fairppl.morphology.regression.family_control`).
+COUNTED_FAMILY_TESTS = ("within_family_p", "family_means_p")
 
 #: Readable names of the family-controlled columns.
 FAMILY_LABELS = {"n_families": "families", "within_family_p": "within-family p",
@@ -206,6 +211,114 @@ def predictor_sentences(predictors: pl.DataFrame, response: str,
     return out
 
 
+def _survives(row: dict) -> bool | None:
+    """Whether a difficulty predictor's row survives family control: every counted
+    family-controlled p (:data:`COUNTED_FAMILY_TESTS`) at most :data:`ALPHA`; None where none
+    could run (not tested)."""
+    ps = [row.get(c) for c in COUNTED_FAMILY_TESTS if row.get(c) is not None]
+    return all(p <= ALPHA for p in ps) if ps else None
+
+
+def _rho_text(row: dict, most: int) -> str:
+    """'rho 0.92 [0.83, 0.96]', with the row's languages where fewer than ``most``."""
+    low, high = row.get("spearman_rho_low"), row.get("spearman_rho_high")
+    span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
+    fewer = f", {row['n_languages']} languages" if row["n_languages"] < most else ""
+    return f"rho {row['spearman_rho']:.2f}{span}{fewer}"
+
+
+def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
+                  limit: int = 4) -> list[str]:
+    """Why languages differ, from ``predictors`` (difficulty_predictors.csv) alone: per corpus,
+    widest first, the predictors of ``response`` that survive both Benjamini-Hochberg over
+    their question's tests (``spearman_p_bh``) and family control (every counted
+    family-controlled test at :data:`ALPHA`), each with its models' Spearman rho and interval;
+    those significant after pooling that family control loses; and, where two corpora share
+    (model, predictor) rows, what the wider corpus changes. Nothing without family-controlled
+    columns or rows of ``response``."""
+    from ..morphology.regression import MONTE_CARLO_NOTE
+
+    if predictors is None or not predictors.height or "n_families" not in predictors.columns:
+        return []
+    data = _labelled(predictors.filter((pl.col("response") == response)
+                                       & pl.col("spearman_rho").is_not_null()))
+    if not data.height:
+        return []
+    over = adjusted_over(predictors, "spearman_p")
+    pooled = over or "over the table's tests"
+    corpora = (data.group_by("corpus").agg(pl.col("n_languages").max())
+               .sort(["n_languages", "corpus"], descending=[True, False])["corpus"].to_list())
+    verdicts: dict[str, dict[tuple[str, str], bool]] = {}
+    sentences = []
+    for corpus in corpora:
+        rows = data.filter(corpus=corpus).sort("predictor", "model").to_dicts()
+        sizes = sorted({r["n_languages"] for r in rows})
+        n = sizes[-1]
+        families = max((r["n_families"] or 0) for r in rows)
+        pooled_rows = [r for r in rows if r["spearman_p_bh"] is not None
+                       and r["spearman_p_bh"] <= ALPHA]
+        kept = [r for r in pooled_rows if _survives(r)]
+        lost = [r for r in pooled_rows if _survives(r) is False]
+        verdicts[corpus] = {(r["model"], r["predictor"]): bool(_survives(r)) and r in kept
+                            for r in rows if _survives(r) is not None}
+        by_predictor: dict[str, list[dict]] = {}
+        for r in sorted(kept, key=lambda r: -abs(r["spearman_rho"])):
+            by_predictor.setdefault(r["predictor"], []).append(r)
+        ordered = sorted(by_predictor.items(), key=lambda kv: -abs(kv[1][0]["spearman_rho"]))
+        span = f"{n}" if len(sizes) == 1 else f"{sizes[0]} to {n}"
+        where = (f"On {corpus} ({span} languages per row"
+                 + (f", up to {families} families)" if families else ")"))
+        if not pooled_rows:
+            sentences.append(f"{where}, no predictor of {response} is significant after "
+                             f"Benjamini-Hochberg {pooled}.")
+            continue
+        named = [f"{column_label(p)} ("
+                 + "; ".join(f"{r['model']} {_rho_text(r, n)}" for r in group) + ")"
+                 for p, group in ordered[:limit]]
+        extra = len(ordered) - limit
+        more = (f" and {extra} more {'predictor' if extra == 1 else 'predictors'}"
+                if extra > 0 else "")
+        head = (f"{where}, {len(kept)} of the {len(pooled_rows)} (model, predictor) rows "
+                f"significant after Benjamini-Hochberg {pooled} also "
+                f"{_verb(len(kept), 'survives', 'survive')} family control "
+                f"(within-family and family-means permutation tests, each p <= {ALPHA})")
+        text = head + (": " + "; ".join(named) + more if named else "")
+        if lost:
+            text += ("; family control loses " + ", ".join(sorted(
+                {column_label(r["predictor"]) for r in lost}))
+                + f" ({_count_rows(lost)})")
+        near = [r for r in kept + lost if MONTE_CARLO_NOTE in (r.get("note") or "")]
+        if near:
+            text += (f"; in {_count_rows(near)} a family-controlled p is within its Monte "
+                     f"Carlo error of {ALPHA}")
+        sentences.append(text + ". Intervals are 95% and treat languages as independent.")
+    if len(corpora) > 1:
+        wide, narrow = corpora[0], corpora[1]
+        shared = set(verdicts[wide]) & set(verdicts[narrow])
+        gained = sorted({column_label(p) for m, p in shared
+                         if verdicts[wide][(m, p)] and not verdicts[narrow][(m, p)]})
+        dropped = sorted({column_label(p) for m, p in shared
+                          if verdicts[narrow][(m, p)] and not verdicts[wide][(m, p)]})
+        if shared:
+            n_wide = data.filter(corpus=wide)["n_languages"].max()
+            n_narrow = data.filter(corpus=narrow)["n_languages"].max()
+            change = (f"From {narrow} (up to {n_narrow} languages) to {wide} (up to "
+                      f"{n_wide}), on the "
+                      f"{len(shared)} (model, predictor) rows both have: ")
+            parts = []
+            if gained:
+                parts.append("survive only at the wider corpus: " + ", ".join(gained))
+            if dropped:
+                parts.append("survive only at the narrower: " + ", ".join(dropped))
+            sentences.append(change + ("; ".join(parts) if parts else
+                                       "the same rows survive at both") + ".")
+    return sentences
+
+
+def _count_rows(rows: list[dict]) -> str:
+    return "1 row" if len(rows) == 1 else f"{len(rows)} rows"
+
+
 def predictor_grid(predictors: pl.DataFrame, response: str, corpus: str | None = None) -> str:
     """One row per predictor, one column per model: Spearman's rho with ``response`` (adjusted
     p, languages), grouped by segmentation family; ``predictors`` of one corpus (named in the
@@ -259,8 +372,7 @@ def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
     # a row none of whose family-controlled tests could run (too few languages or families to
     # reach ALPHA) is not tested: it would "stay significant" vacuously
     tested = [r for r in rows if r["n_families"] is not None
-              and any(r.get(c) is not None
-                      for c in ("within_family_p", "family_means_p", "clustered_p"))]
+              and any(r.get(c) is not None for c in COUNTED_FAMILY_TESTS)]
     lacking = [r for r in rows if r["n_families"] is None
                and "no language family in the sheet" in (r.get("note") or "")]
     if not tested and not lacking:
@@ -276,8 +388,9 @@ def family_control_sentence(table: pl.DataFrame, plain: str, plain_name: str,
         parts.append(f"of the {len(significant)} correlations significant at {ALPHA} by "
                      f"{plain_name} ({len(tested)} tested, over {span} language families), "
                      f"{len(kept)} {_verb(len(kept), 'stays', 'stay')} significant under every "
-                     f"family-controlled test (within-family permutation, studentized family "
-                     f"means, family-clustered t)")
+                     f"family-controlled permutation test that can reach {ALPHA} (within-family, "
+                     f"studentized family means; the family-clustered t is shown in the table "
+                     f"but not counted: with few, unequal families it rejects too often)")
 
         def named(group: list[dict]) -> str:
             names = [_row_name(r) for r in group[:limit]]

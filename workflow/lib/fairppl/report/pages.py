@@ -32,6 +32,7 @@ from .html import (column_label, drop_constant_columns, fmt, html_table, unk_tab
                    unswept_sentence)
 from .html import paragraph as _p
 from .compare import end_of_unit_html, model_pairs_html
+from .morphology import why_sentences
 from .outliers import outlier_sentences
 
 QUESTION = "How hard is each language to language-model, measured fairly?"
@@ -168,6 +169,10 @@ def answer_section(inp: ReportInputs) -> str:
         inp.models, inp.names, main, inp.differences, inp.correlations,
         tuple(inp.corpora[1:]), alpha=1 - inp.bootstrap.level, bpu=inp.bpu,
         ranks=inp.rank_uncertainty)]
+    why = why_sentences(inp.morphology.get("predictors"))
+    if why:
+        parts.append(_p("Why do languages differ? " + " ".join(why) + " (Section \"Why "
+                        "languages differ\" has the tables.)", "answer"))
     # The table beside the answer holds the numbers the sentences use: each model on all the
     # units it scored; "Languages x models" has every model on one common unit set.
     table = wide_table(inp.bpu, inp.sheet, main, order=answer_order(inp.models, inp.bpu, main))

@@ -468,6 +468,21 @@ def spearman(x, y, exact_max: int = EXACT_MAX_PAIRS) -> tuple[float | None, floa
     return (None if math.isnan(rho) else rho), (None if math.isnan(p) else p), len(pairs)
 
 
+def spearman_interval(rho: float | None, n: int, level: float = 0.95
+                      ) -> tuple[float, float] | None:
+    """The ``level`` interval of Spearman's rho over ``n`` independent pairs: Fisher's z with
+    Bonett & Wright's (2000) variance for rank correlations, (1 + rho^2 / 2) / (n - 3),
+    transformed back. None with fewer than 4 pairs, no rho, or |rho| = 1 (z is infinite).
+    Languages of one family are not independent pairs: the interval ignores families."""
+    if rho is None or n < 4 or abs(rho) >= 1:
+        return None
+    from scipy.stats import norm
+
+    half = norm.ppf(0.5 + level / 2) * math.sqrt((1 + rho * rho / 2) / (n - 3))
+    z = math.atanh(rho)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
 def feature_correlations(features: pl.DataFrame, models: pl.DataFrame) -> pl.DataFrame:
     """Spearman's rho (and p) between each feature and the BPEC of each open-vocabulary
     (corpus, model, tokenizer) of ``models`` (the study passes each model on all the units it
