@@ -479,6 +479,7 @@ def _why_table():
         ("wide", "type_token_ratio_fixed", 41, -0.42, -0.64, -0.13, 0.006, 0.03, 0.16, 0.07,
          ""),
         ("wide", "mcc:published", 8, 0.10, -0.65, 0.75, 0.8, 0.9, 0.5, None, ""),
+        ("wide", "train_words", 30, 0.60, 0.30, 0.79, 0.0005, 0.01, 0.01, 0.02, ""),
         ("narrow", "chars_per_english_char", 22, 0.80, 0.56, 0.92, 1e-5, 0.0001, 0.0619,
          0.0458, "family-means p 0.0458 from 9,999 drawn permutations is within their Monte "
                  "Carlo error of 0.05"),
@@ -500,21 +501,27 @@ def test_why_sentences_name_what_survives_pooling_and_family_control():
 
     wide, narrow, change = why_sentences(_why_table())
     assert wide == (
-        "On wide (8 to 41 languages per row, up to 22 families), 1 of the 2 (model, predictor) "
-        "rows significant after Benjamini-Hochberg over the 5 tests of question "
-        "difficulty-predictors also survives family control (within-family and family-means "
+        "On wide (30 to 41 languages per row, up to 22 families), 2 of the 3 (model, "
+        "predictor) rows significant after Benjamini-Hochberg over the 6 tests of question "
+        "difficulty-predictors also survive family control (within-family and family-means "
         "permutation tests, each p <= 0.05): characters per English character (kenlm-char-o5 "
-        "/ char rho 0.92 [0.85, 0.96]); family control loses type/token ratio on the first N "
-        "words (1 row). Intervals are 95% and treat languages as independent.")
+        "/ char rho 0.92 [0.85, 0.96], 41 languages); train words (kenlm-char-o5 / char rho "
+        "0.60 [0.30, 0.79], 30 languages); family control loses type/token ratio on the first "
+        "N words (1 row). Intervals are 95% and treat languages as independent.")
+    # one row alone survives: its languages said once, at the start
+    (alone, _, _) = why_sentences(_why_table().filter(pl.col("predictor") != "train_words"))
+    assert alone.startswith("On wide (41 languages, up to 22 families), 1 of the 2 (model, "
+                            "predictor) rows")
+    assert "also survives family control" in alone and "[0.85, 0.96]);" in alone
     # the narrower corpus: its one pooled row loses it under family control (within-family p
     # 0.0619), and its family-means p is flagged as within Monte Carlo error
     assert narrow == (
-        "On narrow (22 languages per row, up to 9 families), 0 of the 1 (model, predictor) "
-        "rows significant after Benjamini-Hochberg over the 5 tests of question "
+        "On narrow (22 languages, up to 9 families), 0 of the 1 (model, predictor) "
+        "rows significant after Benjamini-Hochberg over the 6 tests of question "
         "difficulty-predictors also survive family control (within-family and family-means "
         "permutation tests, each p <= 0.05); family control loses characters per English "
         "character (1 row); in 1 row a family-controlled p is within its Monte Carlo error of "
-        "0.05. Intervals are 95% and treat languages as independent.")
+        "0.05.")
     assert change == (
         "From narrow (up to 22 languages) to wide (up to 41), on the 2 (model, predictor) rows "
         "both have: survive only at the wider corpus: characters per English character.")

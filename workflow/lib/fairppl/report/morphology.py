@@ -219,12 +219,12 @@ def _survives(row: dict) -> bool | None:
     return all(p <= ALPHA for p in ps) if ps else None
 
 
-def _rho_text(row: dict, most: int) -> str:
-    """'rho 0.92 [0.83, 0.96]', with the row's languages where fewer than ``most``."""
+def _rho_text(row: dict, each: bool) -> str:
+    """'rho 0.92 [0.83, 0.96]', with the row's languages when ``each``."""
     low, high = row.get("spearman_rho_low"), row.get("spearman_rho_high")
     span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None else ""
-    fewer = f", {row['n_languages']} languages" if row["n_languages"] < most else ""
-    return f"rho {row['spearman_rho']:.2f}{span}{fewer}"
+    count = f", {row['n_languages']} languages" if each else ""
+    return f"rho {row['spearman_rho']:.2f}{span}{count}"
 
 
 def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
@@ -236,7 +236,7 @@ def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
     those significant after pooling that family control loses; and, where two corpora share
     (model, predictor) rows, what the wider corpus changes. Nothing without family-controlled
     columns or rows of ``response``."""
-    from ..morphology.regression import MONTE_CARLO_NOTE
+    from ..morphology.regression import MONTE_CARLO_NOTE, RHO_LEVEL
 
     if predictors is None or not predictors.height or "n_families" not in predictors.columns:
         return []
@@ -252,8 +252,6 @@ def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
     sentences = []
     for corpus in corpora:
         rows = data.filter(corpus=corpus).sort("predictor", "model").to_dicts()
-        sizes = sorted({r["n_languages"] for r in rows})
-        n = sizes[-1]
         families = max((r["n_families"] or 0) for r in rows)
         pooled_rows = [r for r in rows if r["spearman_p_bh"] is not None
                        and r["spearman_p_bh"] <= ALPHA]
@@ -265,15 +263,18 @@ def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
         for r in sorted(kept, key=lambda r: -abs(r["spearman_rho"])):
             by_predictor.setdefault(r["predictor"], []).append(r)
         ordered = sorted(by_predictor.items(), key=lambda kv: -abs(kv[1][0]["spearman_rho"]))
-        span = f"{n}" if len(sizes) == 1 else f"{sizes[0]} to {n}"
-        where = (f"On {corpus} ({span} languages per row"
-                 + (f", up to {families} families)" if families else ")"))
+        # the languages of the rows the sentence is about: said once when they are alike
+        sizes = sorted({r["n_languages"] for r in (kept or pooled_rows or rows)})
+        span = (f"{sizes[0]} languages" if len(sizes) == 1 else
+                f"{sizes[0]} to {sizes[-1]} languages per row")
+        where = f"On {corpus} ({span}" + (f", up to {families} families)" if families else ")")
         if not pooled_rows:
             sentences.append(f"{where}, no predictor of {response} is significant after "
                              f"Benjamini-Hochberg {pooled}.")
             continue
         named = [f"{column_label(p)} ("
-                 + "; ".join(f"{r['model']} {_rho_text(r, n)}" for r in group) + ")"
+                 + "; ".join(f"{r['model']} {_rho_text(r, len(sizes) > 1)}"
+                             for r in group) + ")"
                  for p, group in ordered[:limit]]
         extra = len(ordered) - limit
         more = (f" and {extra} more {'predictor' if extra == 1 else 'predictors'}"
@@ -291,7 +292,8 @@ def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
         if near:
             text += (f"; in {_count_rows(near)} a family-controlled p is within its Monte "
                      f"Carlo error of {ALPHA}")
-        sentences.append(text + ". Intervals are 95% and treat languages as independent.")
+        sentences.append(text + (f". Intervals are {RHO_LEVEL:.0%} and treat languages as "
+                                 f"independent." if named else "."))
     if len(corpora) > 1:
         wide, narrow = corpora[0], corpora[1]
         shared = set(verdicts[wide]) & set(verdicts[narrow])
