@@ -83,7 +83,7 @@ test-heavy: setup resources
 # then, in one process at one thread, the LM-guided marginal's fast path against a bare batched
 # forward and the paper's procedure (SmolLM2-135M and Gemma-3-270M, KJV John 1:1-5, the
 # study's K=32 and M=16, the paper's procedure on John 1:1 only: ~4 and ~5.5 min of ~10); then
-# the occupancy of one unit against many units per LM call (marginal.lm.batch_tokens: LM calls
+# the occupancy of one unit against many units per LM call (marginal.lm.pass_tokens: LM calls
 # per verse, positions per call and per second against a bare forward, 8 verses, ~1.5 min).
 bench: setup resources
 	$(SNAKEMAKE) --cores $(CORES) resources/models/smollm2-135m/hf

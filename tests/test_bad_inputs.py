@@ -104,6 +104,13 @@ def _(tmp):
     return message, SOURCE, "field 'corpora.bible.book'"
 
 
+@case("config-renamed-key")
+def _(tmp):
+    message = config_error(lambda c: c["marginal"]["lm"].update(batch_tokens=1024))
+    return (message, SOURCE,
+            "field 'marginal.lm.batch_tokens': renamed to 'marginal.lm.pass_tokens'")
+
+
 @case("config-bad-value")
 def _(tmp):
     message = config_error(lambda c: c["evaluation"].update(split="train"))
@@ -707,8 +714,8 @@ def _override(overrides):
 
 @case("config-override-type")
 def _(tmp):
-    message = _override({"marginal": {"lm": {"batch_tokens": "16k"}}})
-    return message, None, "field 'marginal.lm.batch_tokens'"
+    message = _override({"marginal": {"lm": {"pass_tokens": "16k"}}})
+    return message, None, "field 'marginal.lm.pass_tokens'"
 
 
 @case("config-override-unknown-key")
@@ -837,7 +844,7 @@ def _(tmp):
     from fairppl.config.stages import check_marginal
 
     config = copy.deepcopy(load_tests_config())
-    config["marginal"]["lm"].update(lanes=2, batch_tokens=None)
+    config["marginal"]["lm"].update(lanes=2, pass_tokens=None)
     return raised(check_marginal, config, SOURCE), SOURCE, "field 'marginal.lm.lanes'"
 
 

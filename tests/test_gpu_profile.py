@@ -29,14 +29,14 @@ def test_gpu_profile_plans_every_unit_of_every_language_and_refuses_bfloat16(tmp
     cfg = yaml.safe_load(profile.read_text(encoding="utf-8"))
     assert cfg["scoring"]["max_units"] is None
     assert cfg["marginal"]["lm"]["pretrained_max_units"] is None
-    assert cfg["marginal"]["K"] == 32 and cfg["marginal"]["lm"]["batch_tokens"] >= 8192
+    assert cfg["marginal"]["K"] == 32 and cfg["marginal"]["lm"]["pass_tokens"] >= 8192
     assert "pretrained" in cfg["shannon"]["bettors"] and cfg["shannon"]["pass_tokens"] >= 8192
     assert cfg["marginal"]["lm"]["lanes"] >= 2 and cfg["shannon"]["units_per_call"] >= 2
     # the marginal's jobs (marginal_lm, flores_marginal) read their speed settings from the
     # run's config
     from fairppl.marginal.units import speed_settings
 
-    assert speed_settings(cfg) == (cfg["marginal"]["lm"]["batch_tokens"],
+    assert speed_settings(cfg) == (cfg["marginal"]["lm"]["pass_tokens"],
                                    cfg["marginal"]["lm"]["lanes"])
     assert speed_settings({}) == (1024, 1)
     proc = snakemake(wd, "-n", "--configfile", str(profile), "--quiet", "rules")

@@ -196,17 +196,22 @@ def check(edit, models=MODELS):
          "field 'morphology.unimorph.url': 'https://example.org/eng.tsv' does not match"),
         (lambda c: c["lemmas"].update(corpora=["bible", "bible"]),
          "field 'lemmas.corpora': ['bible', 'bible'] has non-unique elements"),
-        (lambda c: c["marginal"]["lm"].update(batch_tokens=16),
-         "field 'marginal.lm.batch_tokens': 16 is less than the minimum of 64"),
-        (lambda c: c["marginal"]["lm"].update(batch_tokens="8k"),
-         "field 'marginal.lm.batch_tokens': '8k' is not of type 'integer', 'null'"),
+        (lambda c: c["marginal"]["lm"].update(pass_tokens=16),
+         "field 'marginal.lm.pass_tokens': 16 is less than the minimum of 64"),
+        (lambda c: c["marginal"]["lm"].update(pass_tokens="8k"),
+         "field 'marginal.lm.pass_tokens': '8k' is not of type 'integer', 'null'"),
+        # issue 40: the key's name before it became shannon's name for the same thing
+        (lambda c: c["marginal"]["lm"].update(batch_tokens=c["marginal"]["lm"].pop("pass_tokens",
+                                                                                   1024)),
+         "field 'marginal.lm.batch_tokens': renamed to 'marginal.lm.pass_tokens' (the same "
+         "setting); expected pass_tokens: in place of batch_tokens:"),
         (lambda c: c["marginal"]["lm"].update(lanes=0),
          "field 'marginal.lm.lanes': 0 is less than the minimum of 1"),
         # issue 37: lanes without shared LM calls were dropped without a word
-        (lambda c: c["marginal"]["lm"].update(lanes=2, batch_tokens=None),
+        (lambda c: c["marginal"]["lm"].update(lanes=2, pass_tokens=None),
          "field 'marginal.lm.lanes': 2 lanes need units that share LM calls, but "
-         "marginal.lm.batch_tokens is null (one unit per LM call), so the lanes would be "
-         "ignored; expected lanes: 1, or batch_tokens set"),
+         "marginal.lm.pass_tokens is null (one unit per LM call), so the lanes would be "
+         "ignored; expected lanes: 1, or pass_tokens set"),
         # issue 37: "expected a value that satisfies the schema's 'anyOf'"
         (lambda c: c["shannon"].update(list_lengths=[0, "all"]),
          "field 'shannon.list_lengths[0]': 0 is not valid under any of the given schemas; "
@@ -324,6 +329,62 @@ def test_defaults_of_the_checks_are_the_schemas():
         for part in [*block.split("."), key]:
             node = node["properties"][part]
         assert node["default"] == value, (block, key)
+
+
+def test_marginal_sampling_defaults_are_the_schemas():
+    """One source of K, L and M: the schema's defaults of marginal.K/L/M (what the study runs
+    with) are fairppl.marginal.defaults', and every estimator entry point that takes them
+    defaults to those constants, and so does `fairppl marginal` (api.estimate's and the CLI's
+    were 30/11/128, lm_guided's K 30)."""
+    import inspect
+
+    from fairppl.config.settings import read_schema
+    from fairppl.marginal import api, defaults, lm_guided
+
+    block = read_schema(SCHEMA)["properties"]["marginal"]["properties"]
+    assert (block["K"]["default"], block["L"]["default"], block["M"]["default"]) == \
+        (defaults.DEFAULT_K, defaults.DEFAULT_L, defaults.DEFAULT_M) == (32, None, 16)
+    for function in (api.estimate, api.estimate_steps, lm_guided.lm_guided_marginal,
+                     lm_guided.lm_guided_steps, lm_guided.lm_guided_reference):
+        params = inspect.signature(function).parameters
+        got = {name: params[name].default for name in ("K", "L", "M")}
+        assert got == {"K": 32, "L": None, "M": 16}, function.__qualname__
+    import argparse
+
+    from fairppl.cli import marginal as cli
+
+    parser = argparse.ArgumentParser()
+    cli.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["marginal", "--model", "m", "--texts", "t", "--estimator", "wr",
+                              "--out", "o"])
+    assert (args.K, args.L or None, args.M) == (32, None, 16)  # `fairppl marginal`: -L 0 = null
+    for which in ("default", "gpu"):  # the shipped configs that set them keep the defaults
+        path = ROOT / "config" / ("" if which == "default" else which) / "config.yaml"
+        marginal = yaml.safe_load(path.read_text(encoding="utf-8"))["marginal"]
+        for key in ("K", "L", "M"):
+            assert marginal.get(key, block[key]["default"]) == block[key]["default"], (which, key)
+
+
+def test_renamed_keys_name_a_key_of_their_block():
+    """Every `renamed: {old: new}` of the schema maps a key its block no longer has to one it
+    has (else the refusal would send a user to a key that is itself unknown)."""
+    from fairppl.config.settings import read_schema
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if isinstance(node.get("renamed"), dict):
+                yield path, node
+            for key, sub in node.items():
+                yield from walk(sub, f"{path}.{key}")
+        elif isinstance(node, list):
+            for sub in node:
+                yield from walk(sub, path)
+
+    found = list(walk(read_schema(SCHEMA), ""))
+    assert found  # marginal.lm.batch_tokens at least
+    for path, node in found:
+        for old, new in node["renamed"].items():
+            assert old not in node["properties"] and new in node["properties"], (path, old)
 
 
 def test_config_source_names_each_file_once(tmp_path):

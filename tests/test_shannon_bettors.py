@@ -326,11 +326,7 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
     ids = [f"u{i}" for i in range(5)]
     groups = []
 
-    class Counting:
-        def __init__(self, inner):
-            self.inner = inner
-            self.bets, self.log_prob, self.take_cost = inner.bets, inner.log_prob, inner.take_cost
-
+    class Counting(ContextByContext):  # the bettor, its prefetch counted
         def prefetch(self, contexts, words):
             groups.append(sum(1 for c in contexts if not c))  # one empty context per unit
             return self.inner.prefetch(contexts, words)
@@ -347,6 +343,51 @@ def test_units_per_call_setting_groups_the_bettors_calls(tiny, tmp_path):
     assert run_documents(texts, ids, None, part, progress=False, make_records=make) == 0
     assert groups == [2, 2, 1]
     _check_shannon_setting(root, "units_per_call", good=8, bad=0)
+
+
+def test_every_bettor_class_is_a_bettor():
+    """Every class of fairppl.shannon that bets is a protocol.Bettor, none left abstract, each
+    of the five methods the game asks taking the base class's arguments; the game's code and
+    scripts ask no bettor whether it has a method; a class without bets cannot be built."""
+    import importlib
+    import inspect
+    import pkgutil
+    from pathlib import Path
+
+    import fairppl.shannon as package
+    from fairppl.shannon.protocol import Bettor
+
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and cls is not Bettor and all(
+                    callable(getattr(cls, m, None)) for m in ("bets", "log_prob")):
+                found[name] = cls
+    assert sorted(found) == ["BigramBettor", "ContextByContext", "TokenBettor",
+                             "WordNgramBettor"]
+    for name, cls in found.items():
+        assert issubclass(cls, Bettor) and not cls.__abstractmethods__, name
+        for method in ("bets", "log_prob", "take_cost", "prefetch", "fits"):
+            mine = list(inspect.signature(getattr(cls, method)).parameters)
+            assert mine == list(inspect.signature(getattr(Bettor, method)).parameters), \
+                (name, method)
+    root = Path(__file__).resolve().parents[1]
+    sources = [*(root / "workflow" / "lib" / "fairppl" / "shannon").glob("*.py"),
+               *(root / "workflow" / "scripts").glob("shannon*.py")]
+    assert len(sources) > 10
+    probing = [p.name for p in sources if "hasattr(" in p.read_text(encoding="utf-8")]
+    assert probing == []
+
+    class NoBets(Bettor):
+        def log_prob(self, context_words, word):
+            return 0.0
+
+        def take_cost(self):
+            return {}
+
+    with pytest.raises(TypeError, match="bets"):
+        NoBets()
 
 
 def test_exhaustive_gambling_perplexity_is_the_likelihood_perplexity(tiny):

@@ -137,17 +137,29 @@ def test_common_rows_keep_the_units_every_bettor_bet_on():
 
 
 def test_fitting_units_keeps_what_the_bettor_can_hold():
+    from fairppl.shannon.protocol import Bettor
     from fairppl.shannon.units import fitting_units
 
     units = pl.DataFrame({"unit_id": ["u0", "u1", "u2"], "text": ["a b", "a b c d e", "c"]})
 
-    class Window:
+    class NoWindow(Bettor):  # the base class's fits: every unit
+        def bets(self, context_words):
+            raise AssertionError("fitting_units asks no bets")
+
+        def log_prob(self, context_words, word):
+            raise AssertionError("fitting_units asks no probability")
+
+        def take_cost(self):
+            return {}
+
+    class Window(NoWindow):
         def fits(self, text):
             return len(text) <= 3
 
     kept, left = fitting_units(units, Window())
     assert kept["unit_id"].to_list() == ["u0", "u2"] and left == ["u1"]
-    assert fitting_units(units, object())[0].equals(units)
+    kept, left = fitting_units(units, NoWindow())
+    assert kept.equals(units) and left == []
 
 
 def test_uniform_bettor_on_zipf_answers_gets_m_not_the_answers_frequencies():

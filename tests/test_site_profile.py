@@ -44,31 +44,36 @@ SCHEMA = read_schema(CONFIG_SCHEMA)
 def test_text_is_read_as_the_schema_wants_it():
     """Snakemake's text for a profile's or the command line's nested values becomes what the
     schema wants at its place; a text that fits as text stays text."""
-    given = {"marginal": {"lm": {"batch_tokens": "16384", "lanes": "2"}},
+    given = {"marginal": {"lm": {"pass_tokens": "16384", "lanes": "2"}},
              "shannon": {"units_per_call": "8", "list_lengths": ["1", "10", "all"]},
              "scoring": {"max_units": "None"},
              "kenlm": {"version": "0.3", "discount_fallback": "False"},
              "resources": {"runtime_growth": "1.5", "memory_mb": {"train_neural": "6000"}},
              "languages": "123"}
     assert typed(given, SCHEMA) == {
-        "marginal": {"lm": {"batch_tokens": 16384, "lanes": 2}},
+        "marginal": {"lm": {"pass_tokens": 16384, "lanes": 2}},
         "shannon": {"units_per_call": 8, "list_lengths": [1, 10, "all"]},
         "scoring": {"max_units": None},
         "kenlm": {"version": "0.3", "discount_fallback": False},
         "resources": {"runtime_growth": 1.5, "memory_mb": {"train_neural": 6000}},
         "languages": "123"}
     # a text that fits nowhere is left for the schema to name
-    assert typed({"marginal": {"lm": {"batch_tokens": "lots"}}}, SCHEMA) == \
-        {"marginal": {"lm": {"batch_tokens": "lots"}}}
+    assert typed({"marginal": {"lm": {"pass_tokens": "lots"}}}, SCHEMA) == \
+        {"marginal": {"lm": {"pass_tokens": "lots"}}}
 
 
 def test_a_value_that_does_not_fit_names_its_origin_not_the_config_file():
-    config = {"marginal": {"lm": {"batch_tokens": None}}}
+    config = {"marginal": {"lm": {"pass_tokens": None}}}
     with pytest.raises(InputError) as err:
-        type_overrides(config, {"marginal": {"lm": {"batch_tokens": "lots"}}}, SCHEMA)
+        type_overrides(config, {"marginal": {"lm": {"pass_tokens": "lots"}}}, SCHEMA)
     assert str(err.value).startswith(
-        f"field 'marginal.lm.batch_tokens' {ORIGIN}: 'lots' is not of type 'integer', 'null'; "
-        f"expected: tokens per LM call")
+        f"field 'marginal.lm.pass_tokens' {ORIGIN}: 'lots' is not of type 'integer', 'null'; "
+        f"expected: new positions per forward pass")
+    with pytest.raises(InputError) as err:  # the key's earlier name: its new one
+        type_overrides({}, {"marginal": {"lm": {"batch_tokens": "16384"}}}, SCHEMA)
+    assert str(err.value) == (
+        f"field 'marginal.lm.batch_tokens' {ORIGIN}: renamed to 'marginal.lm.pass_tokens' (the "
+        f"same setting); expected pass_tokens: in place of batch_tokens:")
     with pytest.raises(InputError, match=re.escape(
             f"field 'scoring.max_unit' {ORIGIN}: unknown key 'max_unit' in block 'scoring' "
             f"(misspelt?); expected keys among ['batch_size', 'chunk_units', 'max_units']")):
@@ -140,7 +145,7 @@ def _site(tmp: Path, source: Path, edit) -> Path:
 
 @pytest.mark.e2e
 def test_the_templates_numbers_plan_the_study_and_replacements_are_noted(tmp_path, tiny_model):
-    """The site template with numbers in its `config:` block (marginal.lm.batch_tokens) plans
+    """The site template with numbers in its `config:` block (marginal.lm.pass_tokens) plans
     the study; its `max_runtime: 1440` over an overlay's 600 is noted at start-up; the
     account and partitions it names pass the stand-in sacctmgr's and sinfo's lists."""
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
@@ -148,7 +153,7 @@ def test_the_templates_numbers_plan_the_study_and_replacements_are_noted(tmp_pat
                                              encoding="utf-8")
 
     def edit(profile):
-        profile["config"]["marginal"] = {"lm": {"batch_tokens": 16384}}
+        profile["config"]["marginal"] = {"lm": {"pass_tokens": 16384}}
     site = _site(tmp_path, TEMPLATE, edit)
     path = _bin_without_slurm(tmp_path, sinfo="cpu\ngpu", sacctmgr="my-project")
     code, said = _dry_run(wd, "--configfile", "config/config.yaml", "config/site.yaml",
@@ -166,15 +171,15 @@ def test_the_templates_numbers_plan_the_study_and_replacements_are_noted(tmp_pat
 def test_command_line_numbers_are_numbers(tmp_path, tiny_model):
     wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
     code, said = _dry_run(wd, "--config", "shannon={units_per_call: 8}",
-                          "scoring={max_units: 5}", "marginal={lm: {batch_tokens: 16384}}")
+                          "scoring={max_units: 5}", "marginal={lm: {pass_tokens: 16384}}")
     assert code == 0, said[-4000:]
     assert "note: scoring.max_units: 5 from the command line or a profile replaces 20 in " \
            "config/config.yaml" in said.splitlines(), said[-3000:]
-    code, said = _dry_run(wd, "--config", "marginal={lm: {batch_tokens: lots}}")
+    code, said = _dry_run(wd, "--config", "marginal={lm: {pass_tokens: lots}}")
     assert code != 0
-    assert f"invalid input: field 'marginal.lm.batch_tokens' {ORIGIN}: 'lots' is not of type " \
+    assert f"invalid input: field 'marginal.lm.pass_tokens' {ORIGIN}: 'lots' is not of type " \
            f"'integer', 'null'" in said, said[-3000:]
-    assert "config/config.yaml: field 'marginal.lm.batch_tokens'" not in said
+    assert "config/config.yaml: field 'marginal.lm.pass_tokens'" not in said
 
 
 #: The workflow read through Snakemake's API with `--config` values as the command line gives

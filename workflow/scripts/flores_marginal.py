@@ -34,7 +34,7 @@ def main(snakemake):
     if skipped:
         logging.info("%d sentences left out, longer than %.0f%% of the model's %d positions: %s",
                      len(skipped), 100 * CONTEXT_FILL, lm.max_length, ", ".join(skipped))
-    batch_tokens, lanes = speed_settings(snakemake.config)
+    pass_tokens, lanes = speed_settings(snakemake.config)
     logging.info("%s: %d codes x %d sentences, %s K=%d M=%s L=%s (start token %s)", model_id,
                  len(sentences), len(indices), ESTIMATOR, sampling["K"], sampling["M"],
                  sampling["L"], start)
@@ -46,7 +46,7 @@ def main(snakemake):
         lm, vocab, encode, units, keys=keys, estimators=[ESTIMATOR], taus=sampling["tau"],
         K=sampling["K"], L=sampling["L"], M=sampling["M"], seed=sampling["seed"],
         part=snakemake.params.part, out=snakemake.output.table, start_token=start,
-        options=identity, progress=True, batch_tokens=batch_tokens, lanes=lanes)
+        options=identity, progress=True, pass_tokens=pass_tokens, lanes=lanes)
     logging.info("%d runs; %.1f s in the estimator", table.height, table["seconds"].sum())
 
 

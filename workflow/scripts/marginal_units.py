@@ -24,7 +24,7 @@ def main(snakemake):
     sampling = params.sampling
     # tokens per LM call of the units advanced together (a Transformer only; read from the config,
     # not a param: a speed setting that changes no record must not rerun the finished jobs)
-    batch_tokens, lanes = None, 1
+    pass_tokens, lanes = None, 1
     if snakemake.rule == "marginal_ngram":
         lm, vocab, encode, unigram = kenlm_lm(snakemake.input.model, snakemake.input.tokenizer)
         model, start = f"kenlm-subword-o{wc.order}", "<s>"
@@ -34,7 +34,7 @@ def main(snakemake):
         import torch
 
         torch.set_num_threads(snakemake.threads)
-        batch_tokens, lanes = speed_settings(snakemake.config)
+        pass_tokens, lanes = speed_settings(snakemake.config)
         dtype = params.get("dtype") or "float32"  # config pretrained.dtype; float32 if trained
         lm, vocab, encode, start = hf_lm(params.load_from, params.special or None, dtype=dtype)
         model, unigram = wc.model, None
@@ -62,12 +62,12 @@ def main(snakemake):
         L=sampling["L"], M=sampling["M"], seed=sampling["seed"], part=params.part,
         out=snakemake.output.table, unigram_model=unigram, start_token=start,
         options=identity | {"units": units["unit_id"].to_list()}, progress=False,
-        blocks=getattr(snakemake.output, "blocks", None), batch_tokens=batch_tokens,
+        blocks=getattr(snakemake.output, "blocks", None), pass_tokens=pass_tokens,
         lanes=lanes)
     logging.info("%d runs on %d units; %.1f s in the estimators; start token %s; %s",
                  table.height, units.height, table["seconds"].sum(), start,
-                 f"units batched, {batch_tokens} tokens per LM call, {lanes} lane(s)"
-                 if batch_tokens
+                 f"units batched, {pass_tokens} new positions per pass, {lanes} lane(s)"
+                 if pass_tokens
                  else "one unit per LM call")
 
 

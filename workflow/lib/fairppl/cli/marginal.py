@@ -1,7 +1,7 @@
 """``fairppl marginal``: the marginal likelihood over tokenizations of each line of a file, with
 one estimator, without Snakemake.
 
-    fairppl marginal --model DIR --texts FILE --estimator NAME [-K 30] [-L 11] [-M 128]
+    fairppl marginal --model DIR --texts FILE --estimator NAME [-K 32] [-L 0] [-M 16]
         [--tau 1.0] [--seed 0] [--bos TOKEN] [--no-eos] [--unigram-model FILE.model]
         [--beam 8] [--mode independent] [--slack 1] --out FILE.jsonl
 
@@ -35,6 +35,7 @@ def add_parser(sub) -> None:
     """Register the ``marginal`` subcommand on an argparse subparsers object."""
     from ..marginal.api import ESTIMATORS
     from ..marginal.decoding_free import DEFAULT_SLACK
+    from ..marginal.defaults import DEFAULT_K, DEFAULT_L, DEFAULT_M
 
     p = sub.add_parser("marginal", help="marginal likelihood over tokenizations, one JSON line "
                                         "per text")
@@ -42,11 +43,13 @@ def add_parser(sub) -> None:
                    help="transformers folder, or a KenLM file over pieces (with --unigram-model)")
     p.add_argument("--texts", required=True, help="UTF-8 file, one text per line")
     p.add_argument("--estimator", required=True, help=f"one of {', '.join(ESTIMATORS)}")
-    p.add_argument("-K", type=int, default=30, help="samples (paths for nbest) (default 30)")
-    p.add_argument("-L", type=int, default=11,
-                   help="lm-guided: block length in characters (default 11; 0: the longest "
-                        "default token)")
-    p.add_argument("-M", type=int, default=128, help="lm-guided: candidates per block (128)")
+    p.add_argument("-K", type=int, default=DEFAULT_K,
+                   help=f"samples (paths for nbest) (default {DEFAULT_K}, the study's)")
+    p.add_argument("-L", type=int, default=DEFAULT_L or 0,
+                   help=f"lm-guided: block length in characters (default {DEFAULT_L or 0}; 0: "
+                        f"the longest default token)")
+    p.add_argument("-M", type=int, default=DEFAULT_M,
+                   help=f"lm-guided: candidates per block (default {DEFAULT_M})")
     p.add_argument("--tau", type=float, default=1.0, help="unigram proposal temperature (1.0)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--bos", help="start token (default: the model sheet's bos when --model is "

@@ -25,7 +25,7 @@ import jsonschema
 import yaml
 
 from ..core.errors import InputError
-from .settings import read_schema, schema_expectation
+from .settings import read_schema, renamed_key, renamed_words, schema_expectation
 
 #: How a message names the origin of a value that did not come from a config file.
 ORIGIN = "(from --config or a profile's config: block)"
@@ -188,6 +188,10 @@ def check_value(path: tuple, value, schema: dict, source: str | None = None,
     for key in path:
         sub = child_schema(node, str(key))
         if sub is None:
+            new = next(filter(None, (renamed_key(b, str(key)) for b in _branches(node))), None)
+            if new is not None:
+                raise InputError(f"field '{dotted(path)}' {origin}: "
+                                 + renamed_words(block, str(key), new), path=source, line=line)
             allowed = sorted(set().union(*(b.get("properties") or {} for b in _branches(node))))
             where = f"block '{dotted(block)}'" if block else "the top level"
             raise InputError(f"field '{dotted(path)}' {origin}: unknown key {str(key)!r} in "

@@ -242,6 +242,20 @@ def _branch_error(err: jsonschema.ValidationError) -> jsonschema.ValidationError
     return _branch_error(deepest) or deepest
 
 
+def renamed_key(schema: dict, key: str) -> str | None:
+    """The new name of ``key`` where the object schema ``schema`` lists it under ``renamed`` (a
+    key of an earlier version, refused as unknown but with its new name), else None."""
+    return (schema.get("renamed") or {}).get(key) if isinstance(schema, dict) else None
+
+
+def renamed_words(block, old: str, new: str) -> str:
+    """What the refusal of the renamed key ``old`` of ``block`` (a path) says after its field."""
+    where = _dotted(block)
+    prefix = f"{where}." if where else ""
+    return (f"renamed to '{prefix}{new}' (the same setting); expected {new}: in place of "
+            f"{old}:")
+
+
 def _schema_message(err: jsonschema.ValidationError) -> str:
     err = _branch_error(err) or err
     block = _dotted(err.absolute_path)
@@ -249,6 +263,10 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
         allowed = sorted(err.schema.get("properties", {}))
         unknown = sorted(k for k in err.instance if k not in allowed)
         where = f"block '{block}'" if block else "the top level"
+        old = next((k for k in unknown if renamed_key(err.schema, k)), None)
+        if old is not None:
+            return f"field '{_dotted([*err.absolute_path, old])}': " + renamed_words(
+                err.absolute_path, old, renamed_key(err.schema, old))
         key = f"{block}.{unknown[0]}" if block else unknown[0]
         return (f"field '{key}': unknown key(s) {unknown} in {where} (misspelt?); expected keys "
                 f"among {allowed}")

@@ -19,7 +19,7 @@ from .design import evaluation_split, train_corpus
 DEFAULTS = {
     ("marginal", "min_units"): 20,
     ("marginal", "max_units"): 50,
-    ("marginal.lm", "batch_tokens"): 1024,
+    ("marginal.lm", "pass_tokens"): 1024,
     ("marginal.lm", "lanes"): 1,
     ("shannon", "bettors"): ["kenlm-word", "bigram", "transformer"],
     ("shannon", "vocab_size"): 1000,
@@ -58,7 +58,7 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
     ``max_units`` (else no n-gram row could get an interval); its n-gram tokenizer is a subword
     n-gram of the study (``subword_ngram.tokenizers``, trained on each of its corpora or their
     ``models_from``), and a unigram one (the samples-needed curves, the lattice estimators and
-    the length sweep sample its lattice); ``lm.lanes`` above 1 only with ``lm.batch_tokens``."""
+    the length sweep sample its lattice); ``lm.lanes`` above 1 only with ``lm.pass_tokens``."""
     block = config.get("marginal")
     if not block or not block.get("corpora"):  # the stage is off: nothing of it is used
         return
@@ -127,15 +127,15 @@ def check_marginal(config: dict, source: str, languages: list = ()) -> None:
 
 def _check_lanes(block: dict, source: str) -> None:
     """``marginal.lm.lanes`` above 1 deals the units that advance together in shared LM calls
-    out to lanes (:func:`fairppl.tokenlm.batch.run_many`); with ``batch_tokens: null`` no unit
+    out to lanes (:func:`fairppl.tokenlm.batch.run_many`); with ``pass_tokens: null`` no unit
     shares a call (one unit per LM call), so the lanes would be dropped without a word."""
     lm = block.get("lm") or {}
     lanes = _setting(lm, "marginal.lm", "lanes")
-    tokens = _setting(lm, "marginal.lm", "batch_tokens")
+    tokens = _setting(lm, "marginal.lm", "pass_tokens")
     if lanes > 1 and tokens is None:
         raise InputError(f"field 'marginal.lm.lanes': {lanes} lanes need units that share LM "
-                         f"calls, but marginal.lm.batch_tokens is null (one unit per LM call), "
-                         f"so the lanes would be ignored; expected lanes: 1, or batch_tokens "
+                         f"calls, but marginal.lm.pass_tokens is null (one unit per LM call), "
+                         f"so the lanes would be ignored; expected lanes: 1, or pass_tokens "
                          f"set (1024 on a CPU thread, 8192 or more on a GPU)", path=source)
 
 

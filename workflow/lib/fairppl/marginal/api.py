@@ -54,6 +54,7 @@ from scipy.special import logsumexp
 
 from ..core.errors import InputError
 from .decoding_free import DEFAULT_SLACK
+from .defaults import DEFAULT_K, DEFAULT_L, DEFAULT_M
 
 ESTIMATORS = ("default", "exact", "beam", "lm-guided", "decoding-free", "wr", "wor",
               "wor-1best", "nbest")
@@ -126,8 +127,9 @@ def _count(n: int):
 
 
 def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
-             default_ids: Sequence[int] | None = None, K: int = 30, L: int | None = 11,
-             M: int = 128, tau: float = 1.0, unigram_model=None, mode: str = "independent",
+             default_ids: Sequence[int] | None = None, K: int = DEFAULT_K,
+             L: int | None = DEFAULT_L, M: int = DEFAULT_M, tau: float = 1.0, unigram_model=None,
+             mode: str = "independent",
              beam: int = 8, slack: int | None = DEFAULT_SLACK, max_paths: int = 20_000,
              start_token: str | None = None,
              blocks_out: list | None = None) -> dict:
@@ -157,13 +159,14 @@ def estimate(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
 
 
 def estimate_many(lm, vocab, jobs: Sequence[dict], *,
-                  batch_tokens: int | None = None, lanes: int = 1):
+                  pass_tokens: int | None = None, lanes: int = 1):
     """Yield ``(index, record)`` for every job of ``jobs`` in order: each job is the keyword
     arguments of :func:`estimate` after ``lm`` and ``vocab`` (``text``, ``estimator``, ``rng``,
     ...). The lm-guided and decoding-free runs of units in flight share their LM calls
-    (:func:`fairppl.tokenlm.batch.run_many`, ``batch_tokens`` tokens per call, default
-    :data:`fairppl.tokenlm.batch.BATCH_TOKENS`), and so do the default scores of every run; the
-    other estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every
+    (:func:`fairppl.tokenlm.batch.run_many`, ``pass_tokens`` new positions per forward pass,
+    default :data:`fairppl.tokenlm.batch.BATCH_TOKENS`), and so do the default scores of every
+    run; the other estimators (``BATCHED`` lacks them) call the LM themselves within their step.
+    Every
     record is :func:`estimate`'s for the same job (the same samples and log-weights; the LM's
     rounding aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the
     shared calls (:mod:`fairppl.tokenlm.batch`); ``lanes``: lanes of units side by side
@@ -173,12 +176,13 @@ def estimate_many(lm, vocab, jobs: Sequence[dict], *,
 
     starts = [lambda meter, job=job: estimate_steps(lm, vocab, meter=meter, batched=True, **job)
               for job in jobs]
-    yield from run_many(lm, starts, batch_tokens=batch_tokens or BATCH_TOKENS, lanes=lanes)
+    yield from run_many(lm, starts, batch_tokens=pass_tokens or BATCH_TOKENS, lanes=lanes)
 
 
 def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
-                   default_ids: Sequence[int] | None = None, K: int = 30, L: int | None = 11,
-                   M: int = 128, tau: float = 1.0, unigram_model=None,
+                   default_ids: Sequence[int] | None = None, K: int = DEFAULT_K,
+                   L: int | None = DEFAULT_L, M: int = DEFAULT_M, tau: float = 1.0,
+                   unigram_model=None,
                    mode: str = "independent", beam: int = 8,
                    slack: int | None = DEFAULT_SLACK, max_paths: int = 20_000,
                    start_token: str | None = None, blocks_out: list | None = None, meter=None,

@@ -26,7 +26,7 @@ for the next ``lookahead`` blocks along the default path (the end token included
 keep the default, so a text costs a few LM calls instead of one per block. The scores are the same;
 only the order of the work changes. :func:`lm_guided_steps` is the same procedure as a generator of
 LM requests, so that several texts can share each LM call (:mod:`fairppl.tokenlm.batch`, the
-study's ``marginal.lm.batch_tokens``): each text keeps its own generator state and draws, so the
+study's ``marginal.lm.pass_tokens``): each text keeps its own generator state and draws, so the
 samples and log-weights are those of the text alone. :func:`lm_guided_reference` is the paper's
 procedure, one sample at a time. Both draw their randomness the same way (one uniform per sample
 and block, ``rng.random((K, n_blocks))``, then the bootstrap), so for the same generator
@@ -62,11 +62,9 @@ from typing import Sequence
 import numpy as np
 
 from .blocks import BlockCandidates, block_default, char_count, default_offsets, split_blocks
+from .defaults import DEFAULT_K, DEFAULT_L, DEFAULT_M
 from .estimate import bca_interval, log_mean_exp, log_sum_exp
 
-#: Candidates per block by default (Chirkova et al. use 128; ranks past ~10 are almost never
-#: sampled, their appendix D, and every candidate costs LM work per distinct prefix).
-DEFAULT_M = 16
 #: Blocks scored ahead along the default path of a new prefix, in the same LM call: most samples
 #: keep the default, and on a CPU an LM call costs about as much as reading the weights once.
 LOOKAHEAD = 8
@@ -218,8 +216,9 @@ def _start(meter, vocab, text, default_ids, K, L, M, cache, rng):
     return mark, plan, rng.random((K, len(plan.candidates)))
 
 
-def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
-                       L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int],
+                       K: int = DEFAULT_K, L: int | None = DEFAULT_L, M: int = DEFAULT_M,
+                       rng: np.random.Generator,
                        cache: BlockCandidates | None = None, return_samples: bool = False,
                        lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
                        prune: float | None = None) -> Result:
@@ -254,8 +253,9 @@ def lm_guided_marginal(lm, vocab, text: str, *, default_ids: Sequence[int], K: i
                                      meter=Meter(lm)), lm)
 
 
-def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
-                    L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int],
+                    K: int = DEFAULT_K, L: int | None = DEFAULT_L, M: int = DEFAULT_M,
+                    rng: np.random.Generator,
                     cache: BlockCandidates | None = None, return_samples: bool = False,
                     lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
                     prune: float | None = None, meter=None, logp_default: float | None = None):
@@ -372,8 +372,9 @@ def _pruned_scores(tags: list, steps: list, follow: list, eps: float):
     return lps, bounds
 
 
-def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int], K: int = 30,
-                        L: int | None = None, M: int = DEFAULT_M, rng: np.random.Generator,
+def lm_guided_reference(lm, vocab, text: str, *, default_ids: Sequence[int],
+                        K: int = DEFAULT_K, L: int | None = DEFAULT_L, M: int = DEFAULT_M,
+                        rng: np.random.Generator,
                         cache: BlockCandidates | None = None,
                         return_samples: bool = False) -> Result:
     """The same estimate by the paper's procedure (Algorithm 1 of Chirkova et al.): each sample

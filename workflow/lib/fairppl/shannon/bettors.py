@@ -8,7 +8,9 @@ likelihood reference. For a vocabulary word and for ``</s>``, ``log(bets[i])`` a
 are the same number (to one rounding of ``exp``/``log``). ``<unk>`` takes the model's mass on
 every other word: 1 - (the sum of the vocabulary words' and ``</s>``'s bets), clipped at 0
 against rounding, so the bets sum to 1. ``take_cost()`` gives the work since its last call
-(``cost_passes``, ``cost_positions``, ``cost_seconds``).
+(``cost_passes``, ``cost_positions``, ``cost_seconds``). Every bettor is a
+:class:`~.protocol.Bettor`: ``prefetch`` (computing a unit's truncations in one call) and ``fits``
+(the unit fits the bettor's window) are asked of each, and do nothing or say yes by default.
 
 * :class:`WordNgramBettor`: the study's closed-vocabulary KenLM word n-gram
   (:mod:`fairppl.ngram.word`); p(w | the last n-1 context words), a context word outside the
@@ -41,8 +43,9 @@ from ..ngram.word import UNK, words as split_words
 from .gambling import summarize_bets
 from .neural import TokenBettor
 from .outcomes import END_OUTCOME, UNK_OUTCOME, Outcomes
+from .protocol import Bettor
 
-__all__ = ["WordNgramBettor", "TokenBettor", "ContextByContext", "truncation_rows",
+__all__ = ["Bettor", "WordNgramBettor", "TokenBettor", "ContextByContext", "truncation_rows",
            "truncation_rows_many", "LN_10"]
 
 #: ln(10): KenLM's log10 probabilities times LN_10 are nats.
@@ -53,7 +56,7 @@ def _record_path(model_path: Path) -> Path:
     return model_path.with_suffix(".json")
 
 
-class WordNgramBettor:
+class WordNgramBettor(Bettor):
     """A KenLM word n-gram of the study (``results/ngram/<corpus>/<lang>/word-v<V>.o<N>.kenlm``
     with its ``.json`` record beside it) betting over ``outcomes``, which must be the record's
     vocabulary (the same words in the same order: the outcomes of that size); a mismatch is an
@@ -172,12 +175,25 @@ class WordNgramBettor:
         return out
 
 
-class ContextByContext:
-    """``bettor`` without its ``prefetch``: :func:`truncation_rows` then asks its bets context
-    by context (the reference the prefetched path is tested and benchmarked against)."""
+class ContextByContext(Bettor):
+    """``bettor`` without its ``prefetch`` (the base class's, which computes nothing ahead):
+    :func:`truncation_rows` then asks its bets context by context (the reference the prefetched
+    path is tested and benchmarked against)."""
 
-    def __init__(self, bettor):
-        self.bets, self.log_prob, self.take_cost = bettor.bets, bettor.log_prob, bettor.take_cost
+    def __init__(self, bettor: Bettor):
+        self.inner = bettor
+
+    def bets(self, context_words: Sequence[str]) -> np.ndarray:
+        return self.inner.bets(context_words)
+
+    def log_prob(self, context_words: Sequence[str], word: str) -> float:
+        return self.inner.log_prob(context_words, word)
+
+    def take_cost(self) -> dict:
+        return self.inner.take_cost()
+
+    def fits(self, text: str) -> bool:
+        return self.inner.fits(text)
 
 
 def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
@@ -192,16 +208,17 @@ def truncation_rows(bettor, unit_id: str, text: str, outcomes: Outcomes,
     ``listed_last_<l>`` (:func:`.gambling.summarize_bets`), and the bettor's cost of the
     position (``cost_passes``, ``cost_positions``, ``cost_seconds``). Nats.
 
-    A bettor with a ``prefetch`` (the token bettors, :class:`TokenBettor`) computes every
-    truncation's bets in one call first; that call's cost is shared out evenly over the
-    unit's positions (integer counts so that they sum to the call's)."""
+    Every bettor's ``prefetch`` is called first with every truncation (the token bettors,
+    :class:`TokenBettor`, compute their bets there in one call; the others nothing); that
+    call's cost is shared out evenly over the unit's positions (integer counts so that they sum
+    to the call's)."""
     return truncation_rows_many(bettor, [(unit_id, text)], outcomes, list_lengths)[0]
 
 
 def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Outcomes,
                          list_lengths: Sequence[int]) -> list[list[dict]]:
-    """:func:`truncation_rows` of every ``(unit_id, text)`` of ``units``, in order. A bettor
-    with a ``prefetch`` computes the truncations of all of them in one call (their contexts'
+    """:func:`truncation_rows` of every ``(unit_id, text)`` of ``units``, in order. A token
+    bettor's ``prefetch`` computes the truncations of all of them in one call (their contexts'
     positions share the forward passes: config ``shannon.units_per_call``), and that call's
     cost is shared out evenly over all their positions; the rows are those of one unit at a
     time (up to the float rounding of other passes)."""
@@ -211,11 +228,11 @@ def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Out
     words = [split_words(text) for _, text in units]
     bettor.take_cost()
     total = sum(len(ws) + 1 for ws in words)
-    shared = None
-    if hasattr(bettor, "prefetch"):  # every truncation's bets in one call, its cost shared out
-        bettor.prefetch([ws[:k] for ws in words for k in range(len(ws) + 1)],
-                        [w for ws in words for w in ws + [END_OUTCOME]])
-        shared = bettor.take_cost()
+    # every truncation's bets in one call (none for a bettor that computes nothing ahead), its
+    # cost shared out
+    bettor.prefetch([ws[:k] for ws in words for k in range(len(ws) + 1)],
+                    [w for ws in words for w in ws + [END_OUTCOME]])
+    shared = bettor.take_cost()
     out, done = [], 0  # done: positions before the current one, over the call's units
     for (unit_id, _), ws in zip(units, words):
         rows = []
@@ -235,10 +252,9 @@ def truncation_rows_many(bettor, units: Sequence[tuple[str, str]], outcomes: Out
                 row[f"listed_sum_{length}"] = listed
                 row[f"listed_last_{length}"] = last
             row.update(bettor.take_cost())
-            if shared is not None:
-                for key, value in shared.items():
-                    row[key] += (value / total if isinstance(value, float) else
-                                 round(value * (done + 1) / total) - round(value * done / total))
+            for key, value in shared.items():
+                row[key] += (value / total if isinstance(value, float) else
+                             round(value * (done + 1) / total) - round(value * done / total))
             done += 1
             rows.append(row)
         out.append(rows)

@@ -44,6 +44,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..ngram.word import words
 from .outcomes import Outcomes
+from .protocol import Bettor
 
 #: The history at the start of a unit.
 START = "<s>"
@@ -226,7 +227,7 @@ class DiscountBigram:
     select_alpha = _InstanceOrClass(_select_alpha, _fit_and_select_alpha)
 
 
-class BigramBettor:
+class BigramBettor(Bettor):
     """The eq. 7 bigram as a bettor of the game (the interface of :mod:`.bettors`): its bets are
     p(. | the last context word's outcome) over the m outcomes, exactly normalised, so the bet on
     ``<unk>`` is the model's own p(``<unk>`` | history); ``log_prob`` of a word is the same

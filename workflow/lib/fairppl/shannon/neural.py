@@ -64,6 +64,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..ngram.word import words as split_words
 from .outcomes import END_OUTCOME, UNK_OUTCOME, Outcomes
+from .protocol import Bettor
 
 
 def boundary_ids(vocab, end_id: int | None) -> np.ndarray:
@@ -122,7 +123,7 @@ def concatenation_holds(encode: Callable[[str], Sequence[int]], word_tokens: Wor
     return tuple(int(t) for t in encode(text)) == word_tokens.context(split_words(text))
 
 
-class TokenBettor:
+class TokenBettor(Bettor):
     """A transformers causal LM (:class:`fairppl.tokenlm.lm_hf.HFTokenLM`, framed like the
     study's scorer: start token, end token charged) betting over the m outcomes (module
     docstring). ``vocab``: its :class:`~fairppl.marginal.vocab.TokenVocab`; ``encode``: text ->

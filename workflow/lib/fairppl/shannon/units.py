@@ -15,6 +15,7 @@ import polars as pl
 
 from ..core.errors import InputError
 from ..corpus.readers import evenly_spaced
+from .protocol import Bettor
 
 #: The chain of unit counts, cheapest bettors first.
 LEVELS = {"kenlm-word": 1, "bigram": 1, "transformer": 2, "pretrained": 3}
@@ -38,12 +39,10 @@ def game_units(split_units: pl.DataFrame, kind: str, settings: dict) -> pl.DataF
     return frame
 
 
-def fitting_units(units: pl.DataFrame, bettor) -> tuple[pl.DataFrame, list[str]]:
-    """The units a token bettor can bet on whole (its ``fits``: the model's window holds the
-    unit and the longest vocabulary word), and the ids of those left out; every unit for a
-    bettor without a window."""
-    if not hasattr(bettor, "fits"):
-        return units, []
+def fitting_units(units: pl.DataFrame, bettor: Bettor) -> tuple[pl.DataFrame, list[str]]:
+    """The units ``bettor`` can bet on whole (its ``fits``: for a token bettor, the model's
+    window holds the unit and the longest vocabulary word; every unit for a bettor without a
+    window), and the ids of those left out."""
     keep = [bool(bettor.fits(text)) for text in units["text"]]
     kept = units.filter(pl.Series(keep))
     return kept, [u for u, k in zip(units["unit_id"], keep) if not k]
