@@ -64,7 +64,7 @@ for name in $STEPS; do
             --units "$BUNDLE/units.parquet" --language eng --verses 8 --check-units 100 \
             --naive 2 --model "smollm2-135m=$BUNDLE/configs/smollm2-135m" \
             --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda \
-            --chunk "${PASS_TOKENS:-16384}" --units-per-call "${UNITS_PER_CALL:-8}" ;;
+            --pass-tokens "${PASS_TOKENS:-16384}" --units-per-call "${UNITS_PER_CALL:-8}" ;;
     *) echo "unknown step $name (expected lm_batch, shannon)"; exit 2 ;;
     esac
 done

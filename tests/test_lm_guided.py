@@ -52,7 +52,7 @@ class TrigramLM:
         self.start_id, self.end_id = 0, (0 if end else None)
         self.calls = self.positions = 0
 
-    def session(self, chunk=None):
+    def session(self, pass_tokens=None):
         return None  # no incremental scorer: the drivers ask the LM itself
 
     def clear_cache(self):
@@ -459,7 +459,7 @@ BATCH_TEXTS = ("In the beginning", "Jesus wept.", "В начале было Сл
                "आदि में वचन था", "And God said, Let there be light: and there was light.")
 
 
-def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
+def _batched(lm, vocab, jobs, pass_tokens, lanes=1, stats=None, **kw):
     """lm_guided_steps of every ``(text, ids, seed)`` job through run_many: results in order."""
     from fairppl.marginal.lm_guided import lm_guided_steps
     from fairppl.tokenlm.batch import run_many
@@ -467,7 +467,7 @@ def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
     starts = [lambda meter, t=t, i=i, s=s: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, **kw)
         for t, i, s in jobs]
-    out = list(run_many(lm, starts, batch_tokens=batch_tokens, lanes=lanes, stats=stats))
+    out = list(run_many(lm, starts, pass_tokens=pass_tokens, lanes=lanes, stats=stats))
     assert [k for k, _ in out] == list(range(len(jobs)))
     return [r for _, r in out]
 
@@ -516,7 +516,7 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
 
     list(run_many(lm, [lambda meter, t=t, i=i, s=s, b=b: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, blocks_out=b,
-        **kw) for (t, i, s), b in zip(jobs, blocks)], batch_tokens=512))
+        **kw) for (t, i, s), b in zip(jobs, blocks)], pass_tokens=512))
     for mine, theirs in zip(blocks, blocks_alone):
         assert [(r["block_index"], r["block"]) for r in mine] == \
             [(r["block_index"], r["block"]) for r in theirs]
@@ -562,7 +562,7 @@ def test_lanes_of_units_equal_the_one_unit_path_and_name_a_failing_unit(tiny_hf)
            for t, ids, s in jobs[:4]]
     bad[3] = dict(bad[3], K=0)
     with pytest.raises(UnitFailed, match=r"unit 3: K=0"):
-        list(estimate_many(lm, vocab, bad, batch_tokens=300, lanes=2))
+        list(estimate_many(lm, vocab, bad, pass_tokens=300, lanes=2))
     with pytest.raises(ValueError, match="lanes must be at least 1"):
         list(run_many(lm, [], lanes=0))
 
@@ -589,7 +589,7 @@ def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_
              for k, job in enumerate(jobs)]
     got = [rec for _, rec in estimate_many(
         lm, vocab, [job | {"rng": np.random.default_rng(k)} for k, job in enumerate(jobs)],
-        batch_tokens=300)]
+        pass_tokens=300)]
     work = ("lm_calls", "positions", "seconds")
     for a, b in zip(alone, got, strict=True):
         for key, value in a.items():
@@ -610,7 +610,7 @@ def test_batched_records_equal_one_unit_records_and_failures_name_the_unit(tiny_
 @pytest.mark.usefixtures("one_torch_thread")
 def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_path,
                                                                    monkeypatch):
-    """fairppl.marginal.units.run_units with batch_tokens: a run killed after some records and
+    """fairppl.marginal.units.run_units with pass_tokens: a run killed after some records and
     rerun ends with the table of an uninterrupted run (the finished runs are not redone; float64,
     so the log-weights agree to 1e-9 whatever the units were batched with), and with the table of
     the one-unit path apart from the work fields."""
@@ -630,12 +630,12 @@ def test_resuming_a_half_finished_batched_run_gives_the_same_table(tiny_hf, tmp_
                           "text": list(BATCH_TEXTS)})
     keys = dict(corpus="bible", language="eng", model="tiny", tokenizer="native", split="test")
 
-    def run(name, batch_tokens):
+    def run(name, pass_tokens):
         return run_units(lm, vocab, lambda t: tok(t, add_special_tokens=False)["input_ids"],
                          units, keys=keys, estimators=["default", "lm-guided"], taus=[1.0], K=4,
                          L=None, M=3, seed=3, part=tmp_path / f"{name}.part.jsonl",
                          out=tmp_path / f"{name}.parquet", progress=False,
-                         batch_tokens=batch_tokens)
+                         pass_tokens=pass_tokens)
 
     clean = run("clean", 256)
     single = run("single", None)

@@ -46,7 +46,7 @@ def main(snakemake):
         lm, vocab, encode, units, keys=keys, estimators=[ESTIMATOR], taus=sampling["tau"],
         K=sampling["K"], L=sampling["L"], M=sampling["M"], seed=sampling["seed"],
         part=snakemake.params.part, out=snakemake.output.table, start_token=start,
-        options=identity, progress=True, batch_tokens=batch_tokens, lanes=lanes)
+        options=identity, progress=True, pass_tokens=batch_tokens, lanes=lanes)
     logging.info("%d runs; %.1f s in the estimator", table.height, table["seconds"].sum())
 
 

@@ -62,7 +62,7 @@ def main(snakemake):
         L=sampling["L"], M=sampling["M"], seed=sampling["seed"], part=params.part,
         out=snakemake.output.table, unigram_model=unigram, start_token=start,
         options=identity | {"units": units["unit_id"].to_list()}, progress=False,
-        blocks=getattr(snakemake.output, "blocks", None), batch_tokens=batch_tokens,
+        blocks=getattr(snakemake.output, "blocks", None), pass_tokens=batch_tokens,
         lanes=lanes)
     logging.info("%d runs on %d units; %.1f s in the estimators; start token %s; %s",
                  table.height, units.height, table["seconds"].sum(), start,

@@ -84,18 +84,18 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
               L: int | None, M: int, seed: int, part, out, unigram_model=None,
               start_token: str | None = None, options: dict | None = None,
               progress: bool = True, blocks=None,
-              batch_tokens: int | None = None, lanes: int = 1) -> pl.DataFrame:
+              pass_tokens: int | None = None, lanes: int = 1) -> pl.DataFrame:
     """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
-    table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
-    ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
-    between attempts, removed at the end); ``options``: what the records depend on besides the
-    texts (a partial file written under other options is discarded); ``blocks``: where to write
-    the lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given;
-    ``batch_tokens``: None runs one unit at a time; a number runs the units' LM requests
-    together, about that many tokens per LM call (:func:`~.api.estimate_many`: the same
+    table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`; ``encode``:
+    text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept between
+    attempts, removed at the end); ``options``: what the records depend on besides the texts (a
+    partial file written under other options is discarded); ``blocks``: where to write the
+    lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given;
+    ``pass_tokens``: None runs one unit at a time; a number runs the units' LM requests together,
+    forward passes of at most that many new positions (:func:`~.api.estimate_many`: the same
     records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
-    ``seconds`` are then each run's share of the shared calls); ``lanes``: with
-    ``batch_tokens``, lanes of units side by side (:func:`fairppl.tokenlm.batch.run_many`)."""
+    ``seconds`` are then each run's share of the shared calls); ``lanes``: with ``pass_tokens``,
+    lanes of units side by side (:func:`fairppl.tokenlm.batch.run_many`)."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -134,7 +134,7 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
                              unigram_model=unigram_model, start_token=start_token,
                              blocks_out=per_block[-1]))
         try:
-            for k, rec in estimate_many(lm, vocab, jobs, batch_tokens=batch_tokens,
+            for k, rec in estimate_many(lm, vocab, jobs, pass_tokens=pass_tokens,
                                         lanes=lanes):
                 yield {"unit_id": spec[todo[k][1]][0], **rec, "blocks": per_block[k]}
         except UnitFailed as failed:
@@ -146,9 +146,9 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
 
     ids = [r[0] for r in runs]
     computed = run_documents([texts[r[1]] for r in runs], ids,
-                             make_record if batch_tokens is None else None, part,
+                             make_record if pass_tokens is None else None, part,
                              desc=f"{keys['language']} {keys['model']}", progress=progress,
-                             make_records=None if batch_tokens is None else make_records)
+                             make_records=None if pass_tokens is None else make_records)
     _log.info("%d of %d runs computed in this attempt, %d found in %s", computed, len(ids),
               len(ids) - computed, part)
     done = read_done(part, ids)
@@ -202,10 +202,10 @@ def speed_settings(config: dict) -> tuple[int | None, int]:
     """``marginal.lm.batch_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of a
     run's config (read from the config, not a rule parameter: a speed setting that changes no
     record must not rerun the finished jobs), their defaults when absent."""
-    from ..tokenlm.batch import BATCH_TOKENS
+    from ..tokenlm.batch import PASS_TOKENS
 
     settings = (config.get("marginal") or {}).get("lm") or {}
-    return settings.get("batch_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
+    return settings.get("batch_tokens", PASS_TOKENS), int(settings.get("lanes") or 1)
 
 
 def fitting_units(units: pl.DataFrame, encode: Callable[[str], Sequence[int]],
