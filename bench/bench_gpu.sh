@@ -13,7 +13,7 @@
 # unit and many units per LM call against a bare batched forward (with random weights: speed does
 # not depend on the values), canonical scoring's seconds per unit, and the Shannon game's token
 # bettors' seconds per truncation. Each step has its own time limit so that one slow step leaves
-# the others' figures. Environment: VERSES (20), BATCH_TOKENS (16384), LANGS (the six), STEPS
+# the others' figures. Environment: VERSES (20), PASS_TOKENS (16384), LANGS (the six), STEPS
 # ("lm_batch shannon"), MODELS and DTYPE (bench_lm_batch.py's --models, --dtype), LAYOUTS ("auto
 # one": the KVTree's pass layouts, each timed, the first compared), PASS_TOKENS (16384: the
 # Shannon bettors' positions per pass), UNITS_PER_CALL (8: the bettors' units per call, timed
@@ -23,7 +23,7 @@ set -u
 BUNDLE=${1:-.gpu}
 OUTDIR=${2:-${OUT:-/tmp/bench-gpu}}
 VERSES=${VERSES:-20}
-BATCH_TOKENS=${BATCH_TOKENS:-16384}
+PASS_TOKENS=${PASS_TOKENS:-16384}
 LANGS=${LANGS:-eng deu rus ara hin zho}
 STEPS=${STEPS:-lm_batch shannon}
 mkdir -p "$OUTDIR"
@@ -55,7 +55,7 @@ for name in $STEPS; do
         # shellcheck disable=SC2086  # LANGS: a list
         step lm_batch "${LM_LIMIT:-300}" python3 bench/bench_lm_batch.py --random-weights \
             --config-dir "$BUNDLE/configs" --units "$BUNDLE/units.parquet" --languages $LANGS \
-            --verses "$VERSES" -k 32 -m 16 --batch-tokens "$BATCH_TOKENS" --bare-batch 64 \
+            --verses "$VERSES" -k 32 -m 16 --pass-tokens "$PASS_TOKENS" --bare-batch 64 \
             --score-batch 64 --device cuda --layouts ${LAYOUTS:-auto one} --stages \
             --lanes "${LANES:-2}" \
             ${MODELS:+--models $MODELS} ${DTYPE:+--dtype $DTYPE} ;;
@@ -64,7 +64,7 @@ for name in $STEPS; do
             --units "$BUNDLE/units.parquet" --language eng --verses 8 --check-units 100 \
             --naive 2 --model "smollm2-135m=$BUNDLE/configs/smollm2-135m" \
             --model "gemma3-270m=$BUNDLE/configs/gemma3-270m" --device cuda \
-            --chunk "${PASS_TOKENS:-16384}" --units-per-call "${UNITS_PER_CALL:-8}" ;;
+            --pass-tokens "${PASS_TOKENS:-16384}" --units-per-call "${UNITS_PER_CALL:-8}" ;;
     *) echo "unknown step $name (expected lm_batch, shannon)"; exit 2 ;;
     esac
 done

@@ -34,7 +34,7 @@ import yaml  # noqa: E402
 
 #: Seconds per unit on the shared 2-core CPU (one thread; scoring: two), and where each was
 #: measured (docs/benchmarks.md; the load of other work on the machine is in them): scoring
-#: per verse, the marginal per verse (K=32, M=16, the batched path of marginal.lm.batch_tokens),
+#: per verse, the marginal per verse (K=32, M=16, the batched path of marginal.lm.pass_tokens),
 #: the game per truncation (m = 1,002 outcomes).
 CPU_SECONDS = {
     ("scoring", "smollm2-135m"): (0.152, "bench/bench_dtype.py, float32, 2 threads, 6 languages "

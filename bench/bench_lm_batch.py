@@ -2,16 +2,16 @@
 LM call (:mod:`fairppl.tokenlm.batch`), both against a bare batched forward of the same model,
 in one process at one thread count (``make bench`` runs it; figures only, no assertions).
 
-    python bench/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --batch-tokens 1024
+    python bench/bench_lm_batch.py --threads 1 -k 32 -m 16 --verses 6 --pass-tokens 1024
     python bench/bench_lm_batch.py --random-weights --config-dir DIR --device cuda \\
-        --batch-tokens 8192 --verses 20
+        --pass-tokens 8192 --verses 20
 
 Per model (default: SmolLM2-135M, and Gemma-3-270M when installed; ``--models`` picks them) and
 language it prints one row per path:
 
 * **one unit**: ``lm_guided_marginal`` verse by verse (the K samples of one verse per LM call);
 * **batched**: ``lm_guided_steps`` of all verses through ``run_many`` (the verses in flight share
-  each LM call, about ``--batch-tokens`` tokens asked per call);
+  each LM call, about ``--pass-tokens`` tokens asked per call);
 
 with seconds per verse, LM calls per verse, positions per call, positions per second and that
 rate over the bare forward's (``model(input_ids, attention_mask)`` over the verses' canonical
@@ -60,8 +60,8 @@ from bench_lm_guided import bare_forward, sheet, verses_of  # noqa: E402
 from fairppl.marginal.blocks import BlockCandidates  # noqa: E402
 from fairppl.marginal.lm_guided import lm_guided_marginal, lm_guided_steps, plan_blocks  # noqa: E402
 from fairppl.marginal.vocab import vocab_from_hf  # noqa: E402
-from fairppl.tokenlm import kv_tree  # noqa: E402
-from fairppl.tokenlm.batch import BATCH_TOKENS, run_many  # noqa: E402
+from fairppl.tokenlm import kv_layout, kv_tree  # noqa: E402
+from fairppl.tokenlm.batch import PASS_TOKENS, run_many  # noqa: E402
 from fairppl.tokenlm.lm_hf import HFTokenLM  # noqa: E402
 
 #: What a model folder holds besides its weights (copied by --copy-configs).
@@ -92,13 +92,13 @@ def one_unit(lm, vocab, verses, encoded, cache, args):
     return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
 
 
-def batched(lm, vocab, verses, encoded, cache, args, batch_tokens, lanes=1):
+def batched(lm, vocab, verses, encoded, cache, args, pass_tokens, lanes=1):
     starts = [lambda meter, text=text, ids=ids: lm_guided_steps(
         lm, vocab, text, default_ids=ids, K=args.k, L=args.L, M=args.m, cache=cache,
         return_samples=True, rng=np.random.default_rng(args.seed), meter=meter)
         for (_, text), ids in zip(verses, encoded)]
     t0, calls, pos = time.perf_counter(), lm.calls, lm.positions
-    out = [r for _, r in run_many(lm, starts, batch_tokens=batch_tokens, stats=args.stats,
+    out = [r for _, r in run_many(lm, starts, pass_tokens=pass_tokens, stats=args.stats,
                                   lanes=lanes)]
     return out, time.perf_counter() - t0, lm.calls - calls, lm.positions - pos
 
@@ -109,7 +109,7 @@ def stages(lm, vocab, verses, encoded, cache, args, plain: float) -> None:
     prof = kv_tree.PROFILE
     try:
         _, seconds, calls, _ = batched(lm, vocab, verses, encoded, cache, args,
-                                       args.batch_tokens)
+                                       args.pass_tokens)
     finally:
         kv_tree.PROFILE, args.stats = None, kept
     passes = prof.pop("passes", 0)
@@ -139,29 +139,29 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
         canonical = [[lm.start_id, *ids] for ids in encoded]
         n = len(verses)
         print(f"\n== {model_id} on {where}, {weights}; {lang}, {n} verses ({verses[0][0]} ...), "
-              f"K={args.k}, M={args.m}, batch_tokens={args.batch_tokens}", flush=True)
+              f"K={args.k}, M={args.m}, pass_tokens={args.pass_tokens}", flush=True)
         cache = BlockCandidates(vocab, args.m)
         for (_, text), ids in zip(verses, encoded):
             plan_blocks(vocab, text, ids, args.L, args.m, cache)  # candidates, untimed
         # warm-up outside the timings (first-call allocations) on both paths
         lm_guided_marginal(lm, vocab, verses[0][1], default_ids=encoded[0], K=2, L=args.L,
                            M=args.m, cache=cache, rng=np.random.default_rng(0))
-        batched(lm, vocab, verses[:2], encoded[:2], cache, args, args.batch_tokens)
+        batched(lm, vocab, verses[:2], encoded[:2], cache, args, args.pass_tokens)
         args.stats = {}
         bare1 = bare_forward(model, canonical, args.bare_batch, device)
         rows, row_stats = {}, {}
         for r in args.layouts:
-            kv_tree.LAYOUT = r
+            kv_layout.LAYOUT = r
             tag = f" {r}" if len(args.layouts) > 1 else ""
             rows["one unit" + tag] = one_unit(lm, vocab, verses, encoded, cache, args)
             args.stats = row_stats[tag] = {}
             rows["batched" + tag] = batched(lm, vocab, verses, encoded, cache, args,
-                                            args.batch_tokens)
-        if args.lanes > 1:  # the first layout's batched path in lanes (kv_tree.LAYOUT is the last)
-            kv_tree.LAYOUT = args.layouts[0]
+                                            args.pass_tokens)
+        if args.lanes > 1:  # the first layout's batched path in lanes (LAYOUT: the last)
+            kv_layout.LAYOUT = args.layouts[0]
             args.stats = {}
             rows[f"batched {args.lanes} lanes"] = batched(lm, vocab, verses, encoded, cache,
-                                                          args, args.batch_tokens, args.lanes)
+                                                          args, args.pass_tokens, args.lanes)
         bare2 = bare_forward(model, canonical, args.bare_batch, device)
         bare = float(np.mean([b[1] / b[0] for b in (bare1, bare2)]))
         print(f"bare batched forward: {bare1[1] / bare1[0]:,.0f} positions/s before, "
@@ -190,7 +190,7 @@ def bench_model(model_id: str, folder: Path, special: dict, verses_by_lang: dict
             print(f"batched in {args.lanes} lanes / batched: time {lanes[1] / s2:.2f}; same "
                   f"samples {all(a.samples == b.samples for a, b in zip(many, lanes[0]))}")
         if args.stages:
-            kv_tree.LAYOUT = args.layouts[0]
+            kv_layout.LAYOUT = args.layouts[0]
             stages(lm, vocab, verses, encoded, cache, args, rows["batched" + tag][1])
         print(f"batched / one unit: LM calls {c2 / c1:.2f}, batching factor {factor:.1f} units "
               f"per LM call (1/{factor:.1f} = {1 / factor:.2f}; one-unit calls per request "
@@ -264,8 +264,8 @@ def main(argv=None) -> None:
     parser.add_argument("-k", type=int, default=32, help="samples K (the study's: 32)")
     parser.add_argument("-m", type=int, default=16, help="candidates per block M (study: 16)")
     parser.add_argument("-L", type=int, default=None, help="max block length (characters)")
-    parser.add_argument("--batch-tokens", type=int, default=BATCH_TOKENS,
-                        help=f"tokens per LM call of the batched path (default {BATCH_TOKENS}, "
+    parser.add_argument("--pass-tokens", type=int, default=PASS_TOKENS,
+                        help=f"tokens per LM call of the batched path (default {PASS_TOKENS}, "
                              f"for a CPU thread; 8192 or more on a GPU)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--bare-batch", type=int, default=8, help="rows per bare forward pass")
@@ -278,8 +278,8 @@ def main(argv=None) -> None:
                         help="copy the installed models' config and tokenizer files (no "
                              "weights) to DIR/<model id>/ and exit")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--layouts", nargs="+", default=[kv_tree.LAYOUT],
-                        choices=kv_tree.LAYOUTS,
+    parser.add_argument("--layouts", nargs="+", default=[kv_layout.LAYOUT],
+                        choices=kv_layout.LAYOUTS,
                         help="how KVTree lays out a pass (rows, one row, auto); several: one "
                              "pair of rows each, the first compared")
     parser.add_argument("--lanes", type=int, default=1,

@@ -92,16 +92,17 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
     row = sheet().get(name, {})
     special = {k: row.get(k) or None for k in ("bos", "eos")}
     if args.random_weights:
-        bettor = random_bettor(folder, outcomes, special, args.device, args.chunk)
+        bettor = random_bettor(folder, outcomes, special, args.device, args.pass_tokens)
     else:
         bettor = TokenBettor.from_folder(folder, outcomes, special=special, device=args.device,
-                                         chunk=args.chunk)
+                                         pass_tokens=args.pass_tokens)
     lm = bettor.lm
     first = {t[:j] for t in bettor._first for j in range(1, len(t) + 1)}
     later = {t[:j] for t in bettor._later for j in range(1, len(t) + 1)}
     weights = "RANDOM weights from config.json" if args.random_weights else "trained weights"
     print(f"\n== {name} ({folder}, {weights}) on {lm.device}, {torch.get_num_threads()} threads, "
-          f"m = {outcomes.m}, vocabulary rows {lm.vocab_rows}, pass size {bettor.session.chunk}")
+          f"m = {outcomes.m}, vocabulary rows {lm.vocab_rows}, pass size "
+          f"{bettor.session.pass_tokens}")
     print(f"tree positions: first word {len(first)}, later words {len(later)} "
           f"(word tokens {sum(map(len, bettor._later))}); boundary tokens {len(bettor.boundary)}")
     truncation_rows(bettor, "warm-up", "In the", outcomes, [1])  # warm-up, not timed
@@ -176,7 +177,7 @@ def bench(name: str, folder: Path, outcomes, units, args) -> None:
           f"positions")
 
 
-def random_bettor(folder: Path, outcomes, special: dict, device, chunk):
+def random_bettor(folder: Path, outcomes, special: dict, device, pass_tokens):
     """A TokenBettor over the model of ``folder``'s config.json with random (seeded) weights,
     framed as the study frames the pretrained LM (speed does not depend on the weights' values;
     the identity check still holds: it is arithmetic, not quality)."""
@@ -186,7 +187,7 @@ def random_bettor(folder: Path, outcomes, special: dict, device, chunk):
 
     where = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     lm, vocab, encode, _ = framed_lm(*load(folder, True, where), special)
-    return TokenBettor(lm, vocab, encode, outcomes, chunk=chunk)
+    return TokenBettor(lm, vocab, encode, outcomes, pass_tokens=pass_tokens)
 
 
 _TOKENIZERS: dict = {}
@@ -233,7 +234,8 @@ def main() -> None:
     ap.add_argument("--check-units", type=int, default=500)
     ap.add_argument("--naive", type=int, default=3, help="truncations timed the naive way")
     ap.add_argument("--batch", type=int, default=64, help="rows per naive forward")
-    ap.add_argument("--chunk", type=int, default=None, help="tree positions per forward pass")
+    ap.add_argument("--pass-tokens", type=int, default=None,
+                    help="new tree positions per forward pass (shannon.pass_tokens)")
     ap.add_argument("--units-per-call", type=int, default=1,
                     help="also time the units in calls of this many (shannon.units_per_call)")
     ap.add_argument("--threads", type=int, default=None)

@@ -2,7 +2,7 @@
 weights built from the same config (figures only, no assertions; docs/scale.md, "The floor").
 
     python bench/bench_weights_work.py --units results/corpus/bible/units.parquet \\
-        --languages eng deu hin --verses 20 --batch-tokens 16384
+        --languages eng deu hin --verses 20 --pass-tokens 16384
 
 The GPU figures (``bench/bench_gpu.sh``) are measured with random weights, because the weights do
 not travel to the GPU machine. Speed per position does not depend on the weights' values, but the
@@ -13,7 +13,7 @@ CPU run says by how much the GPU's random-weight seconds per verse over- or unde
 trained model's work.
 
 Per model (default: those installed of SmolLM2-135M and Gemma-3-270M) and language it runs the
-batched path (``run_many``, ``--batch-tokens`` per call) over the same verses (picked as
+batched path (``run_many``, ``--pass-tokens`` per call) over the same verses (picked as
 ``marginal_lm`` picks them), K, M and seed with each set of weights, and prints per verse:
 positions, LM calls and CPU seconds, and the ratio trained / random of the positions (per
 language, and over the languages as a ratio of sums and the mean of the per-language ratios).
@@ -57,7 +57,7 @@ def work(model_id: str, folder: Path, special: dict, verses_by_lang: dict, args)
             for (_, text), ids in zip(verses, encoded):
                 plan_blocks(vocab, text, ids, args.L, args.m, cache)
             _, seconds, calls, positions = batched(lm, vocab, verses, encoded, cache, args,
-                                                   args.batch_tokens)
+                                                   args.pass_tokens)
             out[lang][weights] = (positions, calls, seconds)
             n = len(verses)
             print(f"  {model_id} {lang} {weights}: {positions / n:,.0f} positions/verse, "
@@ -78,7 +78,7 @@ def main(argv=None) -> None:
     parser.add_argument("-k", type=int, default=32, help="samples K (the study's: 32)")
     parser.add_argument("-m", type=int, default=16, help="candidates per block M (study: 16)")
     parser.add_argument("-L", type=int, default=None, help="max block length (characters)")
-    parser.add_argument("--batch-tokens", type=int, default=16384,
+    parser.add_argument("--pass-tokens", type=int, default=16384,
                         help="tokens per LM call (default 16384, the GPU profile's)")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--seed", type=int, default=0)
@@ -94,7 +94,7 @@ def main(argv=None) -> None:
     if not ids:
         raise SystemExit(f"no model under {base}: run `make resources`")
     verses = verses_of(args)
-    print(f"K={args.k}, M={args.m}, seed {args.seed}, batch_tokens={args.batch_tokens}, "
+    print(f"K={args.k}, M={args.m}, seed {args.seed}, pass_tokens={args.pass_tokens}, "
           f"{args.verses} {args.split} verses per language; CPU, {args.threads} threads, float32")
     table = []
     for model_id in ids:

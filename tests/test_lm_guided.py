@@ -52,7 +52,7 @@ class TrigramLM:
         self.start_id, self.end_id = 0, (0 if end else None)
         self.calls = self.positions = 0
 
-    def session(self, chunk=None):
+    def session(self, pass_tokens=None):
         return None  # no incremental scorer: the drivers ask the LM itself
 
     def clear_cache(self):
@@ -459,7 +459,7 @@ BATCH_TEXTS = ("In the beginning", "Jesus wept.", "В начале было Сл
                "आदि में वचन था", "And God said, Let there be light: and there was light.")
 
 
-def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
+def _batched(lm, vocab, jobs, pass_tokens, lanes=1, stats=None, **kw):
     """lm_guided_steps of every ``(text, ids, seed)`` job through run_many: results in order."""
     from fairppl.marginal.lm_guided import lm_guided_steps
     from fairppl.tokenlm.batch import run_many
@@ -467,7 +467,7 @@ def _batched(lm, vocab, jobs, batch_tokens, lanes=1, stats=None, **kw):
     starts = [lambda meter, t=t, i=i, s=s: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, **kw)
         for t, i, s in jobs]
-    out = list(run_many(lm, starts, batch_tokens=batch_tokens, lanes=lanes, stats=stats))
+    out = list(run_many(lm, starts, pass_tokens=pass_tokens, lanes=lanes, stats=stats))
     assert [k for k, _ in out] == list(range(len(jobs)))
     return [r for _, r in out]
 
@@ -516,7 +516,7 @@ def test_batched_units_equal_the_one_unit_path_in_float64(tiny_hf):
 
     list(run_many(lm, [lambda meter, t=t, i=i, s=s, b=b: lm_guided_steps(
         lm, vocab, t, default_ids=i, rng=np.random.default_rng(s), meter=meter, blocks_out=b,
-        **kw) for (t, i, s), b in zip(jobs, blocks)], batch_tokens=512))
+        **kw) for (t, i, s), b in zip(jobs, blocks)], pass_tokens=512))
     for mine, theirs in zip(blocks, blocks_alone):
         assert [(r["block_index"], r["block"]) for r in mine] == \
             [(r["block_index"], r["block"]) for r in theirs]

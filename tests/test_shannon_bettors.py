@@ -91,7 +91,7 @@ def tiny(request, tmp_path_factory):
     def encode(text):
         return tok(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
 
-    lm = HFTokenLM(model, tok, tree_nodes=37)  # small passes: trees split across passes
+    lm = HFTokenLM(model, tok, pass_tokens=37)  # small passes: trees split across passes
     return TokenBettor(lm, vocab_from_hf(tok), encode, OUTCOMES), model, tok, encode
 
 
@@ -188,20 +188,20 @@ def test_exhaustive_log_probs_sum_to_the_canonical_likelihood(tiny):
 
 def test_prefetched_truncations_equal_the_context_by_context_bets(tiny):
     """truncation_rows computes a unit's truncations in one session call
-    (TokenBettor.prefetch, KVTree.logp_next_masses_many; each context's tries in rows of their
+    (TokenBettor.prefetch, MassKVTree.logp_next_masses_many; each context's tries in rows of their
     own): every row's bets, log_prob (out-of-vocabulary words included) and list sums equal the
     context-by-context path's within 1e-12 (float64), in passes of a small or an unbounded
     number of positions; unbounded, in two passes where the other path takes one per
     truncation; and the shared cost adds up to what the call took."""
     bettor, *_ = tiny
     units = UNITS + ["the lord said unto naïveté, be-gat day"]
-    chunk = bettor.session.chunk
+    default = bettor.session.pass_tokens
     for text, big in zip(units, [True, False] * len(units)):
-        bettor.session.chunk = 1 << 20 if big else chunk
+        bettor.session.pass_tokens = 1 << 20 if big else default
         slow = truncation_rows(ContextByContext(bettor), "u", text, OUTCOMES, [1, 5, OUTCOMES.m])
         calls0, pos0 = bettor.lm.calls, bettor.lm.positions
         fast = truncation_rows(bettor, "u", text, OUTCOMES, [1, 5, OUTCOMES.m])
-        bettor.session.chunk = chunk
+        bettor.session.pass_tokens = default
         assert sum(r["cost_passes"] for r in fast) == bettor.lm.calls - calls0
         assert sum(r["cost_positions"] for r in fast) == bettor.lm.positions - pos0
         if big:  # the contexts' new positions, then every tree: two passes
@@ -251,7 +251,7 @@ def test_pass_tokens_setting_reaches_the_bettors_passes(tiny, tmp_path):
         smk = SimpleNamespace(params=Params(load_from=str(folder), special=None), threads=1,
                               config=config)
         made, _ = script["make_bettor"]("transformer", smk, OUTCOMES, [], [])
-        assert made.session.chunk == want
+        assert made.session.pass_tokens == want
     _check_shannon_setting(root, "pass_tokens", good=2048, bad=10)
 
 
@@ -267,8 +267,8 @@ def test_units_of_one_call_share_its_passes_and_keep_their_bets(tiny):
         [f"{oov[0]} the lord", f"{oov[0]} the day night", f"{oov[1]} said", "the lord said",
          "", "the"] + UNITS[:3])]
     lengths = [1, 5, OUTCOMES.m]
-    chunk = bettor.session.chunk
-    bettor.session.chunk = 64
+    default = bettor.session.pass_tokens
+    bettor.session.pass_tokens = 64
     try:
         alone, passes_alone = [], 0
         for uid, text in units:
@@ -280,7 +280,7 @@ def test_units_of_one_call_share_its_passes_and_keep_their_bets(tiny):
         calls, positions = bettor.lm.calls - calls0, bettor.lm.positions - pos0
         by_context = truncation_rows_many(ContextByContext(bettor), units, OUTCOMES, lengths)
     finally:
-        bettor.session.chunk = chunk
+        bettor.session.pass_tokens = default
     assert calls < passes_alone
     # every context once, every word after it served without another LM call
     contexts = [split_words(t)[:k] for _, t in units for k in range(len(split_words(t)) + 1)]

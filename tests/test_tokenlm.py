@@ -116,13 +116,13 @@ def test_tree_rows_split_and_agree_with_cache(tiny):
     values equal the key/value-cache path's, and every node's pairs are computed once."""
     model, tok = tiny
     prefixes, conts = _random_requests(np.random.default_rng(1), len(tok), n_prefixes=12)
-    tree = HFTokenLM(model, tok, score_end=False, share="tree", tree_nodes=7)
+    tree = HFTokenLM(model, tok, score_end=False, share="tree", pass_tokens=7)
     cache = HFTokenLM(model, tok, score_end=False, share="cache")
     for a, b in zip(tree.logp_next_many(prefixes, conts), cache.logp_next_many(prefixes, conts)):
         np.testing.assert_allclose(a, b, atol=2e-5, rtol=0)
     assert tree.calls > 3
     seqs = [list(p) + list(c) for p, cs in zip(prefixes, conts) for c in cs]
-    np.testing.assert_allclose(HFTokenLM(model, tok, tree_nodes=5).logp(seqs),
+    np.testing.assert_allclose(HFTokenLM(model, tok, pass_tokens=5).logp(seqs),
                                HFTokenLM(model, tok, share="cache").logp(seqs), atol=2e-5, rtol=0)
 
 
@@ -208,7 +208,7 @@ def test_kv_tree_session_extends_prefixes_and_runs_each_position_once(tiny):
     scorer's; a hand-counted example runs each needed position once and keeps only the paths
     of the kept prefixes."""
     model, tok = tiny
-    lm = HFTokenLM(model, tok, score_end=False, tree_nodes=3)
+    lm = HFTokenLM(model, tok, score_end=False, pass_tokens=3)
     ref = HFTokenLM(model, tok, score_end=False, share="cache")
     session = lm.session()
     rng = np.random.default_rng(4)
@@ -271,17 +271,17 @@ def test_interface_lists_what_the_session_and_the_drivers_read(tiny):
     """The protocols of fairppl.tokenlm.interface are the whole interface: KVTree reads of its
     LM only what TreeLM lists, the batch drivers only what TokenLM lists (no private method, no
     capability probe), and both LMs satisfy their protocol (the KenLM one has no session)."""
-    from fairppl.tokenlm.batch import run_alone, run_many
+    from fairppl.shannon.kv_masses import MassKVTree
+    from fairppl.tokenlm.batch import Keep, Logp, Next, run_alone, run_many
     from fairppl.tokenlm.interface import Session, TreeLM
-    from fairppl.tokenlm.kv_tree import KVTree
 
     model, tok = tiny
     tree_members, token_members = _protocol_members(TreeLM), _protocol_members(TokenLM)
     assert {"session", "device", "pad_id", "max_length"} <= token_members < tree_members
-    lm = HFTokenLM(model, tok, tree_nodes=4)
+    lm = HFTokenLM(model, tok, pass_tokens=4)
     assert isinstance(lm, TreeLM) and isinstance(lm.session(), Session)
     watched = _Watched(lm)
-    session = KVTree(watched)
+    session = MassKVTree(watched)
     session.logp_next_many([(), (5, 6)], [[(8,), (8, 9, 10)], [(7,), ()]])
     session.keep([(5, 6, 8)])
     session.logp_next_masses_many([(5,), (5, 6)], [[(8,)], [(9, 10)]], [[4, 5], [6]])
@@ -292,18 +292,18 @@ def test_interface_lists_what_the_session_and_the_drivers_read(tiny):
 
     def steps(meter=None):
         """An estimator's requests, as lm_guided_steps makes them."""
-        yield ("keep", [(5,)])
-        first = yield ("next", [(), (5,)], [[(6,), (6, 7)], [(8,)]])
-        yield ("keep", [(5, 8)])
-        second = yield ("next", [(5, 8)], [[(9,), (9, 4)]])
-        return first, second, (yield ("logp", [(5, 8, 9)]))
+        yield Keep([(5,)])
+        first = yield Next([(), (5,)], [[(6,), (6, 7)], [(8,)]])
+        yield Keep([(5, 8)])
+        second = yield Next([(5, 8)], [[(9,), (9, 4)]])
+        return first, second, (yield Logp([(5, 8, 9)]))
 
     for drive in ("alone", "many"):
         watched = _Watched(HFTokenLM(model, tok))
         if drive == "alone":
             got = run_alone(steps(), watched)
         else:
-            [(_, got)] = list(run_many(watched, [steps], batch_tokens=64))
+            [(_, got)] = list(run_many(watched, [steps], pass_tokens=64))
         for g, w in zip([*got[0], *got[1], got[2]], [*want[0], *want[1], want[2]]):
             np.testing.assert_allclose(g, w, atol=2e-5, rtol=0)
         assert "session" in watched.seen and watched.seen <= token_members, \
@@ -311,7 +311,7 @@ def test_interface_lists_what_the_session_and_the_drivers_read(tiny):
 
 
 def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
-    """A pass of KVTree is a batch of rows (fairppl.tokenlm.kv_tree._Layout): each new subtree
+    """A pass of KVTree is a batch of rows (fairppl.tokenlm.kv_layout.PassLayout): each new subtree
     in one row with only the stored key/values its nodes descend from. In float64, sessions
     whose passes are split into rows of 1 or 4 positions, laid out as one row (every position
     of a pass attends over the whole pass) or chosen per pass by FLOPs ("auto") give the same
@@ -321,7 +321,7 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
     node's ancestors and nothing of other units, so the attention area shrinks."""
     import copy
 
-    from fairppl.tokenlm import kv_tree
+    from fairppl.tokenlm import kv_layout, kv_tree
 
     model, tok = tiny
     m64 = copy.deepcopy(model).double()
@@ -339,9 +339,9 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
         prefixes = sorted({p + cs[0] for p, cs in zip(prefixes, conts)}
                           | {p + c[:1] for p, c in zip(prefixes, longer)})
     areas, got = {}, {}
-    original = kv_tree._Layout
+    original = kv_layout.PassLayout
     for rows in (1, 4, None, "auto"):
-        lm = HFTokenLM(m64, tok, score_end=False, tree_nodes=9)
+        lm = HFTokenLM(m64, tok, score_end=False, pass_tokens=9)
         if rows == "auto":
             lm.max_batch_tokens = 3  # the output layer in slices of 3 positions
         session = kv_tree.KVTree(lm, row_nodes=rows if isinstance(rows, int) else None,
@@ -364,7 +364,7 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
                 assert have == need
             return lay
 
-        kv_tree._Layout = layout
+        kv_layout.PassLayout = layout
         try:
             out = []
             for ps, conts in steps:
@@ -372,7 +372,7 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
                 session.keep([p + c for p, cs in zip(ps, conts) for c in cs])
             got[rows] = out
         finally:
-            kv_tree._Layout = original
+            kv_layout.PassLayout = original
         areas[rows] = sum(area)
     for rows in (1, 4, "auto"):
         for a_step, b_step in zip(got[rows], got[None]):
@@ -382,15 +382,17 @@ def test_kv_tree_rows_change_the_layout_not_the_values(tiny):
 
 
 def test_kv_tree_masses_equal_full_forwards(tiny):
-    """logp_next_masses (the Shannon bettors' scorer) against plain forwards in float64: the
-    continuations' log-probabilities and the log mass of token sets at their ends; a later call
+    """MassKVTree.logp_next_masses (the Shannon bettors' scorer) against plain forwards in float64:
+    the continuations' log-probabilities and the log mass of token sets at their ends; a later call
     keeps the stored prefix and runs again only the prefix's last token, then the new tree."""
     import copy
 
     model, tok = tiny
+    from fairppl.shannon.kv_masses import MassKVTree
+
     m64 = copy.deepcopy(model).double()
-    lm = HFTokenLM(m64, tok, score_end=False, tree_nodes=3)
-    session = lm.session()
+    lm = HFTokenLM(m64, tok, score_end=False, pass_tokens=3)
+    session = MassKVTree(lm)
     sets = [[4, 5, 6, 30], [2]]
 
     def check(prefix, conts):
@@ -421,6 +423,7 @@ def test_kv_tree_stage_timing_changes_no_value(tiny, monkeypatch):
     """kv_tree.PROFILE (the benchmark's stage timing) on: the same values, bit for bit, as with
     it off, every stage of a pass timed, and one pass counted per forward pass; off (None),
     nothing is recorded."""
+    from fairppl.shannon.kv_masses import MassKVTree
     from fairppl.tokenlm import kv_tree
 
     model, tok = tiny
@@ -429,8 +432,8 @@ def test_kv_tree_stage_timing_changes_no_value(tiny, monkeypatch):
     out = {}
     for profile in (None, {}):
         monkeypatch.setattr(kv_tree, "PROFILE", profile)
-        lm = HFTokenLM(model, tok, score_end=False, tree_nodes=4)
-        session = lm.session()
+        lm = HFTokenLM(model, tok, score_end=False, pass_tokens=4)
+        session = MassKVTree(lm)
         got = session.logp_next_many(prefixes, conts)
         session.keep([[5, 6, 8, 9]])
         masses = session.logp_next_masses([5, 6, 8], [[9], [10, 11]], sets)
@@ -577,3 +580,73 @@ def test_token_logps_sum_to_logp_across_batches():
     assert [len(v) for v in got] == [4, 2, 6, 1]
     np.testing.assert_allclose([v.sum() for v in got], lm.logp(seqs), atol=1e-5)
     assert all((v < 0).all() for v in got)
+
+
+def test_pass_layout_lets_each_position_see_its_ancestors_and_no_padding(tiny):
+    """fairppl.tokenlm.kv_layout.PassLayout of a pass in rows of unequal stored parts: a real
+    position may attend to exactly its ancestors' columns (stored or new) and itself; node 0,
+    the start token, is an ancestor of all, so its own column is seen in every row, while the
+    padding copies of it at the end of a shorter row's stored part are seen by no position; a
+    padding position sees itself only. Each row's stored part lists its ancestors by node id."""
+    from fairppl.tokenlm import kv_layout
+    from fairppl.tokenlm.kv_tree import KVTree
+
+    model, tok = tiny
+    session = KVTree(HFTokenLM(model, tok, score_end=False), layout="rows", row_nodes=1)
+    session.logp_next_many([[5, 6, 7], [8]], [[[4]], [[4]]])  # stores start 5 6 7 and 8
+    stored = len(session)
+    under_deep = session.child(session._find((5, 6, 7)), 9)  # a subtree under node "5 6 7"
+    session.child(under_deep, 10)
+    session.child(session._find((8,)), 11)  # a one-node subtree under node "8"
+    pass_nodes = list(range(stored, len(session.token)))
+    lay = kv_layout.lay_out(session, pass_nodes, stored, 1, "rows", lambda: 0.0)
+    assert lay.batch == 2 and lay.width == 2
+    n_stored = lay.stored.shape[1]
+    seen = set(zip(*(a.tolist() for a in lay.allowed)))
+    want = set()
+    for q in pass_nodes:
+        r, c = int(lay.row_of([q])[0]), int(lay.col_of([q])[0])
+        a = q
+        while a >= 0:  # up the parent links, by hand
+            col = (list(lay.stored[r]).index(a) if a < stored
+                   else n_stored + int(lay.col_of([a])[0]))
+            want.add((r, c, col))
+            a = session.parent[a]
+    for r in range(lay.batch):
+        real = sum(1 for q in pass_nodes if lay.row_of([q])[0] == r)
+        want |= {(r, c, n_stored + c) for c in range(real, lay.width)}
+    assert seen == want
+    assert [sorted(int(x) for x in row if x) for row in lay.stored] == [[1, 2, 3], [4]]
+    assert lay.stored[1].tolist() == [0, 4, 0, 0]  # node 0 then the padding copies of it
+    assert (1, 0, 0) in seen and not {(1, c, col) for c in range(2) for col in (2, 3)} & seen
+
+
+def test_run_many_admission_budget_is_apart_from_the_pass_size(tiny):
+    """run_many's admit_tokens (units admitted while the pending requests weigh less) is its
+    own setting: with a budget of 1 token every round carries one unit (rounds == requests),
+    with the default (pass_tokens) several; the values are the same either way, and an
+    untyped request tuple is refused with the types it expects."""
+    from fairppl.tokenlm.batch import Logp, Next, run_alone, run_many
+
+    model, tok = tiny
+
+    def steps(first, meter=None):
+        a = yield Next([(first,)], [[(6,), (6, 7)]])
+        return list(a[0]) + list((yield Logp([(first, 6)]))[0:1])
+
+    want = [run_alone(steps(t), HFTokenLM(model, tok)) for t in (5, 8, 9)]
+    for admit, one_per_round in ((1, True), (None, False)):
+        stats = {}
+        got = [r for _, r in run_many(HFTokenLM(model, tok),
+                                      [lambda m, t=t: steps(t, m) for t in (5, 8, 9)],
+                                      pass_tokens=64, admit_tokens=admit, stats=stats)]
+        np.testing.assert_allclose(np.array(got, dtype=float), np.array(want, dtype=float),
+                                   atol=2e-5, rtol=0)
+        assert stats["requests"] == 6
+        assert (stats["rounds"] == stats["requests"]) is one_per_round
+
+    def untyped(meter=None):
+        yield ("next", [()], [[(6,)]])
+
+    with pytest.raises(ValueError, match=r"unknown LM request .*expected a Keep, Next or Logp"):
+        run_alone(untyped(), HFTokenLM(model, tok))

@@ -37,10 +37,9 @@ def make_bettor(kind, snakemake, outcomes, train_texts, dev_texts):
     torch.set_num_threads(snakemake.threads)
     # a pretrained bettor's precision (config pretrained.dtype); a trained one is float32.
     # Positions per pass: read from the config, not a param (a speed setting reruns nothing)
-    chunk = pass_tokens(snakemake.config)
     return bettors.TokenBettor.from_folder(params.load_from, outcomes, params.special or None,
                                            load_dtype=params.get("dtype") or "float32",
-                                           chunk=chunk), {}
+                                           pass_tokens=pass_tokens(snakemake.config)), {}
 
 
 def pass_tokens(config: dict) -> int:

@@ -53,6 +53,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..core.errors import InputError
+from ..tokenlm.batch import Logp
 from .decoding_free import DEFAULT_SLACK
 from .defaults import DEFAULT_K, DEFAULT_L, DEFAULT_M
 
@@ -164,19 +165,18 @@ def estimate_many(lm, vocab, jobs: Sequence[dict], *,
     arguments of :func:`estimate` after ``lm`` and ``vocab`` (``text``, ``estimator``, ``rng``,
     ...). The lm-guided and decoding-free runs of units in flight share their LM calls
     (:func:`fairppl.tokenlm.batch.run_many`, ``pass_tokens`` new positions per forward pass,
-    default :data:`fairppl.tokenlm.batch.BATCH_TOKENS`), and so do the default scores of every
-    run; the other estimators (``BATCHED`` lacks them) call the LM themselves within their step.
-    Every
+    default :data:`fairppl.tokenlm.batch.PASS_TOKENS`), and so do the default scores of every run;
+    the other estimators (``BATCHED`` lacks them) call the LM themselves within their step. Every
     record is :func:`estimate`'s for the same job (the same samples and log-weights; the LM's
     rounding aside) except ``lm_calls``, ``positions`` and ``seconds``: the unit's share of the
     shared calls (:mod:`fairppl.tokenlm.batch`); ``lanes``: lanes of units side by side
     (:func:`fairppl.tokenlm.batch.run_many`). Raises :class:`fairppl.tokenlm.batch.UnitFailed`
     naming the job that failed."""
-    from ..tokenlm.batch import BATCH_TOKENS, run_many
+    from ..tokenlm.batch import PASS_TOKENS, run_many
 
     starts = [lambda meter, job=job: estimate_steps(lm, vocab, meter=meter, batched=True, **job)
               for job in jobs]
-    yield from run_many(lm, starts, batch_tokens=pass_tokens or BATCH_TOKENS, lanes=lanes)
+    yield from run_many(lm, starts, pass_tokens=pass_tokens or PASS_TOKENS, lanes=lanes)
 
 
 def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Generator,
@@ -231,7 +231,7 @@ def estimate_steps(lm, vocab, text: str, estimator: str, *, rng: np.random.Gener
     rec = dict.fromkeys(FIELDS)
     rec.update(text=text, estimator=estimator, start_token=start_token,
                end_scored=lm.end_id is not None, n_tokens=len(default_ids), **text_counts(text))
-    rec["logp_default"] = float((yield ("logp", [default_ids]))[0])
+    rec["logp_default"] = float((yield Logp([default_ids]))[0])
     if estimator in UNIGRAM_ONLY:
         rec.update(_unigram(lm, unigram_model, text, estimator, rng, K, tau, mode, default_ids))
     else:

@@ -56,6 +56,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import logsumexp
 
+from ..tokenlm.batch import Logp
 from . import lattice as lat_mod
 
 #: Tokens allowed beyond the canonical tokenization's count in the uniform draws (module
@@ -158,9 +159,9 @@ def decoding_free_marginal(lm, vocab, text: str, *, K: int, default_ids: Sequenc
 def decoding_free_steps(lm, vocab, text: str, *, K: int, default_ids: Sequence[int],
                         rng: np.random.Generator, slack: int | None = DEFAULT_SLACK,
                         return_samples: bool = False, meter=None):
-    """:func:`decoding_free_marginal` as a generator of LM requests
-    (:mod:`fairppl.tokenlm.batch`): its one ``("logp", paths)`` request, then the result.
-    ``meter``: the unit's work (default: the LM's counters and the clock)."""
+    """:func:`decoding_free_marginal` as a generator of LM requests (:mod:`fairppl.tokenlm.batch`):
+    its one :class:`~fairppl.tokenlm.batch.Logp` ``(paths)`` request, then the result. ``meter``:
+    the unit's work (default: the LM's counters and the clock)."""
     from ..tokenlm.batch import Meter
 
     if K < 1:
@@ -179,7 +180,7 @@ def decoding_free_steps(lm, vocab, text: str, *, K: int, default_ids: Sequence[i
     except ValueError as err:
         raise ValueError(f"the canonical tokenization does not spell the text's bytes: {err}") \
             from None
-    logp = np.asarray((yield ("logp", list(paths))), dtype=np.float64)
+    logp = np.asarray((yield Logp(list(paths))), dtype=np.float64)
     nd = sum(p != canonical for p in paths)
     calls, positions, seconds = meter.since(mark)
     return DecodingFreeResult(

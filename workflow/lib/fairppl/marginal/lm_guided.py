@@ -61,6 +61,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..tokenlm.batch import Keep, Logp, Next
 from .blocks import BlockCandidates, block_default, char_count, default_offsets, split_blocks
 from .defaults import DEFAULT_K, DEFAULT_L, DEFAULT_M
 from .estimate import bca_interval, log_mean_exp, log_sum_exp
@@ -183,10 +184,10 @@ def _finish(meter, plan: BlockPlan, logw: np.ndarray, chosen: np.ndarray,
             seqs: list[tuple[int, ...]], default_ids, rng, mark, prefixes: int,
             keep: bool, dropped: np.ndarray | None = None, n_dropped: int = 0,
             logp_default: float | None = None):
-    """The Result (a generator step: the default's log P is asked with a ``("logp", seqs)``
-    request unless ``logp_default`` is given)."""
+    """The Result (a generator step: the default's log P is asked with a
+    :class:`~fairppl.tokenlm.batch.Logp` request unless ``logp_default`` is given)."""
     if logp_default is None:
-        logp_default = float((yield ("logp", [tuple(default_ids)]))[0])
+        logp_default = float((yield Logp([tuple(default_ids)]))[0])
     n = len(plan.candidates)
     is_default = np.array([[plan.defaults[b] is not None
                             and plan.candidates[b][chosen[k, b]] == plan.defaults[b]
@@ -260,13 +261,14 @@ def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int],
                     lookahead: int = LOOKAHEAD, blocks_out: list | None = None,
                     prune: float | None = None, meter=None, logp_default: float | None = None):
     """:func:`lm_guided_marginal` as a generator of LM requests (:mod:`fairppl.tokenlm.batch`): it
-    yields ``("keep", prefixes)`` (the prefixes whose key/values the session must keep), ``("next",
-    prefixes, conts_per_prefix)`` (answered with ``logp_next_many``'s arrays) and ``("logp",
-    seqs)`` (answered with ``logp``'s array), and returns the :class:`Result`. A driver answers one
-    unit's requests alone (:func:`fairppl.tokenlm.batch.run_alone`, the same calls in the same
-    order as before) or many units' in one LM call (:func:`fairppl.tokenlm.batch.run_many`).
-    ``meter`` counts the unit's LM work and time (default :class:`fairppl.tokenlm.batch.Meter` over
-    ``lm``); ``logp_default``: the default tokenization's log P when the caller has it (not asked
+    yields :class:`~fairppl.tokenlm.batch.Keep` ``(prefixes)`` (the prefixes whose key/values the
+    session must keep), :class:`~fairppl.tokenlm.batch.Next` ``(prefixes, conts_per_prefix)``
+    (answered with ``logp_next_many``'s arrays) and :class:`~fairppl.tokenlm.batch.Logp` ``(seqs)``
+    (answered with ``logp``'s array), and returns the :class:`Result`. A driver answers one unit's
+    requests alone (:func:`fairppl.tokenlm.batch.run_alone`, the same calls in the same order as
+    before) or many units' in one LM call (:func:`fairppl.tokenlm.batch.run_many`). ``meter``
+    counts the unit's LM work and time (default :class:`fairppl.tokenlm.batch.Meter` over ``lm``);
+    ``logp_default``: the default tokenization's log P when the caller has it (not asked
     again)."""
     from ..tokenlm.batch import Meter
 
@@ -302,11 +304,11 @@ def lm_guided_steps(lm, vocab, text: str, *, default_ids: Sequence[int],
                 tags[(j, p)] = None
                 p = p + follow[j] if j < n else p
         # an LM with a session keeps each prefix's key/values from one block to the next
-        yield ("keep", list(groups) + [p for _, p in memo])
+        yield Keep(list(groups) + [p for _, p in memo])
         if tags:
             prefixes += len(tags)
             if prune is None:
-                out = yield ("next", [p for _, p in tags], [steps[j] for j, _ in tags])
+                out = yield Next([p for _, p in tags], [steps[j] for j, _ in tags])
                 memo.update(zip(tags, (np.asarray(v, dtype=np.float64) for v in out)))
             else:
                 scored = yield from _pruned_scores(list(tags), steps, follow, prune)
@@ -343,7 +345,8 @@ def _pruned_scores(tags: list, steps: list, follow: list, eps: float):
     head has at least ``eps`` times the largest head probability among the block's candidates.
     Returns per tag the log-probabilities (-inf for a dropped candidate) and the log of the bound
     on the dropped mass, the sum of the dropped heads' probabilities (-inf when none is); a
-    generator step of :func:`lm_guided_steps` (each pass one ``("next", ...)`` request)."""
+    generator step of :func:`lm_guided_steps` (each pass one :class:`~fairppl.tokenlm.batch.Next`
+    request)."""
     n = len(follow)
     first_c, full = [], []
     for j, _ in tags:
@@ -351,7 +354,7 @@ def _pruned_scores(tags: list, steps: list, follow: list, eps: float):
         whole = [len(c) == 1 or c[0] == lead for c in steps[j]]
         full.append(whole)
         first_c.append([c if w else c[:1] for c, w in zip(steps[j], whole)])
-    out = yield ("next", [p for _, p in tags], first_c)
+    out = yield Next([p for _, p in tags], first_c)
     log_eps = float(np.log(eps))
     lps, bounds, second_p, second_c, where = [], [], [], [], []
     for t, ((j, p), whole, head) in enumerate(zip(tags, full, out)):
@@ -367,7 +370,7 @@ def _pruned_scores(tags: list, steps: list, follow: list, eps: float):
         lp[drop] = -np.inf
         lps.append(lp)
     if second_p:
-        for (t, i), rest in zip(where, (yield ("next", second_p, second_c))):
+        for (t, i), rest in zip(where, (yield Next(second_p, second_c))):
             lps[t][i] += float(rest[0])
     return lps, bounds
 

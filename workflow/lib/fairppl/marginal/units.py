@@ -86,16 +86,16 @@ def run_units(lm, vocab, encode: Callable[[str], Sequence[int]], units: pl.DataF
               progress: bool = True, blocks=None,
               pass_tokens: int | None = None, lanes: int = 1) -> pl.DataFrame:
     """Run every estimator on ``units`` (columns ``unit_id``, ``text``) and write the per-unit
-    table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`;
-    ``encode``: text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept
-    between attempts, removed at the end); ``options``: what the records depend on besides the
-    texts (a partial file written under other options is discarded); ``blocks``: where to write
-    the lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given;
-    ``pass_tokens``: None runs one unit at a time; a number runs the units' LM requests
-    together, about that many new positions per forward pass (:func:`~.api.estimate_many`: the
-    same records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
-    ``seconds`` are then each run's share of the shared calls); ``lanes``: with
-    ``pass_tokens``, lanes of units side by side (:func:`fairppl.tokenlm.batch.run_many`)."""
+    table to ``out`` (Parquet); return it. ``keys``: the values of :data:`KEY_COLUMNS`; ``encode``:
+    text -> the tokenizer's default ids; ``part``: the partial JSON lines file (kept between
+    attempts, removed at the end); ``options``: what the records depend on besides the texts (a
+    partial file written under other options is discarded); ``blocks``: where to write the
+    lm-guided runs' per-block Q(default) records (:func:`block_table`, Parquet), if given;
+    ``pass_tokens``: None runs one unit at a time; a number runs the units' LM requests together,
+    forward passes of at most that many new positions (:func:`~.api.estimate_many`: the same
+    records, in the same order, appended as they finish; ``lm_calls``, ``positions`` and
+    ``seconds`` are then each run's share of the shared calls); ``lanes``: with ``pass_tokens``,
+    lanes of units side by side (:func:`fairppl.tokenlm.batch.run_many`)."""
     missing = [k for k in KEY_COLUMNS if k not in keys]
     if missing:
         raise InputError(f"keys lack {missing}: expected {list(KEY_COLUMNS)}")
@@ -202,10 +202,10 @@ def speed_settings(config: dict) -> tuple[int | None, int]:
     """``marginal.lm.pass_tokens`` (None: one unit per LM call) and ``marginal.lm.lanes`` of a
     run's config (read from the config, not a rule parameter: a speed setting that changes no
     record must not rerun the finished jobs), their defaults when absent."""
-    from ..tokenlm.batch import BATCH_TOKENS
+    from ..tokenlm.batch import PASS_TOKENS
 
     settings = (config.get("marginal") or {}).get("lm") or {}
-    return settings.get("pass_tokens", BATCH_TOKENS), int(settings.get("lanes") or 1)
+    return settings.get("pass_tokens", PASS_TOKENS), int(settings.get("lanes") or 1)
 
 
 def fitting_units(units: pl.DataFrame, encode: Callable[[str], Sequence[int]],

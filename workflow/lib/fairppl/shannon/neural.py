@@ -44,13 +44,14 @@ Properties (tested in tests/test_shannon_bettors.py):
   perplexity of that word-by-word tokenization; where the concatenation fails, it is the
   likelihood of a non-canonical tokenization of the same text.
 
-Cost. After a context, the m words' tokens form one prefix tree (:class:`fairppl.tokenlm.kv_tree.
-KVTree`): every distinct token prefix of the words is run once with the context's keys/values,
-its last token included (the boundary mass after the word needs that row). The context itself
-stays in the key/value store from one truncation to the next (a unit's contexts are prefixes of
-one another), so a truncation costs the tree's positions plus one (the context's last token is
-run again, its row is needed). :meth:`TokenBettor.take_cost` gives forward passes, positions and
-seconds since the last call. All log-probabilities are nats.
+Cost. After a context, the m words' tokens form one prefix tree
+(:class:`~fairppl.shannon.kv_masses.MassKVTree`, a :class:`fairppl.tokenlm.kv_tree.KVTree`): every
+distinct token prefix of the words is run once with the context's keys/values, its last token
+included (the boundary mass after the word needs that row). The context itself stays in the
+key/value store from one truncation to the next (a unit's contexts are prefixes of one another),
+so a truncation costs the tree's positions plus one (the context's last token is run again, its
+row is needed). :meth:`TokenBettor.take_cost` gives forward passes, positions and seconds since
+the last call. All log-probabilities are nats.
 """
 
 from __future__ import annotations
@@ -127,14 +128,14 @@ class TokenBettor(Bettor):
     """A transformers causal LM (:class:`fairppl.tokenlm.lm_hf.HFTokenLM`, framed like the
     study's scorer: start token, end token charged) betting over the m outcomes (module
     docstring). ``vocab``: its :class:`~fairppl.marginal.vocab.TokenVocab`; ``encode``: text ->
-    canonical token ids; ``chunk``: positions per forward pass (default: the LM's
-    ``tree_nodes``)."""
+    canonical token ids; ``pass_tokens``: new positions per forward pass (default: the LM's
+    ``pass_tokens``)."""
 
     kind = "token"
 
     def __init__(self, lm, vocab, encode: Callable[[str], Sequence[int]], outcomes: Outcomes,
-                 chunk: int | None = None):
-        from ..tokenlm.kv_tree import KVTree
+                 pass_tokens: int | None = None):
+        from .kv_masses import MassKVTree
 
         if lm.end_id is None:
             raise InputError("the LM scores no end token: the bet on </s> needs one")
@@ -143,7 +144,7 @@ class TokenBettor(Bettor):
         self.tokens = WordTokens(encode, vocab)
         self.encode = encode
         self.boundary = boundary_ids(vocab, lm.end_id)
-        self.session = KVTree(lm, chunk)
+        self.session = MassKVTree(lm, pass_tokens)
         # every word's tokens, first and later, are checked once here
         self._first = [self.tokens(w, True) for w in outcomes.words]
         self._later = [self.tokens(w, False) for w in outcomes.words]
@@ -155,7 +156,7 @@ class TokenBettor(Bettor):
 
     @classmethod
     def from_folder(cls, load_from, outcomes: Outcomes, special: dict | None = None,
-                    device=None, dtype=None, chunk: int | None = None,
+                    device=None, dtype=None, pass_tokens: int | None = None,
                     load_dtype: str = "float32") -> "TokenBettor":
         """Load a study Transformer folder or a pretrained LM's ``hf`` folder
         (:func:`fairppl.marginal.units.hf_lm`, framed with the model sheet's ``bos``/``eos``
@@ -166,7 +167,7 @@ class TokenBettor(Bettor):
         lm, vocab, encode, _ = hf_lm(load_from, special, device=device, dtype=load_dtype)
         if dtype is not None:
             lm.model.to(dtype)
-        return cls(lm, vocab, encode, outcomes, chunk=chunk)
+        return cls(lm, vocab, encode, outcomes, pass_tokens=pass_tokens)
 
     # -- the bets -----------------------------------------------------------------------------
 
@@ -187,13 +188,13 @@ class TokenBettor(Bettor):
     def prefetch(self, contexts: Sequence[Sequence[str]],
                  words: Sequence[str] | None = None) -> None:
         """Compute the bets after every context of ``contexts`` in one call of the session
-        (:meth:`~fairppl.tokenlm.kv_tree.KVTree.logp_next_masses_many`: the contexts' tries in
-        shared forward passes of ``chunk`` positions, instead of a pass or more per context),
-        kept until the next ``prefetch`` or a context outside them is asked; with ``words`` (the
-        word after each context), also the :meth:`log_prob` of each one outside the vocabulary.
-        A context may come more than once (the truncations of several units): it is run once.
-        The values are those of the context-by-context path (up to the float rounding of other
-        passes)."""
+        (:meth:`~fairppl.shannon.kv_masses.MassKVTree.logp_next_masses_many`: the contexts' tries
+        in shared forward passes of ``pass_tokens`` positions, instead of a pass or more per
+        context), kept until the next ``prefetch`` or a context outside them is asked; with
+        ``words`` (the word after each context), also the :meth:`log_prob` of each one outside
+        the vocabulary. A context may come more than once (the truncations of several units): it
+        is run once. The values are those of the context-by-context path (up to the float
+        rounding of other passes)."""
         keys = [tuple(c) for c in contexts]
         if words is not None and len(words) != len(keys):
             raise ValueError(f"{len(keys)} contexts but {len(words)} words")

@@ -4,40 +4,65 @@ An estimator step (:func:`fairppl.marginal.lm_guided.lm_guided_steps`,
 :func:`fairppl.marginal.api.estimate_steps`) does not call the LM itself; it yields what it needs
 and gets the answer back:
 
-* ``("keep", prefixes)``: the prefixes whose key/values an incremental session
+* :class:`Keep` ``(prefixes)``: the prefixes whose key/values an incremental session
   (:class:`.kv_tree.KVTree`) must keep from now on (the others may go); answered with None;
-* ``("next", prefixes, conts_per_prefix)``: ``logp_next_many``'s arrays, one per prefix;
-* ``("logp", seqs)``: ``logp``'s array (log P(seq [+ end] | start), nats).
+* :class:`Next` ``(prefixes, conts_per_prefix)``: ``logp_next_many``'s arrays, one per prefix;
+* :class:`Logp` ``(seqs)``: ``logp``'s array (log P(seq [+ end] | start), nats).
 
 The generator's return value is the unit's result. :func:`run_alone` answers one unit's requests
 at once with its own session: the same LM calls in the same order as an estimator calling the LM
 itself, so one unit's numbers are those of the one-unit path bit for bit.
 :func:`run_many` advances several units together: each round it gathers the pending request of
-every unit in flight, answers all ``"next"`` requests with one ``logp_next_many`` of one shared
-session (forward passes of at most ``batch_tokens`` new positions) and all ``"logp"`` requests
+every unit in flight, answers all :class:`Next` requests with one ``logp_next_many`` of one shared
+session (forward passes of at most ``pass_tokens`` new positions) and all :class:`Logp` requests
 with one ``logp``, and admits the next unit while the tokens asked in the round are below
-``batch_tokens``. Every unit keeps its own generator, rng and order of draws, so its samples and
-log-weights are those of the one-unit path up to the LM's rounding (exact in float64; in float32
-a position's log-probability may move in its last bits with the other positions of its forward
-pass). Results come back in input order, each as soon as it and every unit before it are done.
+``admit_tokens`` (by default ``pass_tokens``). Every unit keeps its own generator, rng and order of
+draws, so its samples and log-weights are those of the one-unit path up to the LM's rounding (exact
+in float64; in float32 a position's log-probability may move in its last bits with the other
+positions of its forward pass). Results come back in input order, each as soon as it and every unit
+before it are done.
 
 Work per unit (:class:`Meter`): alone, the LM's counters and the clock over the unit's run; in
 :func:`run_many` the unit's own time (between its requests) plus, of every round it takes part
 in, a share of the calls, positions and seconds in proportion to the tokens it asked for (a
-``"next"`` request: its continuations' tokens; ``"logp"``: its sequences' tokens plus one), so
+:class:`Next`: its continuations' tokens; :class:`Logp`: its sequences' tokens plus one), so
 that the units' shares add up to the run's totals.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
-from .interface import TokenLM
+from .interface import Seq, TokenLM
 
-#: Tokens asked per LM call by default in :func:`run_many` (a CPU thread: positions per forward
+#: New positions per forward pass by default in :func:`run_many` (a CPU thread: positions per
 #: pass past which a pass costs in proportion to its positions; a GPU wants 8192 or more).
-BATCH_TOKENS = 1024
+PASS_TOKENS = 1024
+
+
+class Keep(NamedTuple):
+    """The request: keep the key/values of ``prefixes`` from now on (answered with None)."""
+
+    prefixes: Sequence[Seq]
+
+
+class Next(NamedTuple):
+    """The request: ``logp_next_many(prefixes, conts_per_prefix)``, one array per prefix."""
+
+    prefixes: Sequence[Seq]
+    conts_per_prefix: Sequence[Sequence[Seq]]
+
+
+class Logp(NamedTuple):
+    """The request: ``logp(seqs)``, log P(seq [+ end] | start) per sequence."""
+
+    seqs: Sequence[Seq]
+
+
+def _unknown(request) -> ValueError:
+    return ValueError(f"unknown LM request {request!r:.80}: expected a Keep, Next or Logp of "
+                      f"fairppl.tokenlm.batch")
 
 
 class Meter:
@@ -90,20 +115,19 @@ def run_alone(steps, lm: TokenLM):
             request = steps.send(reply)
         except StopIteration as stop:
             return stop.value
-        kind = request[0]
         reply = None
-        if kind in ("keep", "next") and not opened:
+        if isinstance(request, (Keep, Next)) and not opened:
             session, opened = lm.session(), True
-        if kind == "keep":
+        if isinstance(request, Keep):
             if session is not None:
-                session.keep(request[1])
-        elif kind == "next":
-            reply = (session if session is not None else lm).logp_next_many(request[1],
-                                                                             request[2])
-        elif kind == "logp":
-            reply = lm.logp(request[1])
+                session.keep(request.prefixes)
+        elif isinstance(request, Next):
+            reply = (session if session is not None else lm).logp_next_many(
+                request.prefixes, request.conts_per_prefix)
+        elif isinstance(request, Logp):
+            reply = lm.logp(request.seqs)
         else:
-            raise ValueError(f"unknown LM request {kind!r}: expected keep, next or logp")
+            raise _unknown(request)
 
 
 class UnitFailed(Exception):
@@ -121,15 +145,15 @@ class _Unit:
         self.index = index
         self.steps = steps
         self.meter = meter
-        self.keep: list = []
-        self.request = None
+        self.keep: Sequence[Seq] = []
+        self.request: Next | Logp | None = None
         self._weight: int | None = None
         self.result = None
         self.done = False
 
     def advance(self, reply) -> None:
-        """Run the unit to its next ``"next"``/``"logp"`` request (or its end), noting its keep
-        set and timing its own work (and counting the LM calls it makes itself, if any)."""
+        """Run the unit to its next :class:`Next` or :class:`Logp` request (or its end), noting
+        its keep set and timing its own work (and counting the LM calls it makes itself, if any)."""
         self.meter.resumed = time.perf_counter()
         calls0, pos0 = self.lm.calls, self.lm.positions
         try:
@@ -142,14 +166,13 @@ class _Unit:
                 except Exception as err:  # noqa: BLE001 - re-raised with the unit's index
                     raise UnitFailed(self.index, err) from err
                 reply = None
-                if request[0] == "keep":
-                    self.keep = request[1]
-                elif request[0] in ("next", "logp"):
+                if isinstance(request, Keep):
+                    self.keep = request.prefixes
+                elif isinstance(request, (Next, Logp)):
                     self.request, self._weight = request, None
                     return
                 else:
-                    raise UnitFailed(self.index, ValueError(
-                        f"unknown LM request {request[0]!r}: expected keep, next or logp"))
+                    raise UnitFailed(self.index, _unknown(request))
         finally:
             self.meter.seconds += time.perf_counter() - self.meter.resumed
             self.meter.resumed = None
@@ -161,16 +184,16 @@ class _Unit:
         """Positions the pending request needs at most, about (the budget's and the shares'
         unit): per distinct prefix its last token and the inner nodes of its continuations'
         trie (candidates sharing leading tokens share them), or every token of the sequences
-        to score plus the start (``"logp"``). Positions already stored or shared with other
+        to score plus the start (:class:`Logp`). Positions already stored or shared with other
         units' requests make the real count smaller."""
         if self.request is None:
             return 0
         if self._weight is None:  # once per request
-            if self.request[0] == "logp":
-                self._weight = sum(len(s) + 1 for s in self.request[1])
+            if isinstance(self.request, Logp):
+                self._weight = sum(len(s) + 1 for s in self.request.seqs)
             else:
                 inner: dict[tuple, set] = {}
-                for p, conts in zip(self.request[1], self.request[2]):
+                for p, conts in zip(self.request.prefixes, self.request.conts_per_prefix):
                     nodes = inner.setdefault(tuple(p), set())
                     nodes.update(tuple(c[:i]) for c in conts for i in range(1, len(c)))
                 self._weight = sum(1 + len(nodes) for nodes in inner.values())
@@ -178,12 +201,15 @@ class _Unit:
 
 
 def run_many(lm: TokenLM, starts: Iterable[Callable[[UnitMeter], object]], *,
-             batch_tokens: int = BATCH_TOKENS, stats: dict | None = None,
-             lanes: int = 1) -> Iterator[tuple[int, object]]:
+             pass_tokens: int = PASS_TOKENS, admit_tokens: int | None = None,
+             stats: dict | None = None, lanes: int = 1) -> Iterator[tuple[int, object]]:
     """Yield ``(index, result)`` for every estimator generator ``starts[index](meter)`` makes,
     in input order, advancing the units in flight together (module docstring). ``starts``:
     callables that take the unit's :class:`UnitMeter` and return its generator (called when the
-    unit is admitted). ``stats``: a dict that gets ``rounds`` (request rounds), ``requests``
+    unit is admitted). ``pass_tokens``: new positions per forward pass of the shared session;
+    ``admit_tokens``: the admission budget, another unit is admitted while the pending
+    requests of the units in flight weigh less (:attr:`_Unit.weight`; None: ``pass_tokens``).
+    ``stats``: a dict that gets ``rounds`` (request rounds), ``requests``
     (units' requests answered) and ``unit_calls`` (over the LM calls of the rounds, the units
     each call carried, summed; over the calls: the batching factor, units per LM call).
     ``lanes``: more than 1 deals the units out to that many lanes (unit i to lane i mod lanes),
@@ -191,15 +217,20 @@ def run_many(lm: TokenLM, starts: Iterable[Callable[[UnitMeter], object]], *,
     stream of its own), so that the host prepares one lane's pass while the device runs
     another's (:func:`_run_lanes`). Raises :class:`UnitFailed` naming the unit whose step or LM
     request failed."""
-    if int(batch_tokens) < 1:
-        raise ValueError(f"batch_tokens must be at least 1 (tokens per LM call), got "
-                         f"{batch_tokens}")
+    if int(pass_tokens) < 1:
+        raise ValueError(f"pass_tokens must be at least 1 (new positions per forward pass), "
+                         f"got {pass_tokens}")
+    admit_tokens = int(pass_tokens if admit_tokens is None else admit_tokens)
+    if admit_tokens < 1:
+        raise ValueError(f"admit_tokens must be at least 1 (tokens of pending requests), got "
+                         f"{admit_tokens}")
     if int(lanes) < 1:
         raise ValueError(f"lanes must be at least 1, got {lanes}")
     if int(lanes) > 1:
-        yield from _run_lanes(lm, list(starts), int(batch_tokens), stats, int(lanes))
+        yield from _run_lanes(lm, list(starts), int(pass_tokens), admit_tokens, stats,
+                              int(lanes))
         return
-    session = lm.session(int(batch_tokens))  # batch_tokens new positions per forward pass
+    session = lm.session(int(pass_tokens))
     pending = iter(enumerate(starts))
     active: dict[int, _Unit] = {}
     finished: dict[int, object] = {}
@@ -207,7 +238,7 @@ def run_many(lm: TokenLM, starts: Iterable[Callable[[UnitMeter], object]], *,
     exhausted = False
     while active or not exhausted:
         load = sum(u.weight for u in active.values())
-        while not exhausted and (not active or load < batch_tokens):
+        while not exhausted and (not active or load < admit_tokens):
             try:
                 index, start = next(pending)
             except StopIteration:
@@ -243,8 +274,8 @@ def run_many(lm: TokenLM, starts: Iterable[Callable[[UnitMeter], object]], *,
 _DONE = object()  # a lane's last message
 
 
-def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: int
-               ) -> Iterator[tuple[int, object]]:
+def _run_lanes(lm, starts: list, pass_tokens: int, admit_tokens: int, stats: dict | None,
+               lanes: int) -> Iterator[tuple[int, object]]:
     """:func:`run_many` over ``lanes`` lanes: lane j runs units j, j + lanes, ... with a
     shallow copy of ``lm`` (its own call and position counters, added to ``lm``'s when the lane
     ends; the model is shared) in a thread, on a CUDA stream of its own when the model is on
@@ -278,8 +309,8 @@ def _run_lanes(lm, starts: list, batch_tokens: int, stats: dict | None, lanes: i
             else:
                 where = contextlib.nullcontext()
             with where:
-                for k, result in run_many(own, starts[j::lanes], batch_tokens=batch_tokens,
-                                          stats=lane_stats[j]):
+                for k, result in run_many(own, starts[j::lanes], pass_tokens=pass_tokens,
+                                          admit_tokens=admit_tokens, stats=lane_stats[j]):
                     if stop.is_set():
                         return
                     out.put((k * lanes + j, result))
@@ -325,8 +356,8 @@ def _round(lm, session, units: list[_Unit]) -> int:
     """Answer the pending request of every unit of ``units`` with one ``logp_next_many`` and one
     ``logp``, share the work out and advance each unit. Returns the units carried per LM call,
     summed over the round's calls."""
-    nexts = [u for u in units if u.request[0] == "next"]
-    logps = [u for u in units if u.request[0] == "logp"]
+    nexts = [u for u in units if isinstance(u.request, Next)]
+    logps = [u for u in units if isinstance(u.request, Logp)]
     weights = {u.index: u.weight for u in units}
     replies: dict[int, object] = {}
     calls0, pos0, t0 = lm.calls, lm.positions, time.perf_counter()
@@ -336,12 +367,13 @@ def _round(lm, session, units: list[_Unit]) -> int:
             if session is not None:
                 session.keep([p for u in nexts for p in u.keep])
             return (session if session is not None else lm).logp_next_many(
-                [p for u in nexts for p in u.request[1]], [c for u in nexts for c in u.request[2]])
+                [p for u in nexts for p in u.request.prefixes],
+                [c for u in nexts for c in u.request.conts_per_prefix])
 
-        served += _answer(lm, nexts, "next", score_next, replies)
+        served += _answer(lm, nexts, score_next, replies)
     if logps:
-        served += _answer(lm, logps, "logp",
-                          lambda: lm.logp([s for u in logps for s in u.request[1]]), replies)
+        served += _answer(lm, logps, lambda: lm.logp([s for u in logps for s in u.request.seqs]),
+                          replies)
     calls, positions = lm.calls - calls0, lm.positions - pos0
     seconds = time.perf_counter() - t0
     total = sum(weights.values())
@@ -355,32 +387,32 @@ def _round(lm, session, units: list[_Unit]) -> int:
     return served
 
 
-def _answer(lm, units: list[_Unit], kind: str, score: Callable[[], Sequence], replies: dict
-            ) -> int:
-    """Run ``score()`` (one LM request of all ``units``, ``kind`` "next" or "logp"), put each
-    unit's slice of its answers (one per prefix or sequence it asked for) in ``replies``, and
-    return the units carried times the LM calls it took."""
+def _answer(lm, units: list[_Unit], score: Callable[[], Sequence], replies: dict) -> int:
+    """Run ``score()`` (one LM request of all ``units``, whose requests are all :class:`Next` or
+    all :class:`Logp`), put each unit's slice of its answers (one per prefix or sequence it asked
+    for) in ``replies``, and return the units carried times the LM calls it took."""
     calls0 = lm.calls
     try:
         out = score()
     except Exception as err:  # noqa: BLE001 - named by the unit whose request fails
-        _blame(lm, units, kind, err)
+        _blame(lm, units, err)
     at = 0
     for u in units:
-        replies[u.index] = out[at:at + len(u.request[1])]
-        at += len(u.request[1])
+        asked = len(u.request.prefixes if isinstance(u.request, Next) else u.request.seqs)
+        replies[u.index] = out[at:at + asked]
+        at += asked
     return len(units) * (lm.calls - calls0)
 
 
-def _blame(lm, units: list[_Unit], kind: str, err: Exception):
+def _blame(lm, units: list[_Unit], err: Exception):
     """Raise :class:`UnitFailed` for the first unit of ``units`` whose request alone fails (each
     is run again on the LM without a session), else for the first unit with ``err``."""
     for u in units if len(units) > 1 else ():
         try:
-            if kind == "next":
-                lm.logp_next_many(u.request[1], u.request[2])
+            if isinstance(u.request, Next):
+                lm.logp_next_many(u.request.prefixes, u.request.conts_per_prefix)
             else:
-                lm.logp(u.request[1])
+                lm.logp(u.request.seqs)
         except Exception as own:  # noqa: BLE001
             raise UnitFailed(u.index, own) from own
     raise UnitFailed(units[0].index, err) from err

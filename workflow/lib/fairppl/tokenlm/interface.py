@@ -38,10 +38,10 @@ Seq = Sequence[int]
 @runtime_checkable
 class Session(Protocol):
     """An incremental scorer over one LM (:meth:`TokenLM.session`) that keeps the work of the
-    prefixes it has run: ``chunk`` new positions per forward pass; :meth:`keep` drops what no
-    prefix still wanted needs."""
+    prefixes it has run: ``pass_tokens`` new positions per forward pass at most; :meth:`keep`
+    drops what no prefix still wanted needs."""
 
-    chunk: int
+    pass_tokens: int
 
     def keep(self, prefixes: Sequence[Seq]) -> None:
         """Drop every stored position that is not on the path of one of ``prefixes``."""
@@ -67,9 +67,10 @@ class TokenLM(Protocol):
     device: object | None
     pad_id: int | None
 
-    def session(self, chunk: int | None = None) -> Session | None:
-        """A fresh incremental scorer over this LM (``chunk``: new positions per forward pass,
-        None for the LM's default), or None when the LM has none (its own calls are then used)."""
+    def session(self, pass_tokens: int | None = None) -> Session | None:
+        """A fresh incremental scorer over this LM (``pass_tokens``: new positions per forward
+        pass, None for the LM's default), or None when the LM has none (its own calls are then
+        used)."""
 
     def clear_cache(self) -> None:
         """Forget what earlier calls left cached, so that ``calls`` and ``positions`` count the
@@ -90,13 +91,13 @@ class TokenLM(Protocol):
 class TreeLM(TokenLM, Protocol):
     """A transformers causal LM as the incremental scorer :class:`~.kv_tree.KVTree` needs it:
     the ``model`` itself (its decoder ``base_model`` and output layer are run apart),
-    ``vocab_rows`` (rows of its output layer), ``tree_nodes`` (default positions per forward
-    pass), ``max_batch_tokens`` (rows of logits computed at once), a ``pad_id`` that is not
-    None, and the checks below."""
+    ``vocab_rows`` (rows of its output layer), ``pass_tokens`` (default new positions per
+    forward pass), ``max_batch_tokens`` (rows of logits computed at once), a ``pad_id`` that is
+    not None, and the checks below."""
 
     model: object
     vocab_rows: int
-    tree_nodes: int
+    pass_tokens: int
     max_batch_tokens: int
     pad_id: int
 

@@ -79,7 +79,9 @@ class HFTokenLM:
     :func:`fairppl.lm.scoring.score_texts`); ``score_end``: charge the end token in :meth:`logp`
     (``end_id`` is None otherwise). ``batch_size``: rows per forward pass; ``max_batch_tokens``:
     padded positions per forward pass (default 2**28 / vocabulary rows, about 1 GiB of float32
-    logits). ``device``: where to run (default: where the model is; moved if another is given).
+    logits). ``pass_tokens``: new positions per forward pass of the ``"tree"`` path and of a
+    :meth:`session` (default 1024, at least 2, at most ``max_batch_tokens``). ``device``: where
+    to run (default: where the model is; moved if another is given).
 
     The model runs in eval mode under ``torch.inference_mode``; log-probabilities are float32
     ``log_softmax`` (as the study's scorer; float64 for a model cast to float64), summed per
@@ -91,7 +93,7 @@ class HFTokenLM:
     Work is shared in one of two ways (``share``):
 
     * ``"tree"`` (default): the inputs of all sequences of a call form a prefix tree; its nodes are
-      packed depth-first into rows of at most ``tree_nodes`` positions, each node once, and run
+      packed depth-first into rows of at most ``pass_tokens`` positions, each node once, and run
       with a tree attention mask (a node sees its ancestors only; position id = depth), so a
       prefix shared by many sequences or continuations is computed once per call; logits only
       where a scored token is predicted. Falls back to ``"cache"`` for a model whose sliding
@@ -105,7 +107,7 @@ class HFTokenLM:
     def __init__(self, model, tokenizer, *, start_token: str | None = None,
                  end_token: str | None = None, score_end: bool = True, batch_size: int = 64,
                  max_batch_tokens: int | None = None, device=None, share: str = "tree",
-                 tree_nodes: int = 1024):
+                 pass_tokens: int = 1024):
         from ..core.errors import ScoringError
         from ..lm.batches import model_max_length, text_config
         from ..lm.scoring import check_vocab, model_device
@@ -129,7 +131,7 @@ class HFTokenLM:
         if share not in ("tree", "cache"):
             raise ValueError(f"share={share!r}: expected 'tree' or 'cache'")
         self.share = share
-        self.tree_nodes = max(2, min(int(tree_nodes), self.max_batch_tokens))
+        self.pass_tokens = max(2, min(int(pass_tokens), self.max_batch_tokens))
         config = text_config(model)
         self._window = getattr(config, "sliding_window", None)
         self._flash = "flash" in str(getattr(model.config, "_attn_implementation", ""))
@@ -219,8 +221,8 @@ class HFTokenLM:
         for (node, tok), k in trie.pairs.items():
             by_node.setdefault(node, []).append((tok, k))
         dtype = next(self.model.parameters()).dtype
-        # a row holds at least one whole input (rows may then exceed tree_nodes)
-        cap = max(self.tree_nodes, max(len(full) for full, _ in requests))
+        # a row holds at least one whole input (rows may then exceed pass_tokens)
+        cap = max(self.pass_tokens, max(len(full) for full, _ in requests))
         for nodes, owned in trie.rows(cap):
             n = len(nodes)
             pos = {node: k for k, node in enumerate(nodes)}
@@ -253,13 +255,13 @@ class HFTokenLM:
         values = values.numpy()
         return np.array([math.fsum(values[k] for k in ks) for ks in req_pairs])
 
-    def session(self, chunk: int | None = None):
+    def session(self, pass_tokens: int | None = None):
         """An incremental scorer over this LM that keeps the key/values of the prefixes it has
-        run (:class:`.kv_tree.KVTree`, ``chunk`` new positions per forward pass; default
-        ``tree_nodes``), for estimators that extend their prefixes step by step."""
+        run (:class:`.kv_tree.KVTree`, ``pass_tokens`` new positions per forward pass; default
+        the LM's ``pass_tokens``), for estimators that extend their prefixes step by step."""
         from .kv_tree import KVTree
 
-        return KVTree(self, chunk)
+        return KVTree(self, pass_tokens)
 
     def clear_cache(self) -> None:
         """Nothing to forget: every call runs its own inputs (a session keeps its own store)."""

@@ -68,7 +68,7 @@ class KenLMTokenLM:
         self.calls = 0
         self.positions = 0
 
-    def session(self, chunk: int | None = None) -> None:
+    def session(self, pass_tokens: int | None = None) -> None:
         """None: the LM caches its prefix states itself (no incremental session)."""
         return None
 
