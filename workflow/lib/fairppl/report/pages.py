@@ -2,7 +2,9 @@
 with the answer and continues with sections in a fixed order.
 
 Each section is a builder ``(ReportInputs) -> str | None`` in ``SECTIONS`` (None = nothing to
-show in this study); a later stage adds its section by adding a builder to the list.
+show in this study); a later stage adds its section by adding a builder to the list. A builder
+writes its section's sentences and HTML; the rows it shows are reshaped in
+:mod:`fairppl.report.frames`.
 """
 
 from __future__ import annotations
@@ -17,19 +19,11 @@ import polars as pl
 from ..stats.bootstrap import BootstrapSettings
 from ..stats.correlates import (OOV_VOCABULARY, OOV_VOCABULARY_DESCRIPTION, TRAIN_SIZE,
                                  UNSEEN_COLUMNS, feature_description, feature_names)
-from ..stats.metrics import BPU_COLUMNS, describe_units
-from .rankings import (
-    answer_order,
-    answer_sentences,
-    iso_differences,
-    model_agreement,
-    open_rows,
-    ranking_transfer,
-    wide_table,
-)
+from ..stats.metrics import describe_units
+from . import frames
+from .rankings import answer_sentences, iso_differences
 from .html import constants_text as _constants
-from .html import (column_label, drop_constant_columns, fmt, html_table, unk_table,
-                   unswept_sentence)
+from .html import column_label, drop_constant_columns, html_table, unswept_sentence
 from .html import paragraph as _p
 from .compare import end_of_unit_html, model_pairs_html
 from .morphology import why_sentences
@@ -145,8 +139,9 @@ def _section(anchor: str, title: str, body: str) -> str:
 
 
 def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
-    part = models.filter(corpus=corpus)
-    sizes, split = sorted(set(part["n_units"])), ", ".join(sorted(set(part["split"])))
+    """'the same 200 test units in every language and model', or '20 to 31 test units per row'."""
+    sizes, splits = frames.unit_sizes(models, corpus)
+    split = ", ".join(splits)
     if len(sizes) == 1:
         return f"the same {describe_units(sizes[0], split)} in every language and model"
     return f"{min(sizes)} to {max(sizes)} {split} units per row"
@@ -155,12 +150,8 @@ def _unit_phrase(models: pl.DataFrame, corpus: str) -> str:
 def _own_units_phrase(bpu: pl.DataFrame, corpus: str) -> str:
     """'4,751 test units: a, b; 100 test units: c': which models scored how many units of
     ``corpus`` (each on all its units)."""
-    rows = open_rows(bpu, corpus)
-    groups = {}
-    for label, n, split in rows.select("label", "n_units", "split").unique().sort(
-            "n_units", "label", descending=[True, False]).iter_rows():
-        groups.setdefault(describe_units(n, split), []).append(label)
-    return "; ".join(f"{units}: {', '.join(labels)}" for units, labels in groups.items())
+    return "; ".join(f"{describe_units(n, split)}: {', '.join(labels)}"
+                     for n, split, labels in frames.own_unit_groups(bpu, corpus).iter_rows())
 
 
 def answer_section(inp: ReportInputs) -> str:
@@ -175,7 +166,7 @@ def answer_section(inp: ReportInputs) -> str:
                         "languages differ\" has the tables.)", "answer"))
     # The table beside the answer holds the numbers the sentences use: each model on all the
     # units it scored; "Languages x models" has every model on one common unit set.
-    table = wide_table(inp.bpu, inp.sheet, main, order=answer_order(inp.models, inp.bpu, main))
+    table = frames.answer_table(inp.models, inp.bpu, inp.sheet, main)
     if table.height:
         headers = {c: UNITS.get(c, "BPEC (bits/char of English) [95% interval]")
                    for c in table.columns}
@@ -203,29 +194,22 @@ _RATES = {
 
 
 def languages_models_section(inp: ReportInputs) -> str | None:
-    parts = []
-    for corpus in inp.corpora[:1]:
-        for rate, unit in _RATES.items():
-            table = wide_table(inp.models, inp.sheet, corpus, value=rate,
-                               order=answer_order(inp.models, inp.bpu, corpus))
-            if not table.height:
-                break
-            headers = {c: UNITS.get(c, unit) for c in table.columns}
-            parts.append(html_table(table, headers, caption=(
-                f"{corpus}, {unit.split(' (')[0]}: {_unit_phrase(inp.models, corpus)}; "
-                f"rows in the order of the answer's ranking (mean rank over its models, "
-                f"hardest first)")))
-    if not parts:
+    main = inp.corpora[0]
+    tables = frames.rate_tables(inp.models, inp.bpu, inp.sheet, main, _RATES)
+    if not tables:
         return None
-    # Each model ranked on all the units it scored, as in the answer; pairs sharing fewer than 3
-    # languages left out.
-    agree = model_agreement(inp.bpu, inp.corpora[0]).filter(pl.col("spearman_rho").is_not_null())
+    parts = [html_table(table, {c: UNITS.get(c, _RATES[rate]) for c in table.columns}, caption=(
+        f"{main}, {_RATES[rate].split(' (')[0]}: {_unit_phrase(inp.models, main)}; rows in the "
+        f"order of the answer's ranking (mean rank over its models, hardest first)"))
+        for rate, table in tables.items()]
+    # Each model ranked on all the units it scored, as in the answer.
+    agree = frames.ranked_agreement(inp.bpu, main)
     if agree.height:
         parts.append(html_table(agree, UNITS, caption=(
-            f"Agreement between model rankings ({inp.corpora[0]}; each model ranked on all the "
+            f"Agreement between model rankings ({main}; each model ranked on all the "
             f"units it scored, over the languages both scored)")))
-    parts.append(model_pairs_html(inp.model_differences, inp.corpora[0], inp.bootstrap))
-    parts.append(end_of_unit_html(inp.models, inp.corpora[0]))
+    parts.append(model_pairs_html(inp.model_differences, main, inp.bootstrap))
+    parts.append(end_of_unit_html(inp.models, main))
     body = _p("Every number of a corpus on one common unit set (results/tables/models.csv; "
               "bpu.csv has each model on all the units it scored). Bits per character and per "
               "byte divide by the language's own characters and bytes: not comparable across "
@@ -251,34 +235,27 @@ def second_domain_section(inp: ReportInputs) -> str | None:
     parts = []
     main = inp.corpora[0]
     for corpus in inp.corpora[1:]:
-        if not open_rows(inp.models, corpus).height:
+        domain = frames.second_domain(inp.models, inp.sheet, main, corpus)
+        if domain is None:
             continue
-        trained, tc = "", []
-        if "train_corpus" in inp.models.columns:
-            tc = inp.models.filter(corpus=corpus)["train_corpus"].drop_nulls().unique().to_list()
-            trained = (f" Models trained on {', '.join(tc)} (pretrained LMs as they are)."
-                       if tc else "")
-        rows = inp.models.filter(corpus=corpus)
-        few = rows["n_units"].max() < FEW_UNITS
-        left = ""
-        if "common_set_languages" in rows.columns:
-            said = sorted(set(rows["common_set_languages"].drop_nulls()) - {""})
-            left = "".join(f" Common unit set: {x}." for x in said if "left out" in x)
+        tc = domain.train_corpora
+        trained = (f" Models trained on {', '.join(tc)} (pretrained LMs as they are)."
+                   if tc else "")
+        few = domain.most_units < FEW_UNITS
+        left = "".join(f" Common unit set: {x}." for x in domain.left_out)
         parts.append(_p(f"{'A small second-domain check' if few else 'Second domain'}: "
                         f"{corpus}, {_unit_phrase(inp.models, corpus)}.{trained}{left}"
                         + (" With so few units the intervals are wide; read the ranking, not "
                            "the digits." if few else ""), "note"))
         parts.append(figure(inp.figures.get(corpus), f"BPEC on {corpus}"))
-        table = wide_table(inp.models, inp.sheet, corpus)
+        table = domain.table
         parts.append(html_table(table, {c: UNITS.get(c, "BPEC (bits/char of English) [95% "
                                                        "interval]") for c in table.columns},
                                 caption=f"{corpus}: languages ranked by the first model's BPEC"))
         parts.extend(_p(s, "note") for s in outlier_sentences(
-            inp.models, inp.correlates, corpus, inp.names,
-            ", ".join(tc) if trained else None))
-        transfer = ranking_transfer(inp.models, main, corpus)
-        if transfer.height:
-            parts.append(html_table(transfer, UNITS, caption=(
+            inp.models, inp.correlates, corpus, inp.names, ", ".join(tc) if tc else None))
+        if domain.transfer.height:
+            parts.append(html_table(domain.transfer, UNITS, caption=(
                 f"Does the {main} ranking transfer? Spearman between each model's {main} and "
                 f"{corpus} rankings of the languages ({main}: "
                 f"{_unit_phrase(inp.models, main)}; {corpus}: "
@@ -288,35 +265,24 @@ def second_domain_section(inp: ReportInputs) -> str | None:
     return _section("second-domain", "Second domain", "\n".join(parts))
 
 
+#: The units of the per-tokenizer columns of the UNK table, in the order of
+#: :data:`fairppl.report.frames.UNK_SUFFIXES`.
+_UNK_UNITS = ("<unk> tokens / words (fraction)", "p(<unk>) as is (bits/utterance)",
+              "every p(<unk>) / #OOV types (bits/utterance)")
+
+
 def unk_section(inp: ReportInputs) -> str | None:
-    closed = inp.bpu.filter(~pl.col("open_vocabulary"))
-    if not closed.height:
+    unk = frames.unk_wide(inp.bpu)
+    if unk is None:
         return None
-    table = unk_table(inp.bpu)
-    keys = ["corpus", "language", "model"]
-    wide = table.select(keys).unique(maintain_order=True)
+    table, constant = unk
     headers = {"language": "language id", "model": "word model", "corpus": "corpus id"}
-    for char in table["char_model"].drop_nulls().unique(maintain_order=True):
-        col = f"{char} (open vocabulary)"
-        headers[col] = "character n-gram, same units (bits/utterance)"
-        wide = wide.join(table.filter(char_model=char).select(
-            *keys, pl.col("char_bits_per_utterance").alias(col)).unique(keys), on=keys,
-            how="left")
-    for tok in table["tokenizer"].unique(maintain_order=True):
-        part = table.filter(tokenizer=tok).unique(keys).select(
-            *keys, pl.col("oov_rate").alias(f"{tok}: OOV rate"),
-            pl.col("bits_per_utterance").alias(f"{tok}: naive"),
-            pl.col("unk_corrected_bits_per_utterance").alias(f"{tok}: corrected"))
-        wide = wide.join(part, on=keys, how="left")
-    wide, constant = drop_constant_columns(wide, keep=("language",))
-    for c in wide.columns:
-        if c.endswith(": OOV rate"):
-            headers[c] = "<unk> tokens / words (fraction)"
-        elif c.endswith(": naive"):
-            headers[c] = "p(<unk>) as is (bits/utterance)"
-        elif c.endswith(": corrected"):
-            headers[c] = "every p(<unk>) / #OOV types (bits/utterance)"
-    table = wide
+    for c in table.columns:
+        if c.endswith(" (open vocabulary)"):
+            headers[c] = "character n-gram, same units (bits/utterance)"
+        for suffix, unit in zip(frames.UNK_SUFFIXES, _UNK_UNITS):
+            if c.endswith(f": {suffix}"):
+                headers[c] = unit
     text = ("Closed-vocabulary word n-grams over a vocabulary sweep, each on all test units (the "
             "character n-gram on the same units). Their bits are not code lengths of the text: "
             "an out-of-vocabulary word costs one p(<unk>) instead of the spelling of its "
@@ -340,19 +306,10 @@ def correlates_section(inp: ReportInputs) -> str | None:
     if inp.correlates is None or not inp.correlates.height:
         return None
     main = inp.corpora[0]
-    feats = inp.correlates.filter(corpus=main)
-    ref = open_rows(inp.models, main)
-    if ref.height:
-        first = sorted(ref["label"].unique(), key=lambda s: (not s.startswith("kenlm-char"), s))[0]
-        feats = feats.join(ref.filter(label=first).select("language", "bpec"), on="language",
-                           how="left").sort("bpec", descending=True, nulls_last=True)
-    feats = feats.join(inp.sheet.filter(corpus=main).select("language", "script"),
-                       on="language", how="left").drop("corpus")
-    ref_name = (sorted(ref["label"].unique(), key=lambda s: (not s.startswith("kenlm-char"), s))[0]
-                if ref.height else "none")
     # a column with one value for every language (the unit counts of the common set, N of the
     # fixed-length type/token ratio, an empty reason) is said once in the caption
-    feats, constant = drop_constant_columns(feats, keep=("language", "bpec", "script"))
+    feats, constant, ref_name = frames.correlates_table(inp.correlates, inp.models, inp.sheet,
+                                                        main)
     same = _constants(constant)
     parts = [_p(f"Properties of each language's {main} text (whitespace words, the same rule "
                 "for every language: languages written without spaces get few, very long "
@@ -364,17 +321,11 @@ def correlates_section(inp: ReportInputs) -> str | None:
                                 **{f: feature_description(f) for f in feature_names(feats.columns)},
                                 **UNITS, "language": "language id",
                                 OOV_VOCABULARY: OOV_VOCABULARY_DESCRIPTION, **UNSEEN_COLUMNS,
-                                "bpec": f"BPEC of {ref_name} (bits/char of English)"},
+                                "bpec": f"BPEC of {ref_name or 'none'} (bits/char of English)"},
                         caption=f"{main}: per language, hardest first"
                         + (f"; the same for every language: {same}" if same else ""))]
     if inp.correlations is not None and inp.correlations.height:
-        corr = inp.correlations.filter(corpus=main).with_columns(
-            label=pl.col("model") + " / " + pl.col("tokenizer"),
-            cell=pl.struct("spearman_rho", "p_value", "n_languages").map_elements(
-                lambda r: "" if r["spearman_rho"] is None else
-                f"{r['spearman_rho']:.2f} (p {fmt(r['p_value'])}, n {r['n_languages']})",
-                return_dtype=pl.String))
-        wide = corr.pivot(on="label", index="feature", values="cell").with_columns(
+        wide = frames.correlation_cells(inp.correlations, main).with_columns(
             pl.col("feature").map_elements(column_label, return_dtype=pl.String))
         parts.append(html_table(wide, {"feature": "property of the text", **{
             c: "Spearman's rho with BPEC (two-sided p, languages)" for c in wide.columns[1:]}},
@@ -401,16 +352,7 @@ def tokenizers_section(inp: ReportInputs) -> str | None:
 def _own_dropped_sentence(corpus: str, part: pl.DataFrame) -> str:
     """One paragraph on the dropped units of a corpus that keeps each language's own units
     (``units: own``: the table's ``dropped_in`` column says where each drop applies)."""
-    from ..corpus.align import DROPPED_IN, EVERY_LANGUAGE, NO_BOOK
-
-    every = part.filter(pl.col(DROPPED_IN) == EVERY_LANGUAGE)["position"].n_unique()
-    own = (part.filter(pl.col(DROPPED_IN).is_not_null() & (pl.col(DROPPED_IN) != EVERY_LANGUAGE)
-                       & (pl.col(DROPPED_IN) != ""))
-           .with_columns(pl.col(DROPPED_IN).str.split(",")).explode(DROPPED_IN)
-           .group_by(DROPPED_IN)
-           .agg(pl.col("position").n_unique().alias("n"),
-                pl.col("position").filter(pl.col("how") == NO_BOOK).n_unique().alias("absent"))
-           .sort(["n", DROPPED_IN], descending=[True, False]))
+    every, own = frames.own_drops(part)
     per = "; ".join(f"{lang} {n:,}" + (f" ({absent:,} in books its file lacks)" if absent else "")
                     for lang, n, absent in own.iter_rows())
     return (f"{corpus} keeps each language's own units (units: own): {every:,} units are "
@@ -427,24 +369,12 @@ def _dropped_sentence(corpus: str, part: pl.DataFrame, n_kept: int | None,
     """One paragraph on a corpus's dropped units (the table of fairppl.corpus.align.find_dropped);
     ``units``: the corpus's ``units`` setting (None: read from the table, where a drop that
     applies in some languages only marks ``units: own``)."""
-    from ..corpus.align import DROPPED_IN, EVERY_LANGUAGE
-
     if units is None:
-        units = "own" if DROPPED_IN in part.columns and part.filter(
-            pl.col(DROPPED_IN).is_not_null() & (pl.col(DROPPED_IN) != EVERY_LANGUAGE)).height \
-            else "shared"
+        units = frames.dropped_units_mode(part)
     if units == "own":
         return _own_dropped_sentence(corpus, part)
-    language = {}
-    if {"corpus", "source_id", "language"} <= set(sheet.columns):
-        for sid, lang in sheet.filter(pl.col("corpus") == corpus).select(
-                "source_id", "language").iter_rows():
-            language.setdefault(str(sid), lang)
-    counts = (part.group_by("translation")
-              .agg((pl.col("reason") != "host").sum().alias("placeholders"),
-                   (pl.col("how") == "marker").sum().alias("named"),
-                   (pl.col("how") == "length").sum().alias("by_length"))
-              .sort("placeholders", "translation", descending=[True, False]))
+    language = frames.source_languages(sheet, corpus)
+    counts = frames.drops_per_translation(part)
     per = "; ".join(
         f"{sid}{f' ({language[sid]})' if sid in language else ''} {n:,} placeholders, "
         f"{named + by_length:,} hosts ({named:,} named by the placeholder, {by_length:,} by "
@@ -468,19 +398,15 @@ def corpus_section(inp: ReportInputs) -> str | None:
     parts = []
     kept = {}
     if inp.unit_counts is not None and inp.unit_counts.height:
-        counts = inp.unit_counts
-        same = "fewest (count)" not in counts.columns or \
-            counts["fewest (count)"].equals(counts["most (count)"])
+        counts, same = frames.unit_counts_table(inp.unit_counts)
         headers = {"corpus": "corpus id", "split": "split", "n_units": "aligned units (count)",
                    "fewest (count)": "units of the language with the fewest",
                    "most (count)": "units of the language with the most"}
         caption = ("Aligned units per split (the same in every language)" if same else
                    "Aligned units per split: the English reference's, and the fewest and most "
                    "a language keeps (a corpus with units: own keeps each language's own)")
-        if same:
-            counts = counts.drop("fewest (count)", "most (count)", strict=False)
         parts.append(html_table(counts, headers, caption=caption))
-        kept = dict(inp.unit_counts.group_by("corpus").agg(pl.col("n_units").sum()).rows())
+        kept = frames.kept_units(inp.unit_counts)
     if inp.dropped is not None and inp.dropped.height:
         for (corpus,), part in inp.dropped.group_by("corpus", maintain_order=True):
             units = (inp.settings.get("corpora", {}).get(corpus) or {}).get("units")
@@ -514,9 +440,8 @@ def marginal_section(inp: ReportInputs) -> str | None:
 def morphology_section(inp: ReportInputs) -> str | None:
     from .morphology import morphology_body
 
-    types = {c: str((spec or {}).get("type", "")) for c, spec in
-             (inp.settings.get("corpora") or {}).items() if isinstance(spec, dict)}
-    body = morphology_body(inp.morphology, inp.names, inp.figures, figure, types)
+    body = morphology_body(inp.morphology, inp.names, inp.figures, figure,
+                           frames.corpus_types(inp.settings))
     if body is None:
         return None
     return _section("morphology", "Why languages differ: morphology and difficulty", body)
