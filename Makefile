@@ -28,8 +28,8 @@ APT_PACKAGES := cmake g++ make libboost-program-options-dev libboost-system-dev 
 	libboost-thread-dev libboost-test-dev zlib1g-dev libbz2-dev liblzma-dev libeigen3-dev \
 	$(APERTIUM_PACKAGES)
 # `make test` also installs Debian's Chromium (about 100 MB to download, 350 MB installed; 9 s
-# here) for tests/test_play_browser.py, the Shannon game's page played in a headless browser,
-# which otherwise skips with its reason (where apt-get cannot run: FAIRPPL_CHROMIUM=path).
+# here) for tests/workflow/test_play_browser.py, the Shannon game's page played in a headless
+# browser, which otherwise skips with its reason (where apt-get cannot run: FAIRPPL_CHROMIUM=path).
 TEST_APT_PACKAGES := chromium
 # The virtual environment's programs (snakemake, pip, and cmake/ninja when taken from PyPI) come
 # first for every recipe and every job Snakemake runs from it.
@@ -65,11 +65,12 @@ test test-heavy: APT_PACKAGES += $(TEST_APT_PACKAGES)
 test: setup resources
 	$(VENV)/bin/pytest
 
-# The inner loop: the tests that run no Snakemake (every test that does is marked `e2e`, and
-# tests/conftest.py fails one that runs it unmarked), load no pretrained LM, start no cluster
-# and read no real corpus at full size (docs/tests.md, "Tests").
+# The inner loop: the tests of tests/unit that run no Snakemake (every test that does is marked
+# `e2e`, and tests/conftest.py fails one that runs it unmarked), load no pretrained LM, start no
+# cluster and read no real corpus at full size (docs/tests.md, "Tests").
 test-fast: setup
-	$(VENV)/bin/pytest -m "not e2e and not pretrained and not slurm and not heavy and not data"
+	$(VENV)/bin/pytest tests/unit \
+	  -m "not e2e and not pretrained and not slurm and not heavy and not data"
 
 # Beyond the 20 minutes of `make test` on 2 cores: the SLURM tests with the whole test config run
 # through the cluster from scratch (`make test` reruns one language's jobs through it), and the

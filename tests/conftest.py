@@ -45,8 +45,9 @@ for _name, _path in _resource_paths().items():
 # The session runs work side by side on two cores (the shared study's build and the SLURM runs in
 # the background, beside the tests): an OpenMP thread waiting at a barrier then sleeps instead of
 # spinning, in this process and every job it starts (torch's threads). Measured: two copies of
-# tests/test_lm_guided.py's real-SmolLM2 test side by side took 112 s each with spinning threads,
-# 51 s each with sleeping ones (one alone: 39 and 47 s). Set it otherwise in the shell to compare.
+# tests/unit/test_lm_guided.py's real-SmolLM2 test side by side took 112 s each with spinning
+# threads, 51 s each with sleeping ones (one alone: 39 and 47 s). Set it otherwise in the shell to
+# compare.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # A mirror of the downloads set in the developer's shell would answer the tests' local servers'
 # URLs (fairppl.corpus.mirror): the tests that want one set it themselves.
@@ -83,7 +84,7 @@ def _refuse_unmarked(what: str) -> None:
     item = _CURRENT_ITEM[0]
     if (item is None or _BACKGROUND_SETUP[0]
             or threading.current_thread() is not threading.main_thread()):
-        return  # background runs (tests/slurm_study.py) and session teardown
+        return  # background runs (tests/cluster/slurm_study.py) and session teardown
     if item.get_closest_marker("e2e") is None:
         raise AssertionError(
             f"{item.nodeid} runs Snakemake ({what}) but is not marked e2e: add "
@@ -134,7 +135,8 @@ def pytest_runtest_protocol(item, nextitem):
 
 @pytest.fixture(scope="session", autouse=True)
 def _snakemake_api_guard():
-    """The in-process Snakemake API (tests/test_settings_effects.py) under the same guard."""
+    """The in-process Snakemake API (tests/workflow/test_settings_effects.py) under the same
+    guard."""
     from snakemake.api import SnakemakeApi
 
     original = SnakemakeApi.__enter__
@@ -207,7 +209,7 @@ def merge_config(base: dict, over: dict) -> dict:
 def wide_plan(tmp_path_factory) -> subprocess.CompletedProcess:
     """One dry run of the wide profile (config/wide merged over config/config.yaml) in a copy of
     the repository's config, shared by the tests that read its plan; with memory_mb set for the
-    FLORES-200 rules (tests/test_flores_wide.py reads them back)."""
+    FLORES-200 rules (tests/workflow/test_flores_wide_workflow.py reads them back)."""
     wd = make_workdir(tmp_path_factory.mktemp("wide") / "wd", ROOT / "config")
     (wd / "memory.yaml").write_text("resources:\n  memory_mb: {flores_parity: 1234, "
                                     "flores_bits: 4321, flores_marginal: 2345}\n",
@@ -458,8 +460,8 @@ def study(study_build, resources_ready, tiny_model, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def cluster():
-    """A one-node SLURM cluster with accounting (tests/slurm_cluster.py) for the session; skips
-    with the reason where this machine cannot run one. A cluster left by a killed earlier
+    """A one-node SLURM cluster with accounting (tests/cluster/slurm_cluster.py) for the session;
+    skips with the reason where this machine cannot run one. A cluster left by a killed earlier
     session is swept first."""
     import slurm_cluster
 
@@ -521,9 +523,9 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def slurm_runs(request, study_build):
-    """Snakemake runs through the SLURM cluster in the background (tests/slurm_study.py), started
-    where a selected test waits for them, while the other tests run: ``study``, the test config
-    (fixture `slurm_study` of test_slurm.py), ``out_of_memory``, a job over its memory
+    """Snakemake runs through the SLURM cluster in the background (tests/cluster/slurm_study.py),
+    started where a selected test waits for them, while the other tests run: ``study``, the test
+    config (fixture `slurm_study` of test_slurm.py), ``out_of_memory``, a job over its memory
     (`slurm_out_of_memory`), and ``site``, the site profile's runs of a throwaway workflow
     (`slurm_site`: a job over its time limit, the GPU switch, `jobs`, a wrong partition and
     account; started at once, while the local study is built and the cluster is idle). A dict

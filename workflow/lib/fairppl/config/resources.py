@@ -17,8 +17,8 @@ import math
 #: split (the Bible's test split of the default study, under 5,000 verses per language).
 WHOLE_SPLIT_UNITS = 5000
 
-#: The schema's defaults of config `resources` that these functions read (tests/test_settings.py
-#: checks them against workflow/schemas/config.schema.yaml).
+#: The schema's defaults of config `resources` that these functions read
+#: (tests/unit/test_settings.py checks them against workflow/schemas/config.schema.yaml).
 DEFAULTS = {"runtime_growth": 2, "max_runtime": 1440, "gpu": 1}
 
 

@@ -499,7 +499,7 @@ def check_english_from(config: dict, source: str) -> None:
 def check_neural_shape(config: dict, source: str) -> None:
     """The Transformer's shape rules of :class:`fairppl.neural.NeuralConfig` that the schema
     cannot state, checked here rather than in every ``train_neural`` job (importing that class
-    would load torch at every start-up; tests/test_settings.py checks both agree): ``d_model``
+    would load torch at every start-up; tests/unit/test_settings.py checks both agree): ``d_model``
     a multiple of ``n_heads``, and an even head size ``d_model / n_heads`` (rotary
     embeddings). Absent keys keep NeuralConfig's defaults (128 and 4)."""
     neural = config.get("neural") or {}

@@ -15,7 +15,7 @@ from .design import evaluation_split, train_corpus
 
 
 #: The schema's defaults of the settings these checks read where the config leaves them out
-#: (tests/test_settings.py checks them against workflow/schemas/config.schema.yaml).
+#: (tests/unit/test_settings.py checks them against workflow/schemas/config.schema.yaml).
 DEFAULTS = {
     ("marginal", "min_units"): 20,
     ("marginal", "max_units"): 50,

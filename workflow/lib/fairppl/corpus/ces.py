@@ -6,8 +6,8 @@ verse), read into the units of the default study's Bible
 KJV's numbering), so that both corpora align verse by verse.
 
 The files are numbered almost as the KJV is. What differs, found on the 46 files of the
-snapshot at commit 44e5fca (tests/test_bible_ces.py checks it on the real archive), and what this
-reader does about it:
+snapshot at commit 44e5fca (tests/unit/test_bible_ces.py checks it on the real archive), and what
+this reader does about it:
 
 - **Chapter ids with the book's digit in front.** In 8 files (Achuar, Aguaruna, Akawaio,
   Barasana, Camsa, Dinka, Ojibwa, Shuar) the numbered books write chapter 10 of 1 Corinthians as

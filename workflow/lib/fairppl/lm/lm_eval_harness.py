@@ -14,7 +14,7 @@ So ``HFLM(prefix_token_id=<our start id>, add_bos_token=False)`` scores the same
 study, conditioned on the same start token, and its log-likelihood is minus the unit's nats less
 the charged end token's (the last ``token_nats``), for every unit that fits one window and has
 no literal special-token text (lm-eval reads such text as the control token; the study spells
-it out). ``tests/test_lm_eval_parity.py`` checks this against ``lm_eval`` on the real models.
+it out). ``tests/unit/test_lm_eval_parity.py`` checks this against ``lm_eval`` on the real models.
 """
 
 from __future__ import annotations

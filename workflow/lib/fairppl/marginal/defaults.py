@@ -1,7 +1,7 @@
 """The marginal estimators' sampling defaults, in one place: what :func:`.api.estimate` and the
 lm-guided proposal (:mod:`.lm_guided`) use when a caller passes none, equal to the study
 config's defaults of ``marginal.K``, ``marginal.L`` and ``marginal.M``
-(workflow/schemas/config.schema.yaml; tests/test_settings.py checks they agree).
+(workflow/schemas/config.schema.yaml; tests/unit/test_settings.py checks they agree).
 """
 
 from __future__ import annotations

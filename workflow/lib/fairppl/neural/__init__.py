@@ -41,7 +41,7 @@ Determinism and resumption
     vocabulary's special ids and a SHA-256 of the packed training data. A later call with the same
     configuration, vocabulary and data resumes from it and reproduces the uninterrupted run
     **bit for bit** on the same device, torch build and thread count (checked in
-    tests/test_neural.py). A checkpoint written with a different configuration, vocabulary or
+    tests/unit/test_neural.py). A checkpoint written with a different configuration, vocabulary or
     data is never mixed in: ``train`` raises ``InputError`` naming the differing fields.
     ``checkpoint_every`` and ``eval_every`` do not change the trajectory and are not compared.
 

@@ -8,7 +8,8 @@ and the end-of-unit symbol ``</s>`` (begin-of-unit context on), in bits. What an
 costs beyond ``-log2 p(<unk> | context)`` is the caller's hook (``score_tokens``): a spell-out for
 characters and pieces, nothing (and a consistency check) for the word models' UNK class.
 
-KenLM conventions this module relies on (checked in tests/test_charlm.py, tests/test_wordlm.py):
+KenLM conventions this module relies on (checked in tests/unit/test_charlm.py,
+tests/unit/test_wordlm.py):
 
 * KenLM splits a line into words at ASCII whitespace (lmplz: NUL, TAB, LF, CR, space; the Python
   module: TAB, LF, VT, FF, CR, space); a token must contain none of these.

@@ -30,7 +30,7 @@ learned UNK probability: the corrected curve would jump at ``all``.) Its actual 
 Units: costs are bits (log base 2); perplexities are per token, a token being a word or the
 end-of-unit symbol ``</s>``.
 
-KenLM facts this module relies on (checked against a real run in tests/test_wordlm.py):
+KenLM facts this module relies on (checked against a real run in tests/unit/test_wordlm.py):
 
 * ``lmplz`` refuses the words ``<s>``, ``</s>`` and ``<unk>`` in its training text ("Special word
   <unk> is not allowed in the corpus"); ``--skip_symbols`` would turn them into whitespace, i.e.

@@ -423,7 +423,7 @@ def conventions_section(inp: ReportInputs) -> str | None:
             "lm_eval_harness: the settings of lm-evaluation-harness (lm-eval 0.4, "
             "loglikelihood_rolling and bits_per_byte) that give the same log-likelihoods, which "
             "leave out the end token, and what its defaults change; a test checks them against "
-            "lm-eval itself (tests/test_lm_eval_parity.py).")
+            "lm-eval itself (tests/unit/test_lm_eval_parity.py).")
     return _section("conventions", "Scoring conventions",
                     _p(text, "note") + html_table(inp.conventions, {}))
 

@@ -24,7 +24,7 @@ exactly its bytes (:class:`fairppl.marginal.vocab.TokenVocab`). The context's to
 words' tokens concatenated (``context_tokens``), so the model always conditions on the same
 tokens its bets were computed with.
 
-Properties (tested in tests/test_shannon_bettors.py):
+Properties (tested in tests/unit/test_shannon_bettors.py):
 
 * The events "t(w) then a boundary token or the end" are disjoint for distinct words (a word's
   tokens after the first never begin with a space) and lie inside the event of ``B(c)``, so the

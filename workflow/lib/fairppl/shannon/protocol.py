@@ -4,8 +4,8 @@ The game's code asks a bettor through these five methods only, never whether it 
 bettor that computes nothing ahead keeps the base class's :meth:`Bettor.prefetch` (it does
 nothing), one without a window its :meth:`Bettor.fits` (every unit fits). The bettors:
 :class:`~.bettors.WordNgramBettor`, :class:`~.bigram.BigramBettor`, :class:`~.neural.TokenBettor`
-and :class:`~.bettors.ContextByContext` (tests/test_shannon_bettors.py checks that every class of
-the package with bets is one).
+and :class:`~.bettors.ContextByContext` (tests/unit/test_shannon_bettors.py checks that every class
+of the package with bets is one).
 """
 
 from __future__ import annotations

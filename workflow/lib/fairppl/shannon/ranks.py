@@ -28,9 +28,9 @@ When ranks are known only up to l (a list of l guesses; the rest, 1 - S_l, came 
   1 - S_l: it follows lambda / r from rank l + 1 until that mass is spent, the rank where it runs
   out gets what is left and every later rank 0 (:func:`zipf_tail`). This reproduces the paper's
   Table 2 at l = 1 (49.53 and 160.51, from q_1 = 0.1368 read off its uniform bound 5160.64;
-  ``tests/test_shannon_ranks.py``); spreading the tail over all ranks up to m instead would give
-  198 and 897. When lambda / r up to rank m carries less than 1 - S_l, the tail is scaled up to
-  carry it: q_r = c / r with c = (1 - S_l) / sum_{r=l+1}^{m} 1/r.
+  ``tests/unit/test_shannon_ranks.py``); spreading the tail over all ranks up to m instead would
+  give 198 and 897. When lambda / r up to rank m carries less than 1 - S_l, the tail is scaled up
+  to carry it: q_r = c / r with c = (1 - S_l) / sum_{r=l+1}^{m} 1/r.
 
 At l = m there is no tail and both give eq. 9 exactly.
 

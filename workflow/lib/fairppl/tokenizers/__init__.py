@@ -1,7 +1,7 @@
 """Per-language tokenizers: SentencePiece unigram/BPE models and a character tokenizer, all open
 vocabulary, all usable as ``transformers`` fast tokenizers.
 
-Conventions (checked in tests/test_tokenizers.py):
+Conventions (checked in tests/unit/test_tokenizers.py):
 
 * Input is a list of normalised units (``fairppl.core.text.normalize``: NFC, single ASCII spaces, no
   leading/trailing space). The tokenizers change nothing else in the text: SentencePiece is

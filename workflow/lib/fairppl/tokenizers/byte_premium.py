@@ -58,7 +58,7 @@ COLUMNS = ("code", "language", "their column", "ours (ratio)", "theirs (ratio)",
 def sentences(dev: str, devtest: str) -> list[str]:
     """The lines of ``dev`` then ``devtest`` as stored, without their newlines: the study's
     FLORES units, as :func:`fairppl.tokenizers.parity.flores_sentences` gives them (kept apart so
-    that this module does not import the one whose command runs it; tests/test_byte_premium.py
+    that this module does not import the one whose command runs it; tests/unit/test_byte_premium.py
     checks that both agree)."""
     return dev.split("\n")[:-1] + devtest.split("\n")[:-1]
 

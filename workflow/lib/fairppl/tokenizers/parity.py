@@ -16,7 +16,7 @@ Two byte-level BPE tokenizers of OpenAI's, both offline, both as ``tiktoken`` en
 Token counts are of ``encode_ordinary`` (special-token text is counted as ordinary text). With
 Petrov's text (:func:`fairppl.corpus.flores.petrov_text`) they reproduce the GPT-2 (= r50k_base)
 and cl100k_base columns of their published table exactly for all 204 codes, and the text's UTF-8
-bytes and code points their ByT5 and UTF-32 columns (tests/test_parity.py).
+bytes and code points their ByT5 and UTF-32 columns (tests/unit/test_parity.py).
 
 :func:`parity_table` gives one row per code, :func:`write_parity` writes it as CSV; the command
 ``fairppl parity --flores ARCHIVE --out FILE`` runs
@@ -36,8 +36,8 @@ has, as one tidy table, a row per (code, tokenizer, text):
   Text ``whole``: Petrov's text, for r50k_base and cl100k_base only, where the published counts
   check it. The whole text's code points and bytes are the sentences' plus ``sentences + 1``
   (the joining spaces), so they need no row of their own; its tokens differ by what the joining
-  spaces do to each sentence's first word (tests/test_parity.py checks the relation exactly for
-  r50k_base, and for cl100k_base where no sentence starts or ends with white space).
+  spaces do to each sentence's first word (tests/unit/test_parity.py checks the relation exactly
+  for r50k_base, and for cl100k_base where no sentence starts or ends with white space).
 * tokens are the text's tokens only: no start or end token. The scorer
   (:mod:`fairppl.lm.scoring`) puts a start token before each sentence as context, never scored,
   and charges one end token after it, so the tokens its bits per sentence are summed over are
@@ -69,7 +69,7 @@ from ..corpus.flores import ENGLISH, FLORES200_SHA256, petrov_text, read_flores,
 #: codes.
 R50K_PATTERN = (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++"""
                 r"""|\s++$|\s+(?!\S)|\s""")
-#: The pattern as GPT-2's ``encoder.py`` has it (tests/test_parity.py checks the two agree).
+#: The pattern as GPT-2's ``encoder.py`` has it (tests/unit/test_parity.py checks the two agree).
 GPT2_ENCODER_PATTERN = (r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+"""
                         r"""|\s+(?!\S)|\s+""")
 #: GPT-2's end-of-text token and its id.

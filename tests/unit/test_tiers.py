@@ -1,0 +1,105 @@
+"""The test tiers' marks (docs/tests.md): what counts as running Snakemake, the guard that fails
+an unmarked test that does, and the marks given at collection."""
+
+import sys
+import threading
+
+import pytest
+
+import conftest
+from conftest import VENV_BIN, _refuse_unmarked, _runs_snakemake
+
+
+@pytest.mark.parametrize("args", [
+    [str(VENV_BIN / "snakemake"), "-n"],
+    "snakemake --cores 2 all",
+    ["su", "someone", "-c", "cd /x && .venv/bin/snakemake -n --cores 2"],
+    [sys.executable, "-m", "snakemake", "-n"],
+    [sys.executable, "-c", "from snakemake.api import SnakemakeApi\nwith SnakemakeApi(s) as a: 0"],
+])
+def test_these_command_lines_run_snakemake(args):
+    assert _runs_snakemake(args)
+
+
+@pytest.mark.parametrize("args", [
+    ["git", "log", "--", "snakemake.log"],
+    [sys.executable, "-c", "import snakemake.script"],
+    "ls results/snakemake-report",
+    [sys.executable, "workflow/scripts/score_lm.py"],
+])
+def test_these_do_not(args):
+    assert not _runs_snakemake(args)
+
+
+class _Item:
+    nodeid = "tests/test_x.py::test_y"
+
+    def __init__(self, marks):
+        self.marks = marks
+
+    def get_closest_marker(self, name):
+        return name if name in self.marks else None
+
+
+def _as_current(item, call):
+    saved = conftest._CURRENT_ITEM[0]
+    conftest._CURRENT_ITEM[0] = item
+    try:
+        return call()
+    finally:
+        conftest._CURRENT_ITEM[0] = saved
+
+
+def test_an_unmarked_test_that_runs_snakemake_fails_naming_itself_and_the_mark():
+    with pytest.raises(AssertionError, match=r"tests/test_x.py::test_y runs Snakemake \(snakemake "
+                                             r"-n\) but is not marked e2e"):
+        _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake -n"))
+
+
+def test_a_marked_test_and_a_background_thread_pass():
+    _as_current(_Item({"e2e"}), lambda: _refuse_unmarked("snakemake -n"))
+    failures = []
+
+    def background():  # tests/cluster/slurm_study.py's runs start Snakemake from threads
+        try:
+            _refuse_unmarked("snakemake -n")
+        except AssertionError as err:
+            failures.append(err)
+
+    def in_thread():
+        thread = threading.Thread(target=background)
+        thread.start()
+        thread.join()
+
+    _as_current(_Item(set()), in_thread)
+    assert failures == []
+
+
+def test_the_guard_is_on_every_subprocess_of_the_suite():
+    # this test is not marked e2e: starting Snakemake here must fail before any process starts
+    import subprocess
+
+    with pytest.raises(AssertionError, match="not marked e2e"):
+        subprocess.run([str(VENV_BIN / "snakemake"), "--version"], capture_output=True)
+
+
+def test_a_fixture_that_runs_snakemake_marks_its_tests(request):
+    items = [i for i in request.session.items if "study" in getattr(i, "fixturenames", ())]
+    if not items:
+        pytest.skip("the shared study's tests are not in this session (run with the suite)")
+    assert all(i.get_closest_marker("e2e") for i in items)
+    data = [i for i in request.session.items
+            if "resources_ready" in getattr(i, "fixturenames", ())]
+    assert all(i.get_closest_marker("data") for i in data)
+    assert request.node.get_closest_marker("e2e") is None
+
+
+def test_the_sessions_background_runs_are_not_charged_to_the_first_test():
+    # study_build (autouse) starts the shared study in whichever test's set-up comes first
+    conftest._BACKGROUND_SETUP[0] = True
+    try:
+        _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
+    finally:
+        conftest._BACKGROUND_SETUP[0] = False
+    with pytest.raises(AssertionError):
+        _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
