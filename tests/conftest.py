@@ -118,6 +118,30 @@ class _Tiers:
                 item.add_marker(pytest.mark.e2e)
             if any(name in names for name in DATA_FIXTURES):
                 item.add_marker(pytest.mark.data)
+        misplaced = [f"{item.nodeid} ({why})" for item in items
+                     for why in [_misplaced(item)] if why]
+        if misplaced:
+            raise pytest.UsageError(
+                "tests in the wrong folder for their marks (tests/unit: no e2e or slurm mark; "
+                "tests/workflow: e2e; tests/cluster: slurm; docs/tests.md):\n  "
+                + "\n  ".join(misplaced))
+
+
+#: The folder each test belongs in, from its marks (docs/tests.md).
+FOLDERS = {"unit": "runs no Snakemake and needs no cluster",
+           "workflow": "runs Snakemake (e2e), needs no cluster",
+           "cluster": "runs on the tests' SLURM cluster (slurm)"}
+
+
+def _misplaced(item) -> str:
+    """Why ``item`` is in the wrong one of :data:`FOLDERS` ("" where it is not, or outside
+    them)."""
+    folder = Path(str(item.fspath)).parent.name
+    if folder not in FOLDERS:
+        return ""
+    marks = {m.name for m in item.iter_markers()}
+    want = "cluster" if "slurm" in marks else "workflow" if "e2e" in marks else "unit"
+    return "" if folder == want else f"in tests/{folder}, belongs in tests/{want}: {FOLDERS[want]}"
 
 
 def pytest_configure(config):

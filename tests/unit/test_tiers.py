@@ -103,3 +103,25 @@ def test_the_sessions_background_runs_are_not_charged_to_the_first_test():
         conftest._BACKGROUND_SETUP[0] = False
     with pytest.raises(AssertionError):
         _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
+
+
+def test_a_tests_folder_follows_its_marks():
+    from conftest import _misplaced
+
+    class Item:
+        def __init__(self, path, *marks):
+            self.fspath, self.marks = path, [pytest.mark.__getattr__(m).mark for m in marks]
+
+        def iter_markers(self):
+            return iter(self.marks)
+
+    assert _misplaced(Item("tests/unit/test_a.py")) == ""
+    assert _misplaced(Item("tests/workflow/test_a.py", "e2e")) == ""
+    assert _misplaced(Item("tests/cluster/test_a.py", "slurm", "e2e")) == ""
+    assert _misplaced(Item("tests/unit/test_a.py", "e2e", "data")) == (
+        "in tests/unit, belongs in tests/workflow: runs Snakemake (e2e), needs no cluster")
+    assert _misplaced(Item("tests/workflow/test_a.py", "slurm", "e2e")).endswith(
+        "belongs in tests/cluster: runs on the tests' SLURM cluster (slurm)")
+    assert _misplaced(Item("tests/cluster/test_a.py")).startswith(
+        "in tests/cluster, belongs in tests/unit")
+    assert _misplaced(Item("elsewhere/test_a.py", "e2e")) == ""
