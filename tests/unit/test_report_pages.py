@@ -492,3 +492,28 @@ def test_answer_says_when_neither_extreme_is_in_the_wider_corpus():
         "At 4 languages (nt, 50 test units; 0 of them also in bible), kenlm-char-o5 / char finds "
         "quc hardest (BPEC 5.000) and cop easiest (0.500); neither bible's hardest under it (tur) "
         "nor its easiest (fra) is among nt's languages."]
+
+
+def test_the_answer_says_why_one_paragraph_per_corpus():
+    """The answer section carries the why sentences of the difficulty predictors
+    (fairppl.report.morphology.why_sentences): one paragraph per corpus, then the change."""
+    from fairppl.report.morphology import why_sentences
+    from fairppl.report.pages import answer_section
+    from test_language_families import _why_table
+
+    settings = {"corpora": {"bible": {}}, "languages": SHEET.to_dicts()}
+    inp = ReportInputs(bpu=_models(), models=_models(), sheet=SHEET, settings=settings,
+                       bootstrap=BootstrapSettings(1000, 0, 0.95),
+                       morphology={"predictors": _why_table()})
+    html = answer_section(inp)
+    paragraphs = [p for p in html.split("<p class='answer'>")[1:]]
+    why = [p.split("</p>")[0] for p in paragraphs if "(model, predictor) rows" in p
+           or p.startswith("From narrow")]
+    expected = why_sentences(_why_table())
+    assert len(why) == len(expected) == 3
+    assert why[0].startswith("Why do languages differ? On wide (30 to 41 languages per row")
+    assert why[1].startswith("On narrow (22 languages")
+    assert why[2].endswith("(Section &quot;Why languages differ&quot; has the tables.)")
+    # without family-controlled columns there is nothing to say
+    inp.morphology = {"predictors": _why_table().drop("n_families")}
+    assert "Why do languages differ" not in answer_section(inp)

@@ -162,8 +162,10 @@ def answer_section(inp: ReportInputs) -> str:
         ranks=inp.rank_uncertainty)]
     why = why_sentences(inp.morphology.get("predictors"))
     if why:
-        parts.append(_p("Why do languages differ? " + " ".join(why) + " (Section \"Why "
-                        "languages differ\" has the tables.)", "answer"))
+        # one paragraph per corpus, then what the wider corpus changes
+        why[0] = "Why do languages differ? " + why[0]
+        why[-1] += " (Section \"Why languages differ\" has the tables.)"
+        parts.extend(_p(sentence, "answer") for sentence in why)
     # The table beside the answer holds the numbers the sentences use: each model on all the
     # units it scored; "Languages x models" has every model on one common unit set.
     table = frames.answer_table(inp.models, inp.bpu, inp.sheet, main)
