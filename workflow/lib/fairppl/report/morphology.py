@@ -257,7 +257,8 @@ def why_sentences(predictors: pl.DataFrame | None, response: str = "difficulty",
                        and r["spearman_p_bh"] <= ALPHA]
         kept = [r for r in pooled_rows if _survives(r)]
         lost = [r for r in pooled_rows if _survives(r) is False]
-        verdicts[corpus] = {(r["model"], r["predictor"]): bool(_survives(r)) and r in kept
+        surviving = {(r["model"], r["predictor"]) for r in kept}
+        verdicts[corpus] = {(r["model"], r["predictor"]): (r["model"], r["predictor"]) in surviving
                             for r in rows if _survives(r) is not None}
         by_predictor: dict[str, list[dict]] = {}
         for r in sorted(kept, key=lambda r: -abs(r["spearman_rho"])):
