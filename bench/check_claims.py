@@ -7,8 +7,8 @@ intervals of Spearman's rho, and the Shannon game's intervals and rank values.
 
     python bench/check_claims.py [results]      # default: results/
 
-Exit status 1 when a check differs, 0 otherwise (a check whose tables are absent is skipped and
-says so).
+Exit status 1 when a check differs, 2 when the folder holds no study tables or none of those a
+check reads, 0 otherwise (a check whose tables are absent is skipped and says so).
 """
 
 from __future__ import annotations
@@ -27,8 +27,12 @@ from scipy.stats import false_discovery_control, norm, spearmanr
 FAILED: list[str] = []
 
 
+RAN: list[str] = []
+
+
 def say(name: str, ok: bool, detail: str) -> None:
     print(f"{'ok     ' if ok else 'DIFFERS'} {name}: {detail}")
+    RAN.append(name)
     if not ok:
         FAILED.append(name)
 
@@ -245,11 +249,20 @@ def results_page(results: Path, page: Path) -> None:
 
 def main() -> int:
     results = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
+    if not (results / "tables").is_dir():
+        print(f"check_claims: {results}/tables is not a folder: expected a finished study's "
+              f"results folder", file=sys.stderr)
+        return 2
     for check in (pooled_adjustment, spearman_intervals, family_disagreement, headline,
                   second_domain, unseen_characters, shannon):
         check(results)
     results_page(results, Path(__file__).resolve().parents[1] / "docs" / "results.md")
-    print(f"{len(FAILED)} checks differ" + (f": {', '.join(FAILED)}" if FAILED else ""))
+    if not RAN:
+        print(f"check_claims: no check could run: none of the tables it reads is in "
+              f"{results}/tables", file=sys.stderr)
+        return 2
+    print(f"{len(RAN)} checks, {len(FAILED)} differ" + (f": {', '.join(FAILED)}" if FAILED
+                                                        else ""))
     return 1 if FAILED else 0
 
 
