@@ -73,10 +73,10 @@ test-fast: setup
 	  -m "not e2e and not pretrained and not slurm and not heavy and not data"
 
 # Beyond the 20 minutes of `make test` on 2 cores: the SLURM tests with the whole test config run
-# through the cluster from scratch (`make test` reruns one language's jobs through it), and the
-# tests marked `heavy` (a killed marginal estimator job resumed to the same table, a killed and an
-# interrupted training job, the Europarl profile end to end, a language added to the test study's
-# sheet and run). About 17 minutes.
+# through the cluster from scratch (`make test` reruns one output of each rule family through
+# it), and the tests marked `heavy` (a killed marginal estimator job resumed to the same table, a
+# killed and an interrupted training job, the Europarl profile end to end, a language added to the
+# test study's sheet and run). About 17 minutes.
 test-heavy: setup resources
 	FAIRPPL_SLURM_STUDY=full $(VENV)/bin/pytest -m "heavy or slurm"
 

@@ -371,6 +371,13 @@ def workdir_of_test_config(path: Path, tiny: Path) -> Path:
     return wd
 
 
+#: Niceness of the shared study's build (its Snakemake, its jobs and their autogroup): the tests
+#: ordered before its readers go first, and a test that runs two threads (torch, Snakemake with
+#: two cores) gets both cores; the build takes what they leave, and is done long before its
+#: readers start (docs/benchmarks.md, "The test suite"). The SLURM runs (nice 19) come after it.
+STUDY_BUILD_NICE = 10
+
+
 class StudyBuild:
     """The shared test study (rule `all` on tests/config in ``wd``) built by Snakemake in the
     background: :func:`study_build` starts it at the session's start, so that the tests that do
@@ -390,14 +397,18 @@ class StudyBuild:
         self._child: subprocess.Popen | None = None
 
     def start(self) -> "StudyBuild":
-        cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(self.wd),
-               "--cores", "2"]
+        cmd = ["nice", "-n", str(STUDY_BUILD_NICE), SNAKEMAKE, "--snakefile",
+               str(ROOT / "Snakefile"), "--directory", str(self.wd), "--cores", "2"]
         env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
         self._t0 = time.monotonic()
         with open(self.log_path, "w") as out:
             # its own session: stop() ends Snakemake and its jobs together
             self._child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                            start_new_session=True)
+        # its session is its own autogroup, whose niceness is what weighs against the tests'
+        from slurm_cluster import set_autogroup_nice
+
+        set_autogroup_nice(self._child.pid, STUDY_BUILD_NICE)
         threading.Thread(target=self._wait, daemon=True, name="study-build").start()
         return self
 
@@ -558,9 +569,9 @@ def slurm_runs(request, study_build):
 
     Environment variable ``FAIRPPL_SLURM_STUDY``: ``rerun`` (the default, `make test`) starts
     the test config's run as soon as the local study is built (from the build's waiting thread,
-    :class:`StudyBuild`), on a copy of it without the outputs of
-    one language (:data:`slurm_study.RERUN_LANGUAGE`); ``full`` (`make test-heavy`) runs the
-    whole config from scratch, from the start of the session."""
+    :class:`StudyBuild`), on a copy of it without one output of each rule family
+    (:data:`slurm_study.RERUN_OUTPUTS`); ``full`` (`make test-heavy`) runs the whole config from
+    scratch, from the start of the session."""
     wanted = {name for name in ("slurm_study", "slurm_out_of_memory", "slurm_site")
               if any(name in item.fixturenames for item in request.session.items)}
     if not wanted:
@@ -595,8 +606,7 @@ def slurm_runs(request, study_build):
                 if build.returncode != 0:
                     return  # fixture `study` fails with the build's log
                 if "slurm_study" in wanted and mode == "rerun":
-                    wd = runs.copy_without_language(build.wd, base / "study" / "wd",
-                                                    runs.RERUN_LANGUAGE)
+                    wd = runs.copy_without_outputs(build.wd, base / "study" / "wd")
                     background["study"] = runs.BackgroundStudy(started, wd, mode).start()
                 if "slurm_out_of_memory" in wanted:
                     wd = runs.copy_for_out_of_memory(build.wd, base / "oom" / "wd")

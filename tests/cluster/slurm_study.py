@@ -3,11 +3,13 @@ of conftest.py) while the other tests run: a job over its memory (:func:`copy_fo
 and the test config, in one of two modes:
 
 * ``rerun`` (`make test`): once the local run of the test config is finished, a copy of it
-  without the outputs of one language (:data:`RERUN_LANGUAGE`, the one language with every model
-  family: n-grams, Transformers, the pretrained model, lemmas, the marginal estimators, the
-  Shannon game) is brought up to date through SLURM: every job of that language, and the jobs
-  fed by them, go through the cluster (58 Snakemake jobs, the tables built again as local
-  rules);
+  with one output of every rule family deleted (:data:`RERUN_OUTPUTS`, all of English, the one
+  language with every model family: a tokenizer, an n-gram model and the scores of each n-gram
+  kind, the character Transformer trained on the Bible and everything it scores and bets,
+  the pretrained model's scores, each marginal estimator's table) is brought up to date
+  through SLURM: those jobs, and the tables fed by them, run again (32 Snakemake jobs, the
+  tables as local rules); each deleted file keeps its digest record, so the workflow's own
+  check of deleted intermediates (common.smk, `integrity_rebuild`) is what asks for it again;
 * ``full`` (`make test-heavy`): the whole config from scratch, from the session's start (146
   Snakemake jobs as 43 SLURM jobs; on 2 cores beside the rest of the suite it does not fit in
   `make test`).
@@ -67,26 +69,48 @@ def slurm_command(cluster, workdir: Path, args=(), timeout: int = 900):
 
 #: The background run's modes (environment variable FAIRPPL_SLURM_STUDY).
 MODES = ("rerun", "full")
-#: The language whose outputs the ``rerun`` mode removes and rebuilds through SLURM.
-RERUN_LANGUAGE = "eng"
+#: What the ``rerun`` mode deletes from the copy of the local run and rebuilds through SLURM, as
+#: globs under results/ of one language's files: one job or more of each rule family of
+#: test_slurm.RULE_FAMILIES. A model's files go with what it scores (a table whose inputs are all
+#: there is not rebuilt), so that the chain of jobs behind each family runs.
+RERUN_OUTPUTS = (
+    "tokenizers/bible/eng/*spm-bpe-3000.*",  # train_tokenizer
+    "ngram/bible-lemmas/eng/*char.o5.*",  # train_ngram
+    "scores/bible-lemmas/eng/*kenlm-char-o5.char.*",  # score_char_ngram
+    "scores/bible/eng/*kenlm-word-o3.word-v500.*",  # score_word_ngram
+    "scores/bible/eng/*kenlm-subword-o3.spm-unigram-3000.*",  # score_subword_ngram
+    "neural/bible/eng/char",  # train_neural (the job cancelled mid-run, CANCELLED)
+    "scores/*/eng/*transformer.char.*",  # score_neural
+    "shannon/bible/eng/*transformer.char.*",  # shannon_bets
+    "scores/bible/eng/*tiny-random.native.*",  # score_pretrained
+    "marginal/bible/eng/*kenlm-subword-o3.spm-unigram-3000.*",  # marginal_ngram, _lengths
+    "marginal_analyses/bible/eng/*kenlm-subword-o3.spm-unigram-3000.*",  # samples needed
+    "marginal/bible/eng/*tiny-random.native.*",  # marginal_lm
+    "marginal/bible/eng/*caching.transformer.spm-unigram-3000.*",  # marginal_caching
+)
 
 
-def copy_without_language(local_wd: Path, dest: Path, language: str) -> Path:
-    """A copy of the finished study ``local_wd`` (symlinks kept) without any output under
-    results/ of ``language`` (a path part named after it, or a file ``<language>.*``), tables and
-    figures aside (the run rebuilds them from the rest): Snakemake then reruns that language's
-    jobs and those fed by them."""
+def copy_without_outputs(local_wd: Path, dest: Path, patterns=RERUN_OUTPUTS) -> Path:
+    """A copy of the finished study ``local_wd`` (symlinks kept) without the files and folders
+    under results/ that ``patterns`` match, and without their hidden companions
+    (`.<name>.part.jsonl` and the like), but with their digest records (`.<name>.sha256`): at
+    start-up the workflow finds them deleted and rebuilds them, and the tables fed by them after
+    them. A pattern that matches nothing raises (the test config changed under it)."""
     shutil.copytree(local_wd, dest, symlinks=True)
     shutil.rmtree(dest / ".snakemake" / "log", ignore_errors=True)
-    for path in sorted((dest / "results").rglob("*"), reverse=True):
-        parts = path.relative_to(dest / "results").parts
-        if parts[0] in ("tables", "figures"):
-            continue
-        if any(part == language or part.split(".")[0] == language for part in parts):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+    results = dest / "results"
+    for pattern in patterns:
+        matched = sorted(results.glob(pattern))
+        if not matched:
+            raise FileNotFoundError(f"{pattern!r} matches nothing under {results}")
+        for path in matched:
+            for item in (path, *path.parent.glob(f".{path.name}*")):
+                if item.name.endswith(".sha256"):
+                    continue
+                if item.is_dir() and not item.is_symlink():
+                    shutil.rmtree(item)
+                elif item.exists() or item.is_symlink():
+                    item.unlink()
     return dest
 
 

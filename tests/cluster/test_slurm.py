@@ -2,9 +2,9 @@
 tests/cluster/slurm_cluster.py), under the shipped workflow profile and the tests' site profile:
 
 * the cluster itself accounts jobs and enforces memory;
-* the test config run through it (tests/cluster/slurm_study.py: in `make test` the jobs of one
-  language and those they feed, rebuilt on a copy of the local run; in `make test-heavy` the whole
-  config from scratch) gives the local run's tables, every job having gone through SLURM (its job
+* the test config run through it (tests/cluster/slurm_study.py: in `make test` one output of
+  each rule family and the tables they feed, rebuilt on a copy of the local run; in
+  `make test-heavy` the whole config from scratch) gives the local run's tables, every job having gone through SLURM (its job
   id in Snakemake's log and in `sacct`), although one training job was cancelled with `scancel`
   mid-run on the way: the retry resumed it from its checkpoint, to the local run's weights;
 * a job over its memory ends OUT_OF_MEMORY and comes back as a new SLURM job asking for more.
@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, SUMMARY_LINES
-from slurm_study import CANCELLED, OOM_FIRST_MB, OOM_GROWTH, OOM_TARGET
+from slurm_study import CANCELLED, OOM_FIRST_MB, OOM_GROWTH, OOM_TARGET, RERUN_OUTPUTS
 from test_slurm_profile import _declared_local_rules
 
 pytestmark = pytest.mark.slurm
@@ -163,6 +163,26 @@ def test_every_job_went_through_slurm(slurm_study, cluster):
         encoding="utf-8"))["config"]["resources"]["max_runtime"]
     limits = {s.slurm_id: _minutes(records[s.slurm_id]["Timelimit"]) for s in submitted}
     assert max(limits.values()) <= cap, limits
+
+
+def test_deleted_outputs_were_found_at_start_up_and_rebuilt(slurm_study):
+    """In `make test`'s rerun, each deleted file that had a digest record is named at start-up as
+    deleted and rebuilt (the workflow's integrity check asked for it: a table whose inputs are
+    missing is not rebuilt for that alone), and is there again (what they feed is compared by
+    test_every_table_equals_the_local_run)."""
+    wd, log, local_wd, _, mode = slurm_study
+    if mode != "rerun":
+        pytest.skip("the run from scratch deletes nothing")
+    sealed = sorted({seal.parent / seal.name[1:-len(".sha256")]
+                     for pattern in RERUN_OUTPUTS
+                     for path in (local_wd / "results").glob(pattern)
+                     for seal in path.parent.glob(f".{path.name}.sha256")})
+    assert sealed, "none of the deleted files had a digest record"
+    for path in sealed:
+        relative = path.relative_to(local_wd)
+        assert f"{relative}: missing (it was written, then deleted); this run rebuilds it" in log, \
+            relative
+        assert (wd / relative).exists(), relative
 
 
 def _minutes(limit: str) -> int:
