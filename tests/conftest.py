@@ -259,17 +259,40 @@ def slurm_not_answering(folder: Path) -> Path:
     return folder
 
 
-def snakemake(workdir: Path, *args: str, timeout: int = 900,
-              path_first: Path | None = None) -> subprocess.CompletedProcess:
-    """Run Snakemake on the repository's Snakefile in ``workdir``; return the finished process
-    (stdout and stderr captured as text). ``path_first``: a folder put before everything on
-    PATH (e.g. :func:`slurm_not_answering`)."""
+def run_command(cmd: list[str], *, timeout: int = 900, env: dict | None = None,
+                cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``cmd`` to its end and return it (stdout and stderr captured as text). Called from
+    the work done ahead (:func:`ahead`), it runs in the background's way: at
+    :data:`STUDY_BUILD_NICE`, in its own session (ended with the session where it still runs)."""
+    if not getattr(_AHEAD_THREAD, "active", False):
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                              cwd=cwd)
+    from slurm_cluster import set_autogroup_nice
+
+    child = subprocess.Popen(["nice", "-n", str(STUDY_BUILD_NICE), *cmd], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                             start_new_session=True)
+    set_autogroup_nice(child.pid, STUDY_BUILD_NICE)
+    _AHEAD_CHILDREN.append(child)
+    try:
+        out, err = child.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, 9)
+        raise
+    return subprocess.CompletedProcess(cmd, child.returncode, out, err)
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900, path_first: Path | None = None,
+              env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run Snakemake on the repository's Snakefile in ``workdir`` (:func:`run_command`); return
+    the finished process. ``path_first``: a folder put before everything on PATH (e.g.
+    :func:`slurm_not_answering`); ``env``: the environment (default: this process's)."""
     cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(workdir),
            "--cores", "2", *args]
     path = [str(path_first)] if path_first else []
-    env = dict(os.environ, PATH=os.pathsep.join([*path, str(VENV_BIN),
-                                                 os.environ.get("PATH", "")]))
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    base = os.environ if env is None else env
+    env = dict(base, PATH=os.pathsep.join([*path, str(VENV_BIN), base.get("PATH", "")]))
+    return run_command(cmd, timeout=timeout, env=env)
 
 
 def start_snakemake(workdir: Path, *targets: str) -> subprocess.Popen:
@@ -445,6 +468,102 @@ class StudyBuild:
         if self._child is not None and self._child.poll() is None:
             os.killpg(self._child.pid, 9)
         self._done.wait(timeout=60)
+
+
+# --- runs started ahead ------------------------------------------------------------------------
+#: Set in the thread that runs the work started ahead (:func:`snakemake` reads it).
+_AHEAD_THREAD = threading.local()
+#: The Snakemake processes it started (killed at the session's end where one still runs).
+_AHEAD_CHILDREN: list[subprocess.Popen] = []
+
+
+class Ahead:
+    """The Snakemake work of one test (its runs, not its checks) done ahead: started at the
+    session's start in a background thread, one after another in the order of the tests, at the
+    shared study's build's niceness, on the CPU time the tests leave idle (a test that runs only
+    one thread leaves a core). The test then asserts on :meth:`result`, which waits for it if it
+    is still running (or runs it then where the session did not start it)."""
+
+    def __init__(self, key: str, run, fixtures: tuple[str, ...]):
+        self.key, self.run, self.fixtures = key, run, fixtures
+        self._lock = threading.Lock()
+        self._started = False
+        self._done = threading.Event()
+        self._value = self._error = None
+
+    def claim(self) -> bool:
+        """True once, for whoever starts it."""
+        with self._lock:
+            started, self._started = self._started, True
+        return not started
+
+    def execute(self, folder: Path, fixtures: dict) -> None:
+        try:
+            self._value = self.run(folder, **fixtures)
+        except BaseException as error:  # raised again in the test, by result()
+            self._error = error
+        finally:
+            self._done.set()
+
+    def result(self, request):
+        """What the run returned (or raised), once it has ended; ``request``: the test's."""
+        if self.claim():
+            folder = request.getfixturevalue("tmp_path_factory").mktemp("ahead")
+            self.execute(folder, {name: request.getfixturevalue(name) for name in self.fixtures})
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+#: nodeid of the test -> its work done ahead.
+AHEAD: dict[str, Ahead] = {}
+
+
+def ahead(test: str, fixtures: tuple[str, ...] = ()):
+    """Decorator of a test module's function ``run(folder, **fixtures)``, the Snakemake work of
+    its test ``test`` (a function name of the same module), done ahead (:class:`Ahead`): the
+    session fixtures named in ``fixtures`` are passed by name, ``folder`` is a new empty
+    folder; its Snakemake runs go through :func:`snakemake`. Returns the :class:`Ahead`."""
+    def register(run):
+        module = Path(sys.modules[run.__module__].__file__).resolve().relative_to(ROOT)
+        key = f"{module.as_posix()}::{test}"
+        AHEAD[key] = Ahead(key, run, fixtures)
+        return AHEAD[key]
+    return register
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ahead_runs(request, tmp_path_factory):
+    """Starts the work of the selected tests registered with :func:`ahead`, in their order, in
+    one background thread; at the session's end stops what still runs."""
+    order = {}
+    for item in request.session.items:
+        key = item.nodeid.split("[")[0]
+        if key in AHEAD:
+            order.setdefault(key, AHEAD[key])
+    todo = []
+    for work in order.values():
+        try:
+            fixtures = {name: request.getfixturevalue(name) for name in work.fixtures}
+        except pytest.skip.Exception:
+            continue  # the test skips with the reason itself
+        if work.claim():
+            todo.append((work, tmp_path_factory.mktemp("ahead"), fixtures))
+
+    def run_all():
+        _AHEAD_THREAD.active = True
+        for work, folder, fixtures in todo:
+            work.execute(folder, fixtures)
+
+    if todo:
+        threading.Thread(target=run_all, daemon=True, name="ahead").start()
+    try:
+        yield
+    finally:
+        for child in _AHEAD_CHILDREN:
+            if child.poll() is None:
+                os.killpg(child.pid, 9)
 
 
 def _uses(item, fixture: str) -> bool:

@@ -125,3 +125,80 @@ def test_a_tests_folder_follows_its_marks():
     assert _misplaced(Item("tests/cluster/test_a.py")).startswith(
         "in tests/cluster, belongs in tests/unit")
     assert _misplaced(Item("elsewhere/test_a.py", "e2e")) == ""
+
+
+# --- work done ahead (conftest.Ahead) -------------------------------------------------------
+
+
+class _Request:
+    """A stand-in for pytest's request: fixtures by name."""
+
+    def __init__(self, tmp_path, **fixtures):
+        self.fixtures = dict(fixtures, tmp_path_factory=_Factory(tmp_path))
+
+    def getfixturevalue(self, name):
+        return self.fixtures[name]
+
+
+class _Factory:
+    def __init__(self, base):
+        self.base, self.n = base, 0
+
+    def mktemp(self, name):
+        self.n += 1
+        folder = self.base / f"{name}{self.n}"
+        folder.mkdir()
+        return folder
+
+
+def test_work_not_started_ahead_runs_in_the_test_once_with_its_fixtures(tmp_path):
+    calls = []
+
+    def run(folder, tiny):
+        calls.append((folder, tiny))
+        return "value"
+
+    work = conftest.Ahead("tests/x.py::test_y", run, ("tiny",))
+    request = _Request(tmp_path, tiny="model")
+    assert work.result(request) == "value" and work.result(request) == "value"
+    assert len(calls) == 1 and calls[0][1] == "model" and calls[0][0].is_dir()
+    assert not work.claim()  # started: nobody starts it again
+
+
+def test_work_started_ahead_is_waited_for_and_its_failure_raised_in_the_test(tmp_path):
+    release = threading.Event()
+
+    def run(folder):
+        release.wait(5)
+        raise AssertionError("snakemake failed: the log")
+
+    work = conftest.Ahead("tests/x.py::test_y", run, ())
+    assert work.claim()
+    thread = threading.Thread(target=work.execute, args=(tmp_path, {}))
+    thread.start()
+    release.set()
+    with pytest.raises(AssertionError, match="snakemake failed: the log"):
+        work.result(_Request(tmp_path))  # waits: never runs it a second time
+    thread.join()
+
+
+def test_a_command_run_ahead_runs_niced_in_its_own_session(tmp_path):
+    """From the thread of the work done ahead, run_command lowers the command's priority and
+    gives it its own session (the session's end can stop it); from the test's own thread it is
+    a plain subprocess.run."""
+    import os
+
+    probe = [sys.executable, "-c", "import os; print(os.nice(0), os.getsid(0) == os.getpid())"]
+    assert conftest.run_command(probe).stdout.split() == [str(os.nice(0)), "False"]
+    got = {}
+
+    def ahead_thread():
+        conftest._AHEAD_THREAD.active = True
+        got["proc"] = conftest.run_command(probe)
+
+    thread = threading.Thread(target=ahead_thread)
+    thread.start()
+    thread.join()
+    niceness, own_session = got["proc"].stdout.split()
+    assert int(niceness) == min(19, os.nice(0) + conftest.STUDY_BUILD_NICE)
+    assert own_session == "True"

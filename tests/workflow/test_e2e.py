@@ -12,7 +12,7 @@ import subprocess
 import polars as pl
 import pytest
 
-from conftest import ROOT, VENV_BIN, assert_ok, make_workdir, snakemake
+from conftest import ROOT, VENV_BIN, ahead, assert_ok, make_workdir, snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -432,19 +432,12 @@ def test_unknown_source_code_is_reported(tmp_path, resources_ready, row, expecte
     assert not (wd / "results" / "corpus" / corpus / "units.parquet").exists()
 
 
-def test_morphology_tables_on_five_languages(tmp_path, resources_ready):
-    """The test config with German and Spanish added to the Bible's sheet (published MCC for
-    eng, deu, spa; simplemma for all but Korean) and only the character 5-gram trained, so the
-    whole chain runs in half a minute: the morphology tables, the regressions recomputed from the
-    per-language table with scipy, BPEC on words and lemmas recomputed from the per-unit scores,
-    and the difficulty model's normalisation."""
-    import numpy as np
+@ahead("test_morphology_tables_on_five_languages", fixtures=("resources_ready",))
+def five_languages(folder, resources_ready):
+    """The run of test_morphology_tables_on_five_languages, done ahead: its working folder."""
     import yaml
-    from scipy.stats import pearsonr
 
-    from fairppl.morphology.languages import bpec_column
-
-    copy = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+    copy = make_workdir(folder / "wd", ROOT / "tests" / "config")
     path = copy / "config" / "config.yaml"
     cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
     cfg["corpora"]["udhr"]["enabled"] = False
@@ -460,6 +453,21 @@ def test_morphology_tables_on_five_languages(tmp_path, resources_ready):
     targets = ["results/tables/morphology.csv", "results/tables/difficulty.csv",
                "results/tables/fairness.csv", "results/report.html"]
     assert_ok(snakemake(copy, *targets))
+    return copy
+
+
+def test_morphology_tables_on_five_languages(request, resources_ready):
+    """The test config with German and Spanish added to the Bible's sheet (published MCC for
+    eng, deu, spa; simplemma for all but Korean) and only the character 5-gram trained, so the
+    whole chain runs in half a minute (done ahead, :func:`five_languages`): the morphology
+    tables, the regressions recomputed from the per-language table with scipy, BPEC on words and
+    lemmas recomputed from the per-unit scores, and the difficulty model's normalisation."""
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    from fairppl.morphology.languages import bpec_column
+
+    copy = five_languages.result(request)
     tables = copy / "results" / "tables"
     languages = pl.read_csv(tables / "morphology_languages.csv", infer_schema_length=None)
     published = languages.filter(measure="mcc", source="published")

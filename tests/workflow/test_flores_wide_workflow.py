@@ -6,13 +6,14 @@ tests/unit/test_flores_wide.py."""
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import polars as pl
 import pytest
 import yaml
 
-from conftest import assert_ok, snakemake, workdir_of_test_config
+from conftest import ahead, assert_ok, snakemake, workdir_of_test_config
 from fairppl.lm.flores_table import token_premium
 from fairppl.marginal import flores as marginal_flores
 from test_flores_wide import ENG
@@ -22,18 +23,15 @@ from test_parity import FILES, _archive
 KOREAN = {**FILES, "kor_Hang": ("하나 둘.\n셋.\n", "넷, 다섯.\n")}
 
 
-@pytest.mark.e2e
-def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypatch,
-                                                              resources_ready, tiny_model):
-    """flores.enabled, corpus (an entry of another name), codes (one code and English),
-    models, sentences (2 of 3), spm_corpora (the test study's Bible tokenizers: English's and
-    Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) and marginal (the same
-    sentences: its canonical bits are the canonical scorer's, by another code path) at work."""
-    mirror = tmp_path / "mirror"
+@ahead("test_the_rules_write_tables_a_direct_computation_confirms",
+       fixtures=("resources_ready", "tiny_model"))
+def flores_run(folder, resources_ready, tiny_model):
+    """The run of test_the_rules_write_tables_a_direct_computation_confirms, done ahead: its
+    working folder and config."""
+    mirror = folder / "mirror"
     mirror.mkdir()
     sha = _archive(mirror / "flores200_dataset.tar.gz", KOREAN)
-    monkeypatch.setenv("FAIRPPL_MIRROR", str(mirror))
-    wd = workdir_of_test_config(tmp_path / "wd", tiny_model)
+    wd = workdir_of_test_config(folder / "wd", tiny_model)
     config = yaml.safe_load((wd / "config" / "config.yaml").read_text(encoding="utf-8"))
     config["corpora"]["flores-copy"] = {
         "enabled": False, "type": "url", "format": "tar_lines", "sha256": sha,
@@ -46,7 +44,20 @@ def test_the_rules_write_tables_a_direct_computation_confirms(tmp_path, monkeypa
                         "marginal": {"models": ["tiny-random"], "codes": ["kor_Hang"],
                                      "sentences": 2}}
     (wd / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    assert_ok(snakemake(wd, "results/tables/flores.csv"))
+    assert_ok(snakemake(wd, "results/tables/flores.csv",
+                        env=dict(os.environ, FAIRPPL_MIRROR=str(mirror))))
+    return wd, config
+
+
+@pytest.mark.e2e
+def test_the_rules_write_tables_a_direct_computation_confirms(request, resources_ready,
+                                                              tiny_model):
+    """flores.enabled, corpus (an entry of another name), codes (one code and English),
+    models, sentences (2 of 3), spm_corpora (the test study's Bible tokenizers: English's and
+    Korean's, whose FLORES code kor_Hang the sheet's kor/Kore maps to) and marginal (the same
+    sentences: its canonical bits are the canonical scorer's, by another code path) at work;
+    the run done ahead (:func:`flores_run`)."""
+    wd, config = flores_run.result(request)
     table = pl.read_csv(wd / "results" / "tables" / "flores.csv")
     parity = pl.read_csv(wd / "results" / "flores" / "parity.csv")
     petrov = pl.read_csv(wd / "results" / "tables" / "flores_petrov.csv")

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+import yaml
+
+from conftest import ROOT, ahead, assert_ok, make_workdir, snakemake
 
 
-@pytest.mark.e2e
-def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
-    """`snakemake marginal` on the test config, one language, the n-gram estimators only: the
-    table's exact value is the forward algorithm's, never below the default, never below nbest."""
-    import yaml
-
-    from conftest import ROOT, assert_ok, make_workdir, snakemake
-
-    from fairppl.marginal.exact import ngram_marginal
-    from fairppl.marginal.units import kenlm_lm
-
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+@ahead("test_snakemake_marginal_on_the_tiny_config", fixtures=("resources_ready",))
+def marginal_run(folder, resources_ready):
+    """The run of test_snakemake_marginal_on_the_tiny_config, done ahead: its working folder and
+    config."""
+    wd = make_workdir(folder / "wd", ROOT / "tests" / "config")
     path = wd / "config" / "config.yaml"
     cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
     cfg["marginal"].update(languages=["tur"], max_units=3)
@@ -26,6 +22,18 @@ def test_snakemake_marginal_on_the_tiny_config(tmp_path, resources_ready):
     cfg["marginal"]["lengths"]["languages"] = []  # no length sweep (its languages must be tur's)
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
     assert_ok(snakemake(wd, "marginal"))
+    return wd, cfg
+
+
+@pytest.mark.e2e
+def test_snakemake_marginal_on_the_tiny_config(request, resources_ready):
+    """`snakemake marginal` on the test config, one language, the n-gram estimators only (run
+    ahead, :func:`marginal_run`): the table's exact value is the forward algorithm's, never below
+    the default, never below nbest."""
+    from fairppl.marginal.exact import ngram_marginal
+    from fairppl.marginal.units import kenlm_lm
+
+    wd, cfg = marginal_run.result(request)
     table = pl.read_csv(wd / "results" / "tables" / "marginal.csv")
     assert sorted(table["estimator"]) == sorted(cfg["marginal"]["ngram"]["estimators"])
     assert set(table["n_units"]) == {3} and set(table["model"]) == {"kenlm-subword-o3"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, ahead
 from fairppl.config.settings import check_config
 from fairppl.config.stages import check_shannon_units
 from fairppl.core.errors import InputError
@@ -216,15 +216,35 @@ def test_language_lists_are_held_against_the_sheet(tmp_path):
     assert "Building DAG of jobs" not in proc.stdout
 
 
+@ahead("test_max_unit_chars_reads_the_units_only_when_they_are_current")
+def max_unit_chars_runs(folder):
+    """The Snakemake runs of test_max_unit_chars_reads_the_units_only_when_they_are_current, done
+    ahead: the Bible prepared, then dry runs with a limit no unit fits, after a change of `books`
+    and with `books` back."""
+    from conftest import snakemake
+
+    wd, edit = _workdir_editor(folder)
+    edit(lambda c: None)  # the config as the editor writes it, before the corpus is prepared
+    prepared = snakemake(wd, "results/corpus/bible/units.parquet")
+    if prepared.returncode != 0:
+        return prepared, None, None, None
+    edit(lambda c: c["shannon"].update(max_unit_chars=5))
+    refused = snakemake(wd, "--dry-run")
+    books = _tests_config()["corpora"]["bible"]["books"]
+    edit(lambda c: c["corpora"]["bible"].update(books=books[:2]))
+    stale = snakemake(wd, "--dry-run")
+    edit(lambda c: c["corpora"]["bible"].update(books=books))
+    return prepared, refused, stale, snakemake(wd, "--dry-run")
+
+
 @pytest.mark.e2e
-def test_max_unit_chars_reads_the_units_only_when_they_are_current(tmp_path):
+def test_max_unit_chars_reads_the_units_only_when_they_are_current(request, tmp_path):
     """shannon.max_unit_chars is held against the prepared units only where the run will not
     prepare them again: a real Bible prepared by Snakemake, then a dry run that refuses a limit
     no unit fits; after a change of `books` (prepare_corpus runs again: the table is stale) the
     same limit passes the start-up (the job that reads the new table says so if it must); with
-    `books` back, the table is current again and the limit refused again."""
-    from conftest import snakemake
-
+    `books` back, the table is current again and the limit refused again (the runs done ahead,
+    :func:`max_unit_chars_runs`)."""
     units = tmp_path / "units.parquet"
     _units(units, [("bible", "1", 1, "eng", "test", "Jesus wept.")])
     config = _tests_config()
@@ -236,21 +256,14 @@ def test_max_unit_chars_reads_the_units_only_when_they_are_current(tmp_path):
     check_shannon_units(config, SOURCE, rows, lambda corpus: str(units),
                         lambda path: path == str(units))  # to be rebuilt: nothing said
 
-    wd, edit = _workdir_editor(tmp_path)
-    edit(lambda c: None)  # the config as the editor writes it, before the corpus is prepared
-    prepared = snakemake(wd, "results/corpus/bible/units.parquet")
+    prepared, refused, stale, current = max_unit_chars_runs.result(request)
     assert prepared.returncode == 0, prepared.stderr[-3000:]
-    edit(lambda c: c["shannon"].update(max_unit_chars=5))
     refusal = ("invalid input: config/config.yaml: field 'shannon.max_unit_chars': 5 characters "
                "is below the shortest test unit of ['eng', 'kor'] in "
                "results/corpus/bible/units.parquet")
-    proc = snakemake(wd, "--dry-run")
-    assert proc.returncode != 0 and refusal in proc.stdout + proc.stderr, proc.stderr[-3000:]
-    books = _tests_config()["corpora"]["bible"]["books"]
-    edit(lambda c: c["corpora"]["bible"].update(books=books[:2]))
-    proc = snakemake(wd, "--dry-run")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "Params have changed since last execution" in proc.stdout  # Snakemake's own reason
-    edit(lambda c: c["corpora"]["bible"].update(books=books))
-    proc = snakemake(wd, "--dry-run")
-    assert proc.returncode != 0 and refusal in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert refused.returncode != 0 and refusal in refused.stdout + refused.stderr, \
+        refused.stderr[-3000:]
+    assert stale.returncode == 0, stale.stderr[-3000:]
+    assert "Params have changed since last execution" in stale.stdout  # Snakemake's own reason
+    assert current.returncode != 0 and refusal in current.stdout + current.stderr, \
+        current.stderr[-3000:]

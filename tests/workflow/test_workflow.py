@@ -1,18 +1,20 @@
 """The workflow itself: lint, dry runs, bad configuration caught at start-up (formatting:
 tests/unit/test_snakefmt.py)."""
 
-import subprocess
-
 import pytest
 import yaml
 
-from conftest import ROOT, SNAKEMAKE, make_workdir, snakemake
+from conftest import ROOT, SNAKEMAKE, ahead, make_workdir, run_command, snakemake
+
+
+@ahead("test_snakemake_lint_is_clean")
+def lint_run(folder):
+    return run_command([SNAKEMAKE, "--lint"], cwd=ROOT, timeout=300)
 
 
 @pytest.mark.e2e
-def test_snakemake_lint_is_clean():
-    proc = subprocess.run([SNAKEMAKE, "--lint"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+def test_snakemake_lint_is_clean(request):
+    proc = lint_run.result(request)  # run ahead
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     assert "Congratulations" in out
@@ -33,10 +35,14 @@ def _job_counts(stdout: str) -> dict[str, int]:
     return counts
 
 
+@ahead("test_dry_run_default_config")
+def default_dry_run(folder):
+    return snakemake(make_workdir(folder / "wd", ROOT / "config"), "--dry-run", "--forceall")
+
+
 @pytest.mark.e2e
-def test_dry_run_default_config(tmp_path):
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    proc = snakemake(wd, "--dry-run", "--forceall")
+def test_dry_run_default_config(request):
+    proc = default_dry_run.result(request)  # run ahead
     assert proc.returncode == 0, proc.stderr
     assert "flores_" not in proc.stdout  # flores.enabled: false
     counts = _job_counts(proc.stdout)
@@ -66,10 +72,16 @@ def test_dry_run_test_config(tmp_path):
     assert counts["score_word_ngram"] == 9
 
 
+@ahead("test_dry_run_marginal_default_config")
+def marginal_dry_runs(folder):
+    wd = make_workdir(folder / "wd", ROOT / "config")
+    return (snakemake(wd, "--dry-run", "--forceall", "marginal"),
+            snakemake(wd, "--dry-run", "--forceall"))
+
+
 @pytest.mark.e2e
-def test_dry_run_marginal_default_config(tmp_path):
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    proc = snakemake(wd, "--dry-run", "--forceall", "marginal")
+def test_dry_run_marginal_default_config(request):
+    proc, whole = marginal_dry_runs.result(request)  # run ahead
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
     # The subword n-gram of each of the 22 Bible languages; the LM runs on the 6 languages of
@@ -78,16 +90,21 @@ def test_dry_run_marginal_default_config(tmp_path):
     assert counts["marginal_lm"] == 6 * (1 + 2)
     assert counts["marginal_table"] == 1 and counts["marginal"] == 1
     # Part of the default target: the report shows it.
-    full = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    full = _job_counts(whole.stdout)
     assert full["marginal_table"] == 1 and full["plot_marginal"] == 1
     assert full["marginal_ngram"] == 22 and full["marginal_lm"] == 6 * (1 + 2)
 
 
-@pytest.mark.e2e
-def test_dry_run_without_marginal_stage(tmp_path):
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
+@ahead("test_dry_run_without_marginal_stage")
+def without_marginal_dry_run(folder):
+    wd = make_workdir(folder / "wd", ROOT / "config")
     _edit_config(wd, lambda c: c["marginal"].update(corpora=[]))
-    counts = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    return snakemake(wd, "--dry-run", "--forceall")
+
+
+@pytest.mark.e2e
+def test_dry_run_without_marginal_stage(request):
+    counts = _job_counts(without_marginal_dry_run.result(request).stdout)  # run ahead
     # the table rule still runs (empty tables: the report leaves the section out), no estimator
     assert counts["marginal_table"] == 1
     assert "marginal_ngram" not in counts and "marginal_lm" not in counts
@@ -249,25 +266,33 @@ def test_unreachable_hub_id_fails_at_start_up_in_one_sentence(tmp_path, monkeypa
     assert "Traceback" not in out, out[-3000:]
 
 
-@pytest.mark.e2e
-def test_evaluation_only_language_without_model_is_refused(tmp_path):
-    """A UDHR language that the Bible lacks and no pretrained model lists was prepared and then
-    silently left out of every table; it is refused at start-up, naming its line."""
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
+@ahead("test_evaluation_only_language_without_model_is_refused")
+def evaluation_only_dry_runs(folder):
+    """The dry runs of test_evaluation_only_language_without_model_is_refused: the sheet with a
+    UDHR row of Russian, then with a pretrained model that lists it."""
+    from conftest import tiny_random_lm
+
+    wd = make_workdir(folder / "wd", ROOT / "tests" / "config")
     with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as sheet:
         sheet.write("udhr\trus\trus\tRussian\tCyrl\trus\tfalse\n")
-    proc = snakemake(wd, "--dry-run")
+    refused = snakemake(wd, "--dry-run")
+    model = tiny_random_lm(folder / "tiny")
+    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+        sheet.write(f"tiny-random\tpath\t{model}\tudhr\trus\ttiny random Llama\n")
+    return refused, snakemake(wd, "--dry-run")
+
+
+@pytest.mark.e2e
+def test_evaluation_only_language_without_model_is_refused(request):
+    """A UDHR language that the Bible lacks and no pretrained model lists was prepared and then
+    silently left out of every table; it is refused at start-up, naming its line; a pretrained
+    model listing it makes it scored (the dry runs done ahead)."""
+    proc, listed = evaluation_only_dry_runs.result(request)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert ("invalid input: config/languages.tsv, line 7: language 'rus' of the evaluation-only "
             "corpus 'udhr' has no model to score it: corpus 'udhr' takes its models from 'bible' "
             "(corpora.udhr.models_from), which has no 'rus' row") in out, out[-3000:]
     # a pretrained model listing it makes it scored: the start-up passes
-    from conftest import tiny_random_lm
-
-    model = tiny_random_lm(tmp_path / "tiny")
-    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
-        sheet.write(f"tiny-random\tpath\t{model}\tudhr\trus\ttiny random Llama\n")
-    proc = snakemake(wd, "--dry-run")
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
-    assert "results/scores/udhr/rus/tiny-random.native.parquet" in proc.stdout
+    assert listed.returncode == 0, (listed.stdout + listed.stderr)[-3000:]
+    assert "results/scores/udhr/rus/tiny-random.native.parquet" in listed.stdout
