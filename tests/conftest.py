@@ -528,8 +528,9 @@ def ahead(test: str, fixtures: tuple[str, ...] = ()):
     def register(run):
         module = Path(sys.modules[run.__module__].__file__).resolve().relative_to(ROOT)
         key = f"{module.as_posix()}::{test}"
-        AHEAD[key] = Ahead(key, run, fixtures)
-        return AHEAD[key]
+        # a module imported a second time (by another module, for its helpers) registers again:
+        # the first registration stays, the one the session starts and the test waits for
+        return AHEAD.setdefault(key, Ahead(key, run, fixtures))
     return register
 
 

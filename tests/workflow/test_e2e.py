@@ -410,22 +410,32 @@ def test_adding_a_language_is_one_sheet_row(study, tmp_path):
     assert b0.equals(b1)
 
 
-@pytest.mark.parametrize(
-    "row, expected",
-    [
-        ("bible\tdeu\tdeu\tGerman\tLatn\tQ\tfalse\n",
-         "unknown Bible translation code(s) deu: 'Q': expected one of"),
-        # tur: a Bible language, so its UDHR row has models to score it (refused otherwise)
-        ("udhr\ttur\ttur\tTurkish\tLatn\ttur_2000\tfalse\n",
-         "unknown UDHR declaration code 'tur_2000' (language tur)"),
-    ],
-)
-def test_unknown_source_code_is_reported(tmp_path, resources_ready, row, expected):
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
-        handle.write(row)
+#: Sheet rows whose source code the corpus lacks, with what the refusal says.
+UNKNOWN_SOURCE_CODES = [
+    ("bible\tdeu\tdeu\tGerman\tLatn\tQ\tfalse\n",
+     "unknown Bible translation code(s) deu: 'Q': expected one of"),
+    # tur: a Bible language, so its UDHR row has models to score it (refused otherwise)
+    ("udhr\ttur\ttur\tTurkish\tLatn\ttur_2000\tfalse\n",
+     "unknown UDHR declaration code 'tur_2000' (language tur)"),
+]
+
+
+@ahead("test_unknown_source_code_is_reported", fixtures=("resources_ready",))
+def unknown_source_code_runs(folder, resources_ready):
+    """Each case's run of test_unknown_source_code_is_reported: (its folder, the run), by row."""
+    runs = {}
+    for n, (row, _) in enumerate(UNKNOWN_SOURCE_CODES):
+        wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
+        with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
+            handle.write(row)
+        runs[row] = wd, snakemake(wd, f"results/corpus/{row.split(chr(9))[0]}/units.parquet")
+    return runs
+
+
+@pytest.mark.parametrize("row, expected", UNKNOWN_SOURCE_CODES)
+def test_unknown_source_code_is_reported(request, resources_ready, row, expected):
+    wd, proc = unknown_source_code_runs.result(request)[row]  # run ahead
     corpus = row.split("\t")[0]
-    proc = snakemake(wd, f"results/corpus/{corpus}/units.parquet")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert expected in out, out[-3000:]

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 import yaml
 
-from conftest import ROOT, make_workdir, snakemake
+from conftest import ROOT, ahead, make_workdir, snakemake
 from fairppl.morphology.lemmatize import lemmatize_text
 from test_workflow import _job_counts
 
@@ -19,10 +19,17 @@ def _edit_config(wd, edit):
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
 
 
+@ahead("test_dry_run_default_config")
+def default_dry_runs(folder):
+    """The dry runs of test_dry_run_default_config: target `lemmas`, then the default target."""
+    wd = make_workdir(folder / "wd", ROOT / "config")
+    return (snakemake(wd, "--dry-run", "--forceall", "lemmas"),
+            snakemake(wd, "--dry-run", "--forceall"))
+
+
 @pytest.mark.e2e
-def test_dry_run_default_config(tmp_path):
-    wd = make_workdir(tmp_path / "wd", ROOT / "config")
-    proc = snakemake(wd, "--dry-run", "--forceall", "lemmas")
+def test_dry_run_default_config(request):
+    proc, whole = default_dry_runs.result(request)  # run ahead
     assert proc.returncode == 0, proc.stderr
     counts = _job_counts(proc.stdout)
     # 17 covered Bible languages: one character 5-gram each; the Transformer over characters for
@@ -34,7 +41,7 @@ def test_dry_run_default_config(tmp_path):
     assert "results/scores/bible-lemmas/hin/transformer.char.parquet" in proc.stdout
     assert "results/scores/bible-lemmas/zho/" not in proc.stdout
     # The default target includes them (through the morphology tables and the report).
-    full = _job_counts(snakemake(wd, "--dry-run", "--forceall").stdout)
+    full = _job_counts(whole.stdout)
     assert full["lemmatize_corpus"] == 1 and full["score_char_ngram"] == 44 + 17
 
 
@@ -56,7 +63,8 @@ def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):
     assert "results/scores/udhr-lemmas/kor/" not in proc.stdout
 
 
-@pytest.mark.parametrize("edit, expected", [
+#: Lemmas config edits refused at start-up, with what the refusal says.
+BAD_LEMMAS_CONFIGS = [
     (lambda c: c["corpora"].update({"bible-lemmas": dict(c["corpora"]["bible"])}),
      "corpora.bible-lemmas: the suffix '-lemmas' is reserved"),
     (lambda c: c["lemmas"].update(neural_languages=["kor"]),
@@ -64,12 +72,24 @@ def test_dry_run_lemmatized_udhr_uses_the_lemmatized_bible_models(tmp_path):
     (lambda c: c["lemmas"].update(corpora=["udhr"]),
      "'udhr' takes its models from 'bible', which is not lemmatized"),
     (lambda c: c["lemmas"].update(char_ngrams=True), "unknown key(s) ['char_ngrams']"),
-])
+]
+
+
+@ahead("test_bad_lemmas_config_is_reported")
+def bad_lemmas_dry_runs(folder):
+    """The dry run of each case of test_bad_lemmas_config_is_reported, by its message."""
+    runs = {}
+    for n, (edit, expected) in enumerate(BAD_LEMMAS_CONFIGS):
+        wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
+        _edit_config(wd, edit)
+        runs[expected] = snakemake(wd, "--dry-run")
+    return runs
+
+
+@pytest.mark.parametrize("edit, expected", BAD_LEMMAS_CONFIGS)
 @pytest.mark.e2e
-def test_bad_lemmas_config_is_reported(tmp_path, edit, expected):
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    _edit_config(wd, edit)
-    proc = snakemake(wd, "--dry-run")
+def test_bad_lemmas_config_is_reported(request, edit, expected):
+    proc = bad_lemmas_dry_runs.result(request)[expected]  # run ahead
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert expected in out, out[-3000:]

