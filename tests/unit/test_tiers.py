@@ -200,5 +200,5 @@ def test_a_command_run_ahead_runs_niced_in_its_own_session(tmp_path):
     thread.start()
     thread.join()
     niceness, own_session = got["proc"].stdout.split()
-    assert int(niceness) == min(19, os.nice(0) + conftest.STUDY_BUILD_NICE)
+    assert int(niceness) == min(19, os.nice(0) + conftest.AHEAD_NICE)
     assert own_session == "True"
