@@ -9,7 +9,7 @@ import yaml
 
 from conftest import ROOT, ahead, make_workdir, snakemake
 from fairppl.morphology.lemmatize import lemmatize_text
-from test_workflow import _job_counts
+from test_workflow import _job_counts, config_edit_dry_runs
 
 
 def _edit_config(wd, edit):
@@ -78,12 +78,7 @@ BAD_LEMMAS_CONFIGS = [
 @ahead("test_bad_lemmas_config_is_reported")
 def bad_lemmas_dry_runs(folder):
     """The dry run of each case of test_bad_lemmas_config_is_reported, by its message."""
-    runs = {}
-    for n, (edit, expected) in enumerate(BAD_LEMMAS_CONFIGS):
-        wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
-        _edit_config(wd, edit)
-        runs[expected] = snakemake(wd, "--dry-run")
-    return runs
+    return config_edit_dry_runs(folder, BAD_LEMMAS_CONFIGS)
 
 
 @pytest.mark.parametrize("edit, expected", BAD_LEMMAS_CONFIGS)

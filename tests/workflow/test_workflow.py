@@ -147,16 +147,22 @@ SCHEMA_VIOLATIONS = [
 ]
 
 
-@ahead("test_config_schema_violation_is_reported")
-def schema_violation_dry_runs(folder):
-    """The dry run of each case of test_config_schema_violation_is_reported, by its expected
-    message."""
+def config_edit_dry_runs(folder, cases):
+    """The dry run of the test config after each ``(edit, expected)`` of ``cases``, each in a
+    folder of its own under ``folder``, by ``expected``."""
     runs = {}
-    for n, (edit, expected) in enumerate(SCHEMA_VIOLATIONS):
+    for n, (edit, expected) in enumerate(cases):
         wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
         _edit_config(wd, edit)
         runs[expected] = snakemake(wd, "--dry-run")
     return runs
+
+
+@ahead("test_config_schema_violation_is_reported")
+def schema_violation_dry_runs(folder):
+    """The dry run of each case of test_config_schema_violation_is_reported, by its expected
+    message."""
+    return config_edit_dry_runs(folder, SCHEMA_VIOLATIONS)
 
 
 @pytest.mark.e2e
