@@ -428,7 +428,8 @@ def unknown_source_code_runs(folder, resources_ready):
         wd = make_workdir(folder / f"wd{n}", ROOT / "tests" / "config")
         with (wd / "config" / "languages.tsv").open("a", encoding="utf-8") as handle:
             handle.write(row)
-        runs[row] = wd, snakemake(wd, f"results/corpus/{row.split(chr(9))[0]}/units.parquet")
+        corpus = row.split("\t")[0]
+        runs[row] = wd, snakemake(wd, f"results/corpus/{corpus}/units.parquet")
     return runs
 
 
