@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from fairppl.core.errors import InputError
+from fairppl.lm.cache import shared_gguf_reader
 from fairppl.lm.canonical import TokenizationError
 from fairppl.lm.pretrained import (ResolvedModel, cache_hf_copy, check_special_tokens, install_gguf,
                                 load_lm, parse_gguf_spec, resolve_model)
@@ -483,9 +484,10 @@ def test_smollm2_cached_copy_matches_the_gguf_model(smollm2_hf):
     if not (gguf_dir / name).is_file():
         pytest.skip("the .gguf is not kept beside the cached copy")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=name)
-    gguf_model = AutoModelForCausalLM.from_pretrained(str(gguf_dir), gguf_file=name,
-                                                      dtype=torch.float32)
+    with shared_gguf_reader():  # the file opened once, not three times
+        tok = AutoTokenizer.from_pretrained(str(gguf_dir), gguf_file=name)
+        gguf_model = AutoModelForCausalLM.from_pretrained(str(gguf_dir), gguf_file=name,
+                                                          dtype=torch.float32)
     model, cached_tok = load_lm(smollm2_hf, device="cpu")
     texts = ENGLISH[:1] + GERMAN[:1]
     a = score_texts(gguf_model, tok, texts, progress=False)

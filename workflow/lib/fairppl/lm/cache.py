@@ -1,7 +1,7 @@
 """A pretrained model's fast-loading transformers folder: made once from its .gguf, then loaded.
 
-GGUF models load slowly (the tokenizer is converted on every load, ~30 s for SmolLM2, ~100 s for
-Gemma-3) and refuse ``save_pretrained``. :func:`cache_hf_copy` converts the .gguf installed by
+GGUF models load slowly (the file is parsed and the tokenizer converted on every load;
+docs/benchmarks.md, "Converting the pretrained models") and refuse ``save_pretrained``. :func:`cache_hf_copy` converts the .gguf installed by
 :func:`fairppl.lm.gguf_install.install_gguf` once into a plain float32 transformers folder, checked
 and written atomically with a provenance record (``PROVENANCE_FILE``); the copy reloads in
 seconds. Its weights are the GGUF's *dequantised* quantised weights (Q4_1, Q4_K_M), not the
@@ -16,8 +16,9 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..core.errors import InputError
 from ..core.integrity import verify
@@ -34,6 +35,37 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@contextmanager
+def shared_gguf_reader() -> Iterator[None]:
+    """Within the block, transformers opens each .gguf file once, however often it loads it.
+
+    transformers (5.23, pinned in pyproject.toml) reads a .gguf in ``load_gguf_checkpoint``
+    (``transformers/modeling_gguf_pytorch_utils.py``), which imports ``GGUFReader`` from gguf-py
+    at each call and opens the file anew: once for a tokenizer, twice for a model (its config,
+    then its weights). Opening a file maps every string of its vocabulary (262,144 for
+    Gemma-3) into a numpy view, which is slow, so this block swaps ``gguf.GGUFReader`` for a function that
+    keeps one reader per (file, mode) and gives the original back on leaving. The readers are
+    read-only memory maps; transformers copies every tensor it dequantises out of them.
+    """
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict = {}
+
+    def reader(path, mode="r"):
+        key = (os.path.realpath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
+        readers.clear()
 
 
 def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str | os.PathLike,
@@ -57,11 +89,6 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
     arguments of :func:`check_special_tokens`) checks the sheet's start/end tokens. The check,
     any repair, and the BOS/EOS the GGUF names are recorded in ``fairppl_source.json``.
     """
-    from .canonical import check_canonical, read_gguf_tokenizer, repair_pre_tokenizer
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     gguf_folder, out_dir = Path(gguf_folder), Path(out_dir)
     gguf_path = gguf_folder / gguf_file
     if not gguf_path.is_file():
@@ -70,53 +97,66 @@ def cache_hf_copy(gguf_folder: str | os.PathLike, gguf_file: str, out_dir: str |
     old = os.environ.get("HF_HUB_OFFLINE")
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
-        start = time.perf_counter()
-        tokenizer = AutoTokenizer.from_pretrained(str(gguf_folder), gguf_file=gguf_file)
-        if special is not None:
-            check_special_tokens(tokenizer, **special)
-        meta = read_gguf_tokenizer(gguf_path)
-        repaired = repair_pre_tokenizer(tokenizer, meta)
-        if repaired:
-            print(f"tokenizer repaired: {repaired}", file=log, flush=True)
-        model_name = (special or {}).get("model") or gguf_file
-        check = check_canonical(tokenizer, gguf_path, texts, model=model_name)
-        check["repair"] = repaired
-        print(f"tokenization check passed: {check}", file=log, flush=True)
-        named = {f"gguf_{k}": (meta["tokens"][meta[f"{k}_id"]] if meta[f"{k}_id"] is not None
-                               else None) for k in ("bos", "eos")}
-        t_tok = time.perf_counter()
-        gguf_model = AutoModelForCausalLM.from_pretrained(str(gguf_folder), gguf_file=gguf_file,
-                                                          dtype=torch.float32)
-        t_model = time.perf_counter()
-        config = gguf_model.config
-        if hasattr(config, "quantization_config"):
-            del config.quantization_config
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-        model.load_state_dict(gguf_model.state_dict(), strict=True)
-        model.eval()
-        del gguf_model
-        with atomic_dir(out_dir) as tmp:
-            model.save_pretrained(str(tmp))
-            tokenizer.save_pretrained(str(tmp))
-            provenance = {"gguf_file": gguf_file, "gguf_bytes": gguf_path.stat().st_size,
-                          "gguf_sha256": _sha256(gguf_path), "dtype": "float32",
-                          "note": "weights dequantised from the GGUF file by transformers",
-                          **named, "tokenization_check": check}
-            (tmp / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2) + "\n",
-                                               encoding="utf-8")
-            umask = os.umask(0)
-            os.umask(umask)
-            for item in tmp.iterdir():  # save_pretrained writes model.safetensors as 0600
-                os.chmod(item, 0o666 & ~umask)
-        print(f"cached {gguf_path} -> {out_dir}: tokenizer {t_tok - start:.1f} s, "
-              f"model {t_model - t_tok:.1f} s, total {time.perf_counter() - start:.1f} s",
-              file=log, flush=True)
-        return out_dir
+        with shared_gguf_reader():
+            return _convert(gguf_folder, gguf_file, gguf_path, out_dir, texts=texts,
+                            special=special, log=log)
     finally:
         if old is None:
             os.environ.pop("HF_HUB_OFFLINE", None)
         else:
             os.environ["HF_HUB_OFFLINE"] = old
+
+
+def _convert(gguf_folder: Path, gguf_file: str, gguf_path: Path, out_dir: Path, *,
+             texts: Sequence[str], special: dict | None, log) -> Path:
+    """The body of :func:`cache_hf_copy`, offline and with one reader per .gguf file."""
+    from .canonical import check_canonical, read_gguf_tokenizer, repair_pre_tokenizer
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    start = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf_folder), gguf_file=gguf_file)
+    if special is not None:
+        check_special_tokens(tokenizer, **special)
+    meta = read_gguf_tokenizer(gguf_path)
+    repaired = repair_pre_tokenizer(tokenizer, meta)
+    if repaired:
+        print(f"tokenizer repaired: {repaired}", file=log, flush=True)
+    model_name = (special or {}).get("model") or gguf_file
+    check = check_canonical(tokenizer, gguf_path, texts, model=model_name, meta=meta)
+    check["repair"] = repaired
+    print(f"tokenization check passed: {check}", file=log, flush=True)
+    named = {f"gguf_{k}": (meta["tokens"][meta[f"{k}_id"]] if meta[f"{k}_id"] is not None
+                           else None) for k in ("bos", "eos")}
+    t_tok = time.perf_counter()
+    gguf_model = AutoModelForCausalLM.from_pretrained(str(gguf_folder), gguf_file=gguf_file,
+                                                      dtype=torch.float32)
+    t_model = time.perf_counter()
+    config = gguf_model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(gguf_model.state_dict(), strict=True)
+    model.eval()
+    del gguf_model
+    with atomic_dir(out_dir) as tmp:
+        model.save_pretrained(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        provenance = {"gguf_file": gguf_file, "gguf_bytes": gguf_path.stat().st_size,
+                      "gguf_sha256": _sha256(gguf_path), "dtype": "float32",
+                      "note": "weights dequantised from the GGUF file by transformers",
+                      **named, "tokenization_check": check}
+        (tmp / PROVENANCE_FILE).write_text(json.dumps(provenance, indent=2) + "\n",
+                                           encoding="utf-8")
+        umask = os.umask(0)
+        os.umask(umask)
+        for item in tmp.iterdir():  # save_pretrained writes model.safetensors as 0600
+            os.chmod(item, 0o666 & ~umask)
+    print(f"cached {gguf_path} -> {out_dir}: tokenizer {t_tok - start:.1f} s, "
+          f"model {t_model - t_tok:.1f} s, total {time.perf_counter() - start:.1f} s",
+          file=log, flush=True)
+    return out_dir
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ import struct
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .gguf_meta import read_gguf_metadata
+
 #: Texts that exercise pre-tokenisation rules (digits, runs of spaces, line breaks, scripts,
 #: combining marks, emoji), checked besides the corpus texts.
 EDGE_TEXTS = [
@@ -56,14 +58,11 @@ class TokenizationError(RuntimeError):
 def read_gguf_tokenizer(gguf_path: str | Path) -> dict:
     """The tokenizer metadata of a GGUF file: ``model``, ``pre``, ``tokens``, ``token_type``,
     ``scores`` (or None), ``merges`` (or None), ``add_space_prefix``, ``bos_id``, ``eos_id``,
-    ``unk_id``."""
-    import gguf
-
-    reader = gguf.GGUFReader(str(gguf_path))
+    ``unk_id`` (read by :func:`fairppl.lm.gguf_meta.read_gguf_metadata`)."""
+    fields = read_gguf_metadata(gguf_path, prefix="tokenizer.ggml.")
 
     def value(key, default=None):
-        field = reader.fields.get(f"tokenizer.ggml.{key}")
-        return default if field is None else field.contents()
+        return fields.get(f"tokenizer.ggml.{key}", default)
 
     return {"model": value("model"), "pre": value("pre", "default"),
             "tokens": value("tokens"), "token_type": value("token_type"),
@@ -204,15 +203,17 @@ def first_difference(a: Sequence[int], b: Sequence[int]) -> int | None:
 
 
 def check_canonical(tokenizer, gguf_path: str | Path, texts: Sequence[str], *,
-                    model: str) -> dict:
+                    model: str, meta: dict | None = None) -> dict:
     """Encode ``EDGE_TEXTS + texts`` with ``tokenizer`` (transformers, no special tokens, special
     tokens in the text split as plain text) and with the reference of ``gguf_path``; raise
     TokenizationError naming ``model``, the text and the first differing token position on a
     mismatch; return a record of the check (reference, text and token counts, sha256 of the
-    texts) for the model's provenance file."""
+    texts) for the model's provenance file. ``meta``: the file's :func:`read_gguf_tokenizer`,
+    where the caller has read it already."""
     all_texts = EDGE_TEXTS + [t for t in texts if t]
     try:
-        encode, reference = reference_encoder(read_gguf_tokenizer(gguf_path))
+        encode, reference = reference_encoder(meta if meta is not None
+                                               else read_gguf_tokenizer(gguf_path))
     except TokenizationError as err:
         raise TokenizationError(f"model {model!r} ({Path(gguf_path).name}): {err}") from None
     expected = encode(all_texts)
