@@ -60,7 +60,8 @@ def test_every_value_type_reads_back_as_written_and_as_gguf_py_reads_it(tmp_path
         assert type(meta[key]) is type(value), key
     reader = gguf.GGUFReader(str(path))
     assert meta == {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
-    assert read_gguf_metadata(path, prefix="t.s") == {"t.str": "Straße 🙂", "t.strs": ["a", "", "ü b"]}
+    assert read_gguf_metadata(path, prefix="t.s") == {"t.str": "Straße 🙂",
+                                                      "t.strs": ["a", "", "ü b"]}
 
 
 @pytest.mark.pretrained

@@ -1,7 +1,8 @@
 """A pretrained model's fast-loading transformers folder: made once from its .gguf, then loaded.
 
 GGUF models load slowly (the file is parsed and the tokenizer converted on every load;
-docs/benchmarks.md, "Converting the pretrained models") and refuse ``save_pretrained``. :func:`cache_hf_copy` converts the .gguf installed by
+docs/benchmarks.md, "Converting the pretrained models") and refuse ``save_pretrained``.
+:func:`cache_hf_copy` converts the .gguf installed by
 :func:`fairppl.lm.gguf_install.install_gguf` once into a plain float32 transformers folder, checked
 and written atomically with a provenance record (``PROVENANCE_FILE``); the copy reloads in
 seconds. Its weights are the GGUF's *dequantised* quantised weights (Q4_1, Q4_K_M), not the
@@ -45,9 +46,10 @@ def shared_gguf_reader() -> Iterator[None]:
     (``transformers/modeling_gguf_pytorch_utils.py``), which imports ``GGUFReader`` from gguf-py
     at each call and opens the file anew: once for a tokenizer, twice for a model (its config,
     then its weights). Opening a file maps every string of its vocabulary (262,144 for
-    Gemma-3) into a numpy view, which is slow, so this block swaps ``gguf.GGUFReader`` for a function that
-    keeps one reader per (file, mode) and gives the original back on leaving. The readers are
-    read-only memory maps; transformers copies every tensor it dequantises out of them.
+    Gemma-3) into a numpy view, which is slow, so this block swaps ``gguf.GGUFReader`` for a
+    function that keeps one reader per (file, mode) and gives the original back on leaving.
+    The readers are read-only memory maps; transformers copies every tensor it dequantises out
+    of them.
     """
     import gguf
 

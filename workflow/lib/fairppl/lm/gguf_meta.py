@@ -39,7 +39,8 @@ class _Cursor:
         self.data, self.path, self.pos = data, path, 0
 
     def fail(self, what: str):
-        raise InputError(f"not a readable GGUF file: {what} at byte {self.pos}", path=str(self.path))
+        raise InputError(f"not a readable GGUF file: {what} at byte {self.pos}",
+                         path=str(self.path))
 
     def unpack(self, fmt: str, width: int):
         if self.pos + width > len(self.data):
