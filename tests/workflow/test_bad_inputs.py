@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+import shutil
 import sqlite3
 import tarfile
 from pathlib import Path
@@ -780,36 +781,45 @@ def _slurm_refusal(start: str) -> str:
     a copy of the tests' site profile naming an account, a QOS and a partition that stand-in
     `sinfo` and `sacctmgr` do not list (run once for the three cases)."""
     if not _SLURM_LINES:
-        import os
-        import subprocess
         import tempfile
 
-        from conftest import SNAKEMAKE, make_workdir
-
         base = Path(tempfile.mkdtemp(prefix="bad-inputs-slurm-"))
-        wd = make_workdir(base / "wd", ROOT / "tests" / "config")
-        profile = yaml.safe_load((ROOT / "tests" / "slurm" / "profile.yaml").read_text(
-            encoding="utf-8"))
-        profile["default-resources"]["slurm_account"] = "nosuch"
-        profile["set-resources"] = {"train_neural": {"slurm_partition": "gpu", "qos": "long"}}
-        (base / "site").mkdir()
-        (base / "site" / "profile.yaml").write_text(yaml.safe_dump(profile), encoding="utf-8")
-        stubs = base / "bin"
-        stubs.mkdir()
-        for command in ("sbatch", "squeue", "sacct", "scontrol", "sshare", "sinfo", "sacctmgr"):
-            output = {"sinfo": "fairppl", "sacctmgr": "fairppl\nnormal"}.get(command)
-            body = f"printf '{output}\\n'" if output else "exit 1"
-            (stubs / command).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
-            (stubs / command).chmod(0o755)
-        proc = subprocess.run(
-            [SNAKEMAKE, "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
-             "--workflow-profile", str(ROOT / "workflow" / "profiles" / "slurm"), "--profile",
-             str(base / "site")], capture_output=True, text=True, timeout=600,
-            env=dict(os.environ, PATH=f"{stubs}{os.pathsep}{Path(SNAKEMAKE).parent}"
-                                      f"{os.pathsep}{os.environ['PATH']}"))
-        _SLURM_LINES.extend(line.removeprefix("invalid input: ")
-                            for line in (proc.stdout + proc.stderr).splitlines())
+        try:
+            _SLURM_LINES.extend(_slurm_dry_run(base))
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
     return next(line for line in _SLURM_LINES if line.startswith(start))
+
+
+def _slurm_dry_run(base: Path) -> list[str]:
+    """The output lines, less "invalid input: ", of that dry run in the folder ``base``."""
+    import os
+    import subprocess
+
+    from conftest import SNAKEMAKE, make_workdir
+
+    wd = make_workdir(base / "wd", ROOT / "tests" / "config")
+    profile = yaml.safe_load((ROOT / "tests" / "slurm" / "profile.yaml").read_text(
+        encoding="utf-8"))
+    profile["default-resources"]["slurm_account"] = "nosuch"
+    profile["set-resources"] = {"train_neural": {"slurm_partition": "gpu", "qos": "long"}}
+    (base / "site").mkdir()
+    (base / "site" / "profile.yaml").write_text(yaml.safe_dump(profile), encoding="utf-8")
+    stubs = base / "bin"
+    stubs.mkdir()
+    for command in ("sbatch", "squeue", "sacct", "scontrol", "sshare", "sinfo", "sacctmgr"):
+        output = {"sinfo": "fairppl", "sacctmgr": "fairppl\nnormal"}.get(command)
+        body = f"printf '{output}\\n'" if output else "exit 1"
+        (stubs / command).write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+        (stubs / command).chmod(0o755)
+    proc = subprocess.run(
+        [SNAKEMAKE, "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(wd),
+         "--workflow-profile", str(ROOT / "workflow" / "profiles" / "slurm"), "--profile",
+         str(base / "site")], capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, PATH=f"{stubs}{os.pathsep}{Path(SNAKEMAKE).parent}"
+                                  f"{os.pathsep}{os.environ['PATH']}"))
+    return [line.removeprefix("invalid input: ")
+            for line in (proc.stdout + proc.stderr).splitlines()]
 
 
 @case("slurm-partition")
