@@ -399,7 +399,10 @@ def workdir_of_test_config(path: Path, tiny: Path) -> Path:
 #: test that runs two threads, torch or Snakemake with two cores, gets both cores), the build and
 #: the runs ahead take what they leave, the SLURM runs (nice 19) the rest. Measured from fresh
 #: clones: 10 and 10, `make test` 17m37s (pytest 797 s); 10 and 15, 18m27s; 0 and 15, the SLURM
-#: site runs' jobs so starved that a job meant to finish at once overran its 4 minutes.
+#: site runs' jobs so starved that a job meant to finish at once overran its 4 minutes. With the
+#: fast tier after the study's readers (pytest alone on the working tree): the build at 10,
+#: 768 s; at 5, 791 s (the SLURM rerun started sooner but took 280 s instead of 202 beside the
+#: heavier tests).
 STUDY_BUILD_NICE = 10
 AHEAD_NICE = 10
 
@@ -655,14 +658,29 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(line)
 
 
+#: The marks of the tests outside the fast tier (`make test-fast` deselects them).
+SLOW_MARKS = ("e2e", "pretrained", "slurm", "heavy", "data")
+
+
+def _fast(item) -> bool:
+    """Whether ``item`` is in the fast tier: no Snakemake, no real model or data, no cluster."""
+    return not any(item.get_closest_marker(mark) for mark in SLOW_MARKS)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """The order of the run, in three parts: first the modules whose tests do not read the shared
-    study (they run while :func:`study_build` builds it in the background), then those that do;
-    last the tests on the SLURM cluster, so that the rest of the suite runs while the background
-    runs (:func:`slurm_runs`) do: first those waiting for them, then the others (their jobs would
-    otherwise queue behind the runs' jobs). A module stays whole (its module-scoped fixtures are
-    set up once)."""
+    """The order of the run, in four parts:
+
+    1. the modules whose tests do not read the shared study and are not all in the fast tier
+       (they run while :func:`study_build` builds it in the background);
+    2. the modules that read it;
+    3. the modules of the fast tier (one thread each, no Snakemake: they run while the SLURM
+       rerun of the finished study (:func:`slurm_runs`) waits on the cluster, whose jobs take
+       the other core; before, the suite's last minute waited for it with the cores idle);
+    4. the tests on the SLURM cluster: first those waiting for the background runs, then the
+       others (their jobs would otherwise queue behind the runs' jobs).
+
+    A module stays whole (its module-scoped fixtures are set up once)."""
     waiting = [item for item in items
                if _uses(item, "slurm_study") or _uses(item, "slurm_out_of_memory")
                or _uses(item, "slurm_site")]
@@ -675,8 +693,10 @@ def pytest_collection_modifyitems(session, config, items):
         return item.nodeid.split("::")[0]
 
     reading = {module(item) for item in rest if _uses(item, "study")}
-    items[:] = ([item for item in rest if module(item) not in reading]
-                + [item for item in rest if module(item) in reading] + last)
+    slow = {module(item) for item in rest if not _fast(item)}
+    items[:] = ([item for item in rest if module(item) not in reading and module(item) in slow]
+                + [item for item in rest if module(item) in reading]
+                + [item for item in rest if module(item) not in reading | slow] + last)
 
 
 @pytest.fixture(scope="session", autouse=True)

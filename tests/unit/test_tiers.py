@@ -127,6 +127,30 @@ def test_a_tests_folder_follows_its_marks():
     assert _misplaced(Item("elsewhere/test_a.py", "e2e")) == ""
 
 
+def test_the_run_order_puts_the_fast_tier_between_the_studys_readers_and_the_cluster():
+    class Item(_Item):
+        def __init__(self, nodeid, *marks, fixtures=()):
+            super().__init__(set(marks))
+            self.nodeid, self.fixturenames = nodeid, list(fixtures)
+
+    items = [Item("tests/unit/test_fast.py::a"),
+             Item("tests/unit/test_mixed.py::fast"), Item("tests/unit/test_mixed.py::real",
+                                                          "pretrained"),
+             Item("tests/cluster/test_c.py::waits", "slurm", fixtures=["slurm_study"]),
+             Item("tests/workflow/test_reads.py::a", "e2e", fixtures=["study"]),
+             Item("tests/unit/test_fast.py::b"),
+             Item("tests/workflow/test_dry.py::a", "e2e"),
+             Item("tests/cluster/test_c.py::other", "slurm", fixtures=["cluster"]),
+             Item("tests/unit/test_fast2.py::a")]
+    conftest.pytest_collection_modifyitems(None, None, items)
+    assert [item.nodeid for item in items] == [
+        "tests/unit/test_mixed.py::fast", "tests/unit/test_mixed.py::real",  # one module, whole
+        "tests/workflow/test_dry.py::a",
+        "tests/workflow/test_reads.py::a",  # the study's readers
+        "tests/unit/test_fast.py::a", "tests/unit/test_fast.py::b", "tests/unit/test_fast2.py::a",
+        "tests/cluster/test_c.py::waits", "tests/cluster/test_c.py::other"]
+
+
 # --- work done ahead (conftest.Ahead) -------------------------------------------------------
 
 
