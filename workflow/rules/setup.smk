@@ -69,10 +69,13 @@ rule build_kenlm:
     localrule: True
     conda:
         "../../envs/kenlm.yaml"
-    # Two threads. With one, it started first and held a core while the two models converted
-    # one after the other (set-up 166 s, against 146 s with two threads after the conversions).
-    threads: 2
-    # Minutes: the build took 37 s with 2 threads, 79 s with one.
+    # One thread: it starts first and builds on one core while the other installs the packages,
+    # prepares the corpus and converts the two models (`make resources` from a fresh clone
+    # 1m37s, against 1m49s with two threads, which waited for both cores after the conversions;
+    # two threads were faster while the conversions took 35 s and 93 s instead of 17 s and 39 s;
+    # on a larger login node, `--set-threads build_kenlm=N`).
+    threads: 1
+    # Minutes: the build took 37 s with 2 threads, 71-79 s with one.
     resources:
         runtime=30,
     script:
