@@ -382,7 +382,10 @@ def tiny_random_lm(folder):
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory) -> Path:
     """The test config's stand-in pretrained model (one folder for every run of the session, so
-    that their sheets are identical)."""
+    that their sheets are identical; made at the session's start where the shared study's build
+    starts there)."""
+    if "tiny" in _EARLY:
+        return _EARLY["tiny"]
     return tiny_random_lm(tmp_path_factory.mktemp("tiny") / "tiny-random")
 
 
@@ -577,12 +580,49 @@ def _uses(item, fixture: str) -> bool:
     return fixture in getattr(item, "fixturenames", ())
 
 
+#: The shared study's build and the tiny model, where :func:`pytest_sessionstart` started it.
+_EARLY: dict = {}
+
+
+def _whole_suite(config) -> bool:
+    """Whether this run is the whole suite as `make test` runs it: pytest's own test paths, no
+    ``-k``, no ``-m`` but pyproject.toml's (``addopts``), not ``--collect-only``."""
+    addopts = list(config.getini("addopts"))
+    default_marks = addopts[addopts.index("-m") + 1] if "-m" in addopts[:-1] else ""
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            and not config.option.keyword and config.option.markexpr in ("", default_marks)
+            and not config.option.collectonly)
+
+
+def pytest_sessionstart(session):
+    """Where the whole suite runs, the shared study's build starts here, before the collection
+    (about 13 s on one core, the other idle): :func:`study_build` takes it over, and stops it
+    where no collected test reads the study; elsewhere it starts in the first test's set-up."""
+    if not _whole_suite(session.config) or not all(
+            path.exists() for path in _resource_paths().values()):
+        return
+    # pytest's TempPathFactory, the one behind the fixture tmp_path_factory (not started yet)
+    factory = session.config._tmp_path_factory
+    _EARLY["tiny"] = tiny_random_lm(factory.mktemp("tiny") / "tiny-random")
+    wd = workdir_of_test_config(factory.mktemp("e2e") / "wd", _EARLY["tiny"])
+    _EARLY["build"] = StudyBuild(wd).start()
+
+
+def pytest_sessionfinish(session):
+    if "build" in _EARLY:  # never taken over (no test ran)
+        _EARLY.pop("build").stop()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def study_build(request, tmp_path_factory):
     """Starts the shared study's build (:class:`StudyBuild`) in the set-up of the session's first
-    test where a selected test reads it (fixture `study`); None where none does or the resources
-    are not built (`study` then skips with the reason)."""
+    test where a selected test reads it (fixture `study`), or takes over the one started at the
+    session's start (:func:`pytest_sessionstart`); None where none does or the resources are
+    not built (`study` then skips with the reason)."""
+    early = _EARLY.pop("build", None)
     if not any(_uses(item, "study") for item in request.session.items):
+        if early is not None:
+            early.stop()
         yield None
         return
     try:
@@ -590,13 +630,16 @@ def study_build(request, tmp_path_factory):
     except pytest.skip.Exception:
         yield None
         return
-    wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
-                                request.getfixturevalue("tiny_model"))
-    _BACKGROUND_SETUP[0] = True  # the session's work, not the first test's
-    try:
-        build = StudyBuild(wd).start()
-    finally:
-        _BACKGROUND_SETUP[0] = False
+    if early is not None:
+        build = early
+    else:
+        wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
+                                    request.getfixturevalue("tiny_model"))
+        _BACKGROUND_SETUP[0] = True  # the session's work, not the first test's
+        try:
+            build = StudyBuild(wd).start()
+        finally:
+            _BACKGROUND_SETUP[0] = False
     try:
         yield build
     finally:

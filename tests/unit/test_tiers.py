@@ -105,6 +105,24 @@ def test_the_sessions_background_runs_are_not_charged_to_the_first_test():
         _as_current(_Item(set()), lambda: _refuse_unmarked("snakemake --cores 2"))
 
 
+def test_only_the_whole_suite_starts_the_studys_build_before_the_collection():
+    from types import SimpleNamespace
+
+    def config(source="TESTPATHS", keyword="", markexpr="not heavy", collectonly=False):
+        return SimpleNamespace(args_source=getattr(pytest.Config.ArgsSource, source),
+                               option=SimpleNamespace(keyword=keyword, markexpr=markexpr,
+                                                      collectonly=collectonly),
+                               getini=lambda name: ["-ra", "-m", "not heavy"])
+
+    assert conftest._whole_suite(config())  # `make test`: pytest alone, pyproject's -m
+    assert conftest._whole_suite(config(markexpr=""))
+    assert not conftest._whole_suite(config(markexpr="heavy or slurm"))  # `make test-heavy`
+    assert not conftest._whole_suite(config(source="ARGS"))  # test paths named
+    assert not conftest._whole_suite(config(keyword="slurm"))
+    assert not conftest._whole_suite(config(markexpr="not e2e"))  # `make test-fast`
+    assert not conftest._whole_suite(config(collectonly=True))
+
+
 def test_a_tests_folder_follows_its_marks():
     from conftest import _misplaced
 
