@@ -747,9 +747,10 @@ def slurm_runs(request, study_build):
     """Snakemake runs through the SLURM cluster in the background (tests/cluster/slurm_study.py),
     started where a selected test waits for them, while the other tests run: ``study``, the test
     config (fixture `slurm_study` of test_slurm.py), ``out_of_memory``, a job over its memory
-    (`slurm_out_of_memory`), and ``site``, the site profile's runs of a throwaway workflow
-    (`slurm_site`: a job over its time limit, the GPU switch, `jobs`, a wrong partition and
-    account; started at once, while the local study is built and the cluster is idle). A dict
+    (`slurm_out_of_memory`: the UDHR units of a new working folder of the test config), and
+    ``site``, the site profile's runs of a throwaway workflow (`slurm_site`: a job over its time
+    limit, the GPU switch, `jobs`, a wrong partition and account); the last two started at once,
+    while the local study is built and the cluster is idle. A dict
     of the runs started; empty where none is needed or the machine cannot run a cluster (those
     tests then skip with the reason).
 
@@ -781,28 +782,28 @@ def slurm_runs(request, study_build):
     try:
         if "slurm_site" in wanted:
             background["site"] = runs.SiteRuns(started, base / "site").start()
+        if "slurm_out_of_memory" in wanted:  # it needs nothing of the local study
+            wd = runs.config_for_out_of_memory(workdir_of_test_config(
+                base / "oom" / "wd", request.getfixturevalue("tiny_model")))
+            background["out_of_memory"] = runs.BackgroundStudy(
+                started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
+                timeout=900).start()
         if "slurm_study" in wanted and mode == "full":
             wd = workdir_of_test_config(base / "study" / "wd",
                                         request.getfixturevalue("tiny_model"))
             background["study"] = runs.BackgroundStudy(started, wd, mode).start()
         _BACKGROUND_SETUP[0] = False
-        if not wanted <= {"slurm_site"}:  # the site's runs need no local study
-            def start_on_copies_of_the_study(build):
+        if "slurm_study" in wanted and mode == "rerun":
+            def start_on_a_copy_of_the_study(build):
                 """In the build's waiting thread, as soon as the local study is built."""
                 if build.returncode != 0:
                     return  # fixture `study` fails with the build's log
-                if "slurm_study" in wanted and mode == "rerun":
-                    wd = runs.copy_without_outputs(build.wd, base / "study" / "wd")
-                    background["study"] = runs.BackgroundStudy(started, wd, mode).start()
-                if "slurm_out_of_memory" in wanted:
-                    wd = runs.copy_for_out_of_memory(build.wd, base / "oom" / "wd")
-                    background["out_of_memory"] = runs.BackgroundStudy(
-                        started, wd, "out_of_memory", targets=(runs.OOM_TARGET,), cancel=False,
-                        timeout=900).start()
+                wd = runs.copy_without_outputs(build.wd, base / "study" / "wd")
+                background["study"] = runs.BackgroundStudy(started, wd, mode).start()
 
-            # the tests waiting for these runs read `study` too: its build is under way
-            assert study_build is not None, "the SLURM reruns need the shared study's build"
-            study_build.then(start_on_copies_of_the_study)
+            # the tests waiting for this run read `study` too: its build is under way
+            assert study_build is not None, "the SLURM rerun needs the shared study's build"
+            study_build.then(start_on_a_copy_of_the_study)
         yield background
     finally:
         _BACKGROUND_SETUP[0] = False

@@ -1,6 +1,6 @@
 """Snakemake runs through the tests' SLURM cluster, in the background (the `slurm_runs` fixture
-of conftest.py) while the other tests run: a job over its memory (:func:`copy_for_out_of_memory`)
-and the test config, in one of two modes:
+of conftest.py) while the other tests run: a job over its memory (:func:`config_for_out_of_memory`,
+from the session's start) and the test config, in one of two modes:
 
 * ``rerun`` (`make test`): once the local run of the test config is finished, a copy of it
   with one output of every rule family deleted (:data:`RERUN_OUTPUTS`, all of English, the one
@@ -118,22 +118,18 @@ def copy_without_outputs(local_wd: Path, dest: Path, patterns=RERUN_OUTPUTS) -> 
 #: alone needs, so the job ends OUT_OF_MEMORY and comes back with OOM_FIRST_MB * OOM_GROWTH
 #: (config `resources`, read by the rule's attempt-scaled `mem_mb`).
 OOM_FIRST_MB, OOM_GROWTH = 150, 16
-#: What the out-of-memory run rebuilds (rule prepare_corpus).
+#: What the out-of-memory run builds (rule prepare_corpus; nothing else is needed for it).
 OOM_TARGET = "results/corpus/udhr/units.parquet"
 
 
-def copy_for_out_of_memory(local_wd: Path, dest: Path) -> Path:
-    """A copy of the finished study without :data:`OOM_TARGET` and with prepare_corpus's first
+def config_for_out_of_memory(wd: Path) -> Path:
+    """The working folder ``wd`` (of the test config, nothing built) with prepare_corpus's first
     attempt asking for :data:`OOM_FIRST_MB` MB, OOM_GROWTH times more at each retry."""
-    shutil.copytree(local_wd, dest, symlinks=True)
-    target = dest / OOM_TARGET
-    for path in (target, target.with_name("dropped.tsv")):
-        path.unlink()
-    cfg_path = dest / "config" / "config.yaml"
+    cfg_path = wd / "config" / "config.yaml"
     cfg = yaml.safe_load(cfg_path.read_text(encoding="utf-8"))
     cfg["resources"] = {"memory_growth": OOM_GROWTH, "memory_mb": {"prepare_corpus": OOM_FIRST_MB}}
     cfg_path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    return dest
+    return wd
 
 
 def running_job(cluster, comment: str) -> str | None:

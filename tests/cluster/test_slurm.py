@@ -243,9 +243,10 @@ def submissions(log: str) -> list[Submission]:
 
 @pytest.fixture(scope="module")
 def slurm_out_of_memory(cluster, study, slurm_runs):
-    """The out-of-memory run (started in the background, tests/cluster/slurm_study.py): a copy of
-    the local study whose UDHR units are rebuilt by a job that first asks for OOM_FIRST_MB MB.
-    Returns its working folder, its Snakemake log and the local study's folder."""
+    """The out-of-memory run (started in the background at the session's start,
+    tests/cluster/slurm_study.py): a new working folder of the test config whose UDHR units are
+    built by a job that first asks for OOM_FIRST_MB MB. Returns its working folder, its
+    Snakemake log and the local study's folder (its units, the same bytes)."""
     run = slurm_runs["out_of_memory"]
     returncode, log = run.result()
     assert returncode == 0, f"snakemake through SLURM failed ({returncode}):\n{log[-8000:]}"
@@ -257,7 +258,7 @@ def test_out_of_memory_job_comes_back_as_a_new_job_asking_for_more(cluster, slur
     asking for memory_growth times more (the rule's attempt-scaled `mem_mb`), which completes;
     `sacct` tells it from a retry inside the same allocation (one job id, one request)."""
     wd, log, local_wd = slurm_out_of_memory
-    # the rebuilt units, byte for byte
+    # the units built through SLURM are the local run's, byte for byte
     assert (wd / OOM_TARGET).read_bytes() == (local_wd / OOM_TARGET).read_bytes()
     records = {r["JobID"]: r for r in cluster.sacct("JobID", "State", "ReqMem")}
     ids = [s.slurm_id for s in submissions(log) if s.name == "prepare_corpus"]
