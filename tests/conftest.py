@@ -580,6 +580,11 @@ def _uses(item, fixture: str) -> bool:
     return fixture in getattr(item, "fixturenames", ())
 
 
+def _start_study_build(factory, tiny: Path) -> StudyBuild:
+    """The shared study's build, started in a new working folder of the test config."""
+    return StudyBuild(workdir_of_test_config(factory.mktemp("e2e") / "wd", tiny)).start()
+
+
 #: The shared study's build and the tiny model, where :func:`pytest_sessionstart` started it.
 _EARLY: dict = {}
 
@@ -604,8 +609,7 @@ def pytest_sessionstart(session):
     # pytest's TempPathFactory, the one behind the fixture tmp_path_factory (not started yet)
     factory = session.config._tmp_path_factory
     _EARLY["tiny"] = tiny_random_lm(factory.mktemp("tiny") / "tiny-random")
-    wd = workdir_of_test_config(factory.mktemp("e2e") / "wd", _EARLY["tiny"])
-    _EARLY["build"] = StudyBuild(wd).start()
+    _EARLY["build"] = _start_study_build(factory, _EARLY["tiny"])
 
 
 def pytest_sessionfinish(session):
@@ -633,11 +637,10 @@ def study_build(request, tmp_path_factory):
     if early is not None:
         build = early
     else:
-        wd = workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
-                                    request.getfixturevalue("tiny_model"))
+        tiny = request.getfixturevalue("tiny_model")
         _BACKGROUND_SETUP[0] = True  # the session's work, not the first test's
         try:
-            build = StudyBuild(wd).start()
+            build = _start_study_build(tmp_path_factory, tiny)
         finally:
             _BACKGROUND_SETUP[0] = False
     try:
@@ -653,8 +656,7 @@ def study(study_build, resources_ready, tiny_model, tmp_path_factory):
     :func:`study_build`): its working directory and bits-per-utterance table."""
     build = study_build
     if build is None:  # asked for by name only (request.getfixturevalue)
-        build = StudyBuild(workdir_of_test_config(tmp_path_factory.mktemp("e2e") / "wd",
-                                                  tiny_model)).start()
+        build = _start_study_build(tmp_path_factory, tiny_model)
     returncode, log = build.result()
     assert returncode == 0, f"snakemake failed building the test study:\n{log[-8000:]}"
     import polars as pl

@@ -5,18 +5,10 @@ the config block without Snakemake: tests/unit/test_lemmas_config.py."""
 
 import polars as pl
 import pytest
-import yaml
 
 from conftest import ROOT, ahead, make_workdir, snakemake
 from fairppl.morphology.lemmatize import lemmatize_text
-from test_workflow import _job_counts, config_edit_dry_runs
-
-
-def _edit_config(wd, edit):
-    path = wd / "config" / "config.yaml"
-    cfg = yaml.safe_load(path.read_text(encoding="utf-8"))
-    edit(cfg)
-    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+from test_workflow import _edit_config, _job_counts, config_edit_dry_runs
 
 
 @ahead("test_dry_run_default_config")
