@@ -14,6 +14,7 @@ from fairppl.core.text import (
     DEFAULT_CHARACTER_MAPS,
     check_character_maps,
     decode_utf8,
+    is_normalized,
     language_character_map,
     map_characters,
     normalize,
@@ -33,6 +34,40 @@ def test_normalize_drops_invisible_format_chars_but_keeps_zwj_zwnj():
     hindi = "परमेश्\u200dवर"
     assert normalize(hindi) == hindi
     assert normalize("می\u200cخواهم") == "می\u200cخواهم"
+
+
+def test_the_invisible_pattern_matches_exactly_the_control_and_format_characters():
+    """Over the whole code space: the characters normalize() removes are the Cc and Cf ones,
+    less whitespace (tab, newline, U+0085 ...) and ZWJ/ZWNJ, counted one by one here."""
+    import sys
+    import unicodedata
+
+    from fairppl.core.text import _invisible
+
+    want = [chr(i) for i in range(sys.maxunicode + 1)
+            if unicodedata.category(chr(i)) in ("Cc", "Cf") and not chr(i).isspace()
+            and chr(i) not in "\u200c\u200d"]
+    everything = "".join(chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i < 0xE000)
+    assert _invisible().findall(everything) == want
+    assert len(want) > 200 and "\u200b" in want and "\x00" in want and "\t" not in want
+
+
+@pytest.mark.parametrize("text", [
+    "", "a", " a", "a ", "a  b", "a\tb", "a b", "a\u00a0b", "a\u200bb", "\u200b", "\ufeffx",
+    "e\u0301", "\u00e9", "\u200d", "\u200c", "x\u200dy", "\x07", "\u3000", "Å", "\u212b",
+    "\u0219", "\U000e0041", "a\u2028b", "\u0085", "ab\u00ad"])
+def test_is_normalized_agrees_with_normalize(text):
+    assert is_normalized(text) == (normalize(text) == text)
+
+
+def test_is_normalized_agrees_with_normalize_on_random_strings():
+    import random
+
+    rng = random.Random(7)
+    pool = "ab é\u0301\u00e9\t\n\u00a0\u200b\u200c\u200d\ufeff\x07\u3000\u212b\u00ad\U000e0041"
+    for _ in range(3000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 5)))
+        assert is_normalized(text) == (normalize(text) == text), repr(text)
 
 
 def test_normalize_ideographic_space_and_empty():

@@ -17,15 +17,20 @@ _WHITESPACE = re.compile(r"\s+", flags=re.UNICODE)
 _KEEP_FORMAT = {"\u200c", "\u200d"}
 
 
+def _is_invisible(char: str) -> bool:
+    """Whether :func:`normalize` removes ``char``: a control (Cc) or format (Cf) character that
+    is neither whitespace nor ZWJ/ZWNJ."""
+    return (unicodedata.category(char) in ("Cc", "Cf") and char not in _KEEP_FORMAT
+            and not char.isspace())
+
+
 @functools.cache
 def _invisible() -> re.Pattern:
-    """A regex matching every control (Cc) or format (Cf) character except ZWJ/ZWNJ; built once,
-    on first use (a scan of the code space, ~0.3 s)."""
-    codes = [
-        i for i in range(sys.maxunicode + 1)
-        if unicodedata.category(chr(i)) in ("Cc", "Cf") and chr(i) not in _KEEP_FORMAT
-        and not chr(i).isspace()
-    ]
+    """A regex matching every character :func:`_is_invisible` names; built once, on first use
+    (a scan of the code space, about 0.1 s)."""
+    categories = map(unicodedata.category, map(chr, range(sys.maxunicode + 1)))
+    codes = [i for i, category in enumerate(categories)
+             if category in ("Cc", "Cf") and _is_invisible(chr(i))]
     ranges: list[list[int]] = []
     for i in codes:  # runs of consecutive code points as ranges: a short, fast character class
         if ranges and ranges[-1][1] == i - 1:
@@ -46,6 +51,15 @@ def normalize(text: str) -> str:
     """
     text = _invisible().sub("", unicodedata.normalize("NFC", text))
     return _WHITESPACE.sub(" ", text).strip()
+
+
+def is_normalized(text: str) -> bool:
+    """Whether ``normalize(text) == text``, character by character instead of with
+    :func:`normalize`'s pattern: for short strings (the config's character maps, checked at
+    every start of the workflow), which would otherwise pay for the pattern's scan."""
+    kept = "".join(char for char in unicodedata.normalize("NFC", text)
+                   if not _is_invisible(char))
+    return _WHITESPACE.sub(" ", kept).strip() == text
 
 
 def decode_utf8(data: bytes, path: str) -> str:
@@ -104,11 +118,11 @@ def check_character_maps(maps, languages, source: str) -> dict[str, dict[str, st
             if not isinstance(key, str) or len(key) != 1:
                 raise InputError(f"{where}: key {key!r} is not one character; expected single "
                                  f"characters (one code point) as keys", path=source)
-            if unicodedata.normalize("NFC", key) != key or normalize(key) != key:
+            if unicodedata.normalize("NFC", key) != key or not is_normalized(key):
                 raise InputError(f"{where}: key {name} never occurs in normalised text (NFC "
                                  f"changes it, or it is whitespace or invisible); expected a "
                                  f"character of NFC text", path=source)
-            if not isinstance(value, str) or normalize(value) != value or value == key:
+            if not isinstance(value, str) or not is_normalized(value) or value == key:
                 raise InputError(f"{where}: the replacement of {name} is {value!r}; expected "
                                  f"a string of normalised text (NFC, no leading, trailing or "
                                  f"repeated whitespace) other than the key", path=source)
