@@ -664,6 +664,13 @@ def study(study_build, resources_ready, tiny_model, tmp_path_factory):
     return build.wd, pl.read_parquet(build.wd / "results" / "tables" / "bpu.parquet")
 
 
+#: The tests' SLURM node has this many CPUs per core of the machine (4: 8 CPUs on CI's 2 cores).
+#: The SLURM rerun's jobs mostly start Snakemake and then wait for the plugin's status checks,
+#: at nice 19: with one CPU per core, 2 of its first 8 jobs ran at a time and the cancelled
+#: training job queued behind the others (the rerun alone 142 s; with 8 CPUs 117 s).
+CLUSTER_CPUS_PER_CORE = 4
+
+
 @pytest.fixture(scope="session")
 def cluster():
     """A one-node SLURM cluster with accounting (tests/cluster/slurm_cluster.py) for the session;
@@ -686,7 +693,8 @@ def cluster():
     # takes the CPU time the rest of the suite leaves idle
     from slurm_study import NICE
 
-    started = slurm_cluster.Cluster(base / "cluster", nice=NICE).start()
+    started = slurm_cluster.Cluster(base / "cluster", cpus=CLUSTER_CPUS_PER_CORE
+                                    * (os.cpu_count() or 1), nice=NICE).start()
     try:
         yield started
     finally:
