@@ -114,9 +114,11 @@ $(STAMP): pyproject.toml
 	  $(VENV)/bin/python -m pip install --quiet $$tools; \
 	fi
 	# KenLM's Python module, compiled for n-grams up to order 7 (no cache: a cached order-6 build
-	# would be reused silently; its build needs the compiler only, not Boost), on one core while
-	# pip installs the other pinned requirements (pyproject.toml's, less kenlm) on the other; then
-	# fairppl itself, whose requirements are all there.
+	# would be reused silently; its build needs the compiler only, not Boost), while the other
+	# pinned requirements (pyproject.toml's, less kenlm) are resolved by pip and installed by two
+	# pip processes side by side (workflow/scripts/install_requirements.py: pip alone installs
+	# one package after another on one core); then fairppl itself, whose requirements are all
+	# there.
 	$(VENV)/bin/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; \
 	  print('\n'.join(d for d in p['dependencies'] + p['optional-dependencies']['test'] \
 	  if not d.startswith('kenlm')))" > $(VENV)/requirements.txt
@@ -129,7 +131,8 @@ $(STAMP): pyproject.toml
 	fi
 	( MAX_ORDER=7 $(VENV)/bin/python -m pip install --quiet --no-cache-dir --no-deps kenlm==0.3.0 \
 	  > $(VENV)/kenlm-build.log 2>&1; echo $$? > $(VENV)/kenlm-build.rc ) & \
-	rc=0; $(VENV)/bin/python -m pip install --quiet -r $(VENV)/requirements.txt || rc=$$?; wait; \
+	rc=0; $(VENV)/bin/python workflow/scripts/install_requirements.py $(VENV)/requirements.txt \
+	  || rc=$$?; wait; \
 	if [ "$$(cat $(VENV)/kenlm-build.rc)" != 0 ]; then \
 	  cat $(VENV)/kenlm-build.log; echo "KenLM's Python module did not build (above)"; exit 1; fi; \
 	exit $$rc
