@@ -602,7 +602,9 @@ def _whole_suite(config) -> bool:
 def pytest_sessionstart(session):
     """Where the whole suite runs, the shared study's build starts here, before the collection
     (about 13 s on one core, the other idle): :func:`study_build` takes it over, and stops it
-    where no collected test reads the study; elsewhere it starts in the first test's set-up."""
+    where no collected test reads the study; elsewhere it starts in the first test's set-up.
+    The SLURM cluster starts here too, in a thread (:class:`ClusterStart`, taken over by the
+    fixture :func:`cluster`)."""
     if not _whole_suite(session.config) or not all(
             path.exists() for path in _resource_paths().values()):
         return
@@ -610,11 +612,13 @@ def pytest_sessionstart(session):
     factory = session.config._tmp_path_factory
     _EARLY["tiny"] = tiny_random_lm(factory.mktemp("tiny") / "tiny-random")
     _EARLY["build"] = _start_study_build(factory, _EARLY["tiny"])
+    _EARLY["cluster"] = ClusterStart().start()  # the suite's SLURM tests need it
 
 
 def pytest_sessionfinish(session):
-    if "build" in _EARLY:  # never taken over (no test ran)
-        _EARLY.pop("build").stop()
+    for name in ("build", "cluster"):
+        if name in _EARLY:  # never taken over (no test ran)
+            _EARLY.pop(name).stop()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -671,19 +675,15 @@ def study(study_build, resources_ready, tiny_model, tmp_path_factory):
 CLUSTER_CPUS_PER_CORE = 4
 
 
-@pytest.fixture(scope="session")
-def cluster():
-    """A one-node SLURM cluster with accounting (tests/cluster/slurm_cluster.py) for the session;
-    skips with the reason where this machine cannot run one. A cluster left by a killed earlier
-    session is swept first."""
+def _start_cluster() -> dict:
+    """Sweep a cluster left by a killed earlier session, install the SLURM packages and start
+    the session's cluster: ``{"cluster", "base"}``, plus ``"swept"`` (what was swept) and
+    ``"why"`` (why this machine cannot run one; then no cluster)."""
     import slurm_cluster
 
-    swept = slurm_cluster.sweep_stale()
-    if swept:
-        warnings.warn(swept)
-    why = slurm_cluster.unavailable()
-    if why:
-        pytest.skip(f"no SLURM cluster here: {why}")
+    outcome = {"swept": slurm_cluster.sweep_stale(), "why": slurm_cluster.unavailable()}
+    if outcome["why"]:
+        return outcome
     # the daemons run as munge and mysql users: the folder must be traversable (pytest's is not)
     base = Path(tempfile.mkdtemp(prefix="fairppl-slurm-"))
     base.chmod(0o755)
@@ -693,13 +693,69 @@ def cluster():
     # takes the CPU time the rest of the suite leaves idle
     from slurm_study import NICE
 
-    started = slurm_cluster.Cluster(base / "cluster", cpus=CLUSTER_CPUS_PER_CORE
-                                    * (os.cpu_count() or 1), nice=NICE).start()
     try:
-        yield started
-    finally:
-        started.stop()
+        outcome["cluster"] = slurm_cluster.Cluster(base / "cluster", cpus=CLUSTER_CPUS_PER_CORE
+                                                   * (os.cpu_count() or 1), nice=NICE).start()
+    except BaseException:
         shutil.rmtree(base, ignore_errors=True)
+        raise
+    outcome["base"] = base
+    return outcome
+
+
+def _stop_cluster(outcome: dict) -> None:
+    if outcome.get("cluster") is not None:
+        outcome["cluster"].stop()
+        shutil.rmtree(outcome["base"], ignore_errors=True)
+
+
+class ClusterStart:
+    """:func:`_start_cluster` in a thread from the session's start (:func:`pytest_sessionstart`):
+    the daemons' start (about 6 s, mostly waiting; more where the packages are installed first)
+    overlaps the collection instead of delaying the first test."""
+
+    def __init__(self):
+        self._outcome: dict = {}
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True, name="slurm-cluster")
+
+    def start(self) -> "ClusterStart":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            self._outcome = _start_cluster()
+        except BaseException as error:  # raised again in the fixture, in the main thread
+            self._error = error
+
+    def result(self) -> dict:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._outcome
+
+    def stop(self) -> None:
+        self._thread.join()
+        _stop_cluster(self._outcome)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    """A one-node SLURM cluster with accounting (tests/cluster/slurm_cluster.py) for the session,
+    or the one started at the session's start (:class:`ClusterStart`); skips with the reason
+    where this machine cannot run one. A cluster left by a killed earlier session is swept
+    first."""
+    early = _EARLY.pop("cluster", None)
+    outcome = early.result() if early is not None else _start_cluster()
+    if outcome["swept"]:
+        warnings.warn(outcome["swept"])
+    if outcome["why"]:
+        pytest.skip(f"no SLURM cluster here: {outcome['why']}")
+    try:
+        yield outcome["cluster"]
+    finally:
+        _stop_cluster(outcome)
 
 
 #: Lines for the end of pytest's report (what the SLURM runs measured), see test_slurm.py.

@@ -136,7 +136,7 @@ def test_torch_index_installs_the_pinned_torch_from_it_and_only_then():
     text = recipe("TORCH_INDEX=file:///mirror/whl/cpu")
     assert 'if [ -n "file:///mirror/whl/cpu" ]; then' in text
     assert '--index-url "file:///mirror/whl/cpu" "$pin"' in text
-    assert text.index("--index-url") < text.index("-r .venv/requirements.txt")
+    assert text.index("--index-url") < text.index("install_requirements.py .venv/requirements.txt")
     assert 'if [ -n "" ]; then' in recipe()
 
 
