@@ -123,6 +123,29 @@ def test_only_the_whole_suite_starts_the_studys_build_before_the_collection():
     assert not conftest._whole_suite(config(collectonly=True))
 
 
+def test_the_cluster_started_early_hands_over_its_outcome_or_its_error(monkeypatch):
+    """ClusterStart runs _start_cluster in a thread; the fixture gets what it returned, or its
+    exception raised again in the main thread; stopping one that never started a cluster does
+    nothing."""
+    started = []
+    monkeypatch.setattr(conftest, "_start_cluster",
+                        lambda: started.append(threading.current_thread().name) or
+                        {"swept": None, "why": "no slurmctld here"})
+    early = conftest.ClusterStart().start()
+    assert early.result() == {"swept": None, "why": "no slurmctld here"}
+    assert started == ["slurm-cluster"]  # in its own thread, not the caller's
+    early.stop()
+
+    def fail():
+        raise RuntimeError("slurmctld did not answer")
+
+    monkeypatch.setattr(conftest, "_start_cluster", fail)
+    early = conftest.ClusterStart().start()
+    with pytest.raises(RuntimeError, match="slurmctld did not answer"):
+        early.result()
+    early.stop()
+
+
 def test_a_tests_folder_follows_its_marks():
     from conftest import _misplaced
 
