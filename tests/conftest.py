@@ -267,12 +267,10 @@ def run_command(cmd: list[str], *, timeout: int = 900, env: dict | None = None,
     if not getattr(_AHEAD_THREAD, "active", False):
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
                               cwd=cwd)
-    from slurm_cluster import set_autogroup_nice
+    from slurm_cluster import popen_niced
 
-    child = subprocess.Popen(["nice", "-n", str(AHEAD_NICE), *cmd], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
-                             start_new_session=True)
-    set_autogroup_nice(child.pid, AHEAD_NICE)
+    child = popen_niced(cmd, AHEAD_NICE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True, env=env, cwd=cwd)
     _AHEAD_CHILDREN.append(child)
     try:
         out, err = child.communicate(timeout=timeout)
@@ -429,18 +427,16 @@ class StudyBuild:
         self._child: subprocess.Popen | None = None
 
     def start(self) -> "StudyBuild":
-        cmd = ["nice", "-n", str(STUDY_BUILD_NICE), SNAKEMAKE, "--snakefile",
-               str(ROOT / "Snakefile"), "--directory", str(self.wd), "--cores", "2"]
+        from slurm_cluster import popen_niced
+
+        cmd = [SNAKEMAKE, "--snakefile", str(ROOT / "Snakefile"), "--directory", str(self.wd),
+               "--cores", "2"]
         env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
         self._t0 = time.monotonic()
         with open(self.log_path, "w") as out:
             # its own session: stop() ends Snakemake and its jobs together
-            self._child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                           start_new_session=True)
-        # its session is its own autogroup, whose niceness is what weighs against the tests'
-        from slurm_cluster import set_autogroup_nice
-
-        set_autogroup_nice(self._child.pid, STUDY_BUILD_NICE)
+            self._child = popen_niced(cmd, STUDY_BUILD_NICE, stdout=out,
+                                      stderr=subprocess.STDOUT, env=env)
         threading.Thread(target=self._wait, daemon=True, name="study-build").start()
         return self
 

@@ -488,6 +488,15 @@ def set_autogroup_nice(pid: int, nice: int) -> None:
         path.write_text(f"{nice}\n")
 
 
+def popen_niced(cmd: list[str], nice: int, **kwargs) -> subprocess.Popen:
+    """``cmd`` started at niceness ``nice`` in a session of its own (one killpg ends it and its
+    children), whose autogroup gets the same niceness: work in the background of the tests,
+    on the CPU time they leave idle. ``kwargs`` go to :class:`subprocess.Popen`."""
+    child = subprocess.Popen(["nice", "-n", str(nice), *cmd], start_new_session=True, **kwargs)
+    set_autogroup_nice(child.pid, nice)
+    return child
+
+
 def _read_marker() -> tuple[Path, int | None] | None:
     """The marker's state folder and owning process (None for a marker of an older version), or
     None without a marker."""

@@ -36,7 +36,7 @@ from pathlib import Path
 import yaml
 
 from conftest import checkpoint_step
-from slurm_cluster import set_autogroup_nice
+from slurm_cluster import popen_niced
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -170,16 +170,12 @@ class BackgroundStudy:
         import torch  # noqa: F401  imported now, not while a job is frozen
 
         cmd, env = slurm_command(self.cluster, self.wd, self.targets, timeout=self.timeout)
-        # at the lowest priority, as the cluster's jobs (Cluster(nice=19)): the run takes the CPU
-        # time the rest of the suite leaves idle instead of slowing it down
-        cmd = ["nice", "-n", str(NICE), *cmd]
         self._t0 = time.monotonic()
         with open(self.log_path, "w") as out:
-            # its own session: stop() ends `timeout`, Snakemake and its children together
-            self.child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                          start_new_session=True)
-        # its own session is its own autogroup: lowered too, as the cluster's jobs
-        set_autogroup_nice(self.child.pid, NICE)
+            # at the lowest priority, as the cluster's jobs (Cluster(nice=19)): the run takes the
+            # CPU time the rest of the suite leaves idle instead of slowing it down; in its own
+            # session: stop() ends `timeout`, Snakemake and its children together
+            self.child = popen_niced(cmd, NICE, stdout=out, stderr=subprocess.STDOUT, env=env)
         self.cluster.record_client(self.child.pid)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
