@@ -206,6 +206,17 @@ def shared_anchors() -> Path:
     return require("anchors")
 
 
+def workflow_script(name: str):
+    """``workflow/scripts/<name>.py`` loaded as a module (the scripts are no package)."""
+    import importlib.util
+
+    path = ROOT / "workflow" / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_workdir(path: Path, config_dir: Path) -> Path:
     """A working directory with config/ copied from ``config_dir`` and the repository's built
     KenLM and installed packages linked under resources/ (downloads stay local)."""

@@ -5,7 +5,6 @@ compute node)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import workflow_script
 from fairppl.config.stages import check_apertium_tools
 from fairppl.core.errors import InputError
 from fairppl.morphology.apertium import ANALYSERS
@@ -23,14 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "workflow" / "scripts" / "check_build_env.py"
 
 
-def _checker():
-    spec = importlib.util.spec_from_file_location("check_build_env", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check_build_env = _checker()
+check_build_env = workflow_script("check_build_env")
 
 
 # ------------------------------------------------------------------------------------------

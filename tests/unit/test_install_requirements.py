@@ -4,7 +4,6 @@ arguments and to a requirements file with nothing left to install, run for real.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,23 +12,18 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import ROOT, workflow_script
+
 SCRIPT = ROOT / "workflow" / "scripts" / "install_requirements.py"
+install_requirements = workflow_script("install_requirements")
 
 
-def offline(folder: Path) -> dict:
-    """pip's environment with no index and an empty folder of wheels: it answers at once."""
-    return dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(folder))
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("install_requirements", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-install_requirements = _module()
+def run_script(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """The script run for real, with pip offline (no index, an empty folder of wheels: it
+    answers at once)."""
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(folder))
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          timeout=300, env=env)
 
 
 @pytest.mark.parametrize("n, streams", [(0, 2), (1, 2), (2, 2), (7, 2), (154, 2), (10, 3),
@@ -67,8 +61,7 @@ def test_nothing_left_to_install_runs_pip_for_real(tmp_path):
     """Packages this environment has: pip resolves nothing to install, and pip check passes."""
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("pyyaml\npytest\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(requirements)],
-                          capture_output=True, text=True, timeout=300, env=offline(tmp_path))
+    proc = run_script(tmp_path, str(requirements))
     assert proc.returncode == 0, proc.stderr
 
 
@@ -82,7 +75,7 @@ def test_bad_arguments_are_named(tmp_path, args, message):
     requirements.write_text("pyyaml\n", encoding="utf-8")
     args = [str(requirements) if a == "REQ" else str(tmp_path / a) if a.endswith(".txt") else a
             for a in args]
-    proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+    proc = run_script(tmp_path, *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -90,8 +83,7 @@ def test_bad_arguments_are_named(tmp_path, args, message):
 def test_an_unresolvable_requirement_fails_naming_the_file(tmp_path):
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("this-package-does-not-exist-fairppl==0.0.1\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(requirements)],
-                          capture_output=True, text=True, timeout=300, env=offline(tmp_path))
+    proc = run_script(tmp_path, str(requirements))
     assert proc.returncode == 1, proc.stderr
     assert f"pip could not resolve {requirements}" in proc.stderr
     assert "Traceback" not in proc.stderr
