@@ -67,6 +67,7 @@ def test_nothing_left_to_install_runs_pip_for_real(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["missing.txt"], "missing.txt: no such file"),
+    (["."], ": not a file"),
     (["REQ", "--streams", "0"], "--streams: expected a positive number, got 0"),
     (["REQ", "--streams", "two"], "invalid int value: 'two'"),
 ])

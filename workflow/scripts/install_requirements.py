@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.streams < 1:
         parser.error(f"--streams: expected a positive number, got {args.streams}")
     if not args.requirements.is_file():
-        parser.error(f"{args.requirements}: no such file")
+        parser.error(f"{args.requirements}: " + ("not a file" if args.requirements.exists()
+                                                  else "no such file"))
     with tempfile.TemporaryDirectory(prefix="install-requirements-") as tmp:
         lines = resolved(args.requirements, Path(tmp))
         if lines:
