@@ -88,3 +88,12 @@ def test_an_unresolvable_requirement_fails_naming_the_file(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert f"pip could not resolve {requirements}" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_share_pip_cannot_install_fails_naming_its_packages(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path))
+    with pytest.raises(SystemExit, match="installing one of: absent-fairppl-a==1.0, "
+                                         "absent-fairppl-b==2.0"):
+        install_requirements.install(["absent-fairppl-a==1.0", "absent-fairppl-b==2.0"], 2,
+                                     tmp_path)

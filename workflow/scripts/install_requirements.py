@@ -57,11 +57,13 @@ def install(lines: list[str], streams: int, folder: Path) -> None:
     for i, share in enumerate(shares(lines, streams)):
         path = folder / f"share-{i + 1}.txt"
         path.write_text("\n".join(share) + "\n", encoding="utf-8")
-        children.append((path, subprocess.Popen([*PIP, "install", "--quiet", "--no-deps",
-                                                 "-r", str(path)])))
-    failed = [path.name for path, child in children if child.wait() != 0]
+        children.append((share, subprocess.Popen([*PIP, "install", "--quiet", "--no-deps",
+                                                  "-r", str(path)])))
+    # the shares' files go with the temporary folder: name what pip was asked to install
+    failed = [share for share, child in children if child.wait() != 0]
     if failed:
-        raise SystemExit(f"install_requirements: pip failed on {', '.join(failed)} (above)")
+        raise SystemExit("install_requirements: pip failed (above) installing one of: "
+                         + ", ".join(line for share in failed for line in share))
 
 
 def main(argv: list[str] | None = None) -> int:
