@@ -592,7 +592,8 @@ def _start_study_build(factory, tiny: Path) -> StudyBuild:
     return StudyBuild(workdir_of_test_config(factory.mktemp("e2e") / "wd", tiny)).start()
 
 
-#: The shared study's build and the tiny model, where :func:`pytest_sessionstart` started it.
+#: What :func:`pytest_sessionstart` started: the tiny model, the shared study's build and the
+#: SLURM cluster (:class:`ClusterStart`).
 _EARLY: dict = {}
 
 
